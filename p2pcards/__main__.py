@@ -1,0 +1,7 @@
+"""`python -m p2pcards` runs the command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
