@@ -12,16 +12,16 @@ KINDS: dict[str, tuple[str, str]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register one sub-subcommand per benchmark."""
-    sub = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
-    for name, (module_name, help_text) in KINDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        module = importlib.import_module(module_name)
-        module.add_arguments(p)
-        p.set_defaults(_bench=module)
+    """`bench KIND [ARGS...]`: the kind's own arguments are parsed by its module."""
+    parser.add_argument("kind", choices=sorted(KINDS), help="which benchmark")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen benchmark."""
-    status: int = args._bench.run(args)
+    """Run the chosen benchmark; only its module is imported."""
+    module_name, help_text = KINDS[args.kind]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"p2pcards bench {args.kind}", description=help_text)
+    module.add_arguments(parser)
+    status: int = module.run(parser.parse_args(args.rest))
     return status

@@ -1,0 +1,1 @@
+"""The pure rules engines of Crisp and Crescendo."""

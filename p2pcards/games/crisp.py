@@ -1,0 +1,617 @@
+"""The Crisp rules engine: pure, clock-free, and able to run with some faces unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cards import CRISP_DECK, crisp_rank, crisp_value
+from ..errors import InputError
+from .base import (
+    CRISP_SLOTS,
+    Event,
+    Faces,
+    Handle,
+    Knowledge,
+    Move,
+    Provisional,
+    Window,
+    illegal,
+)
+
+LIMIT_CHOICES = (50, 100, 150)
+DRAW_SECONDS_CHOICES = (30, 45, 60, None)
+FACE_RANKS = frozenset({"J", "Q", "K"})
+
+# Rules as data: the turn's state decides which moves its player may make.
+TURN_MOVES: Mapping[str, frozenset[str]] = {
+    "draw_due": frozenset({"draw"}),
+    "drawn_pile": frozenset({"replace", "discard", "jack", "queen", "king"}),
+    "drawn_discard": frozenset({"replace"}),
+}
+# A special move needs a drawn card of this rank, taken from the draw pile.
+SPECIAL_RANK = {"jack": "J", "queen": "Q", "king": "K"}
+
+
+@dataclass(frozen=True, slots=True)
+class CrispOptions:
+    """Table options: game limit, discard-pile draws, time per draw and the two crisp delays."""
+
+    limit: int = 100
+    discard_draw: bool = False
+    draw_seconds: float | None = None
+    crisp_window_s: float = 3.0
+    next_start_s: float = 2.0
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CrispOptions:
+        """Options from a scenario/table dict; InputError on an unknown key or a bad value."""
+        known = {"limit", "discard_draw", "draw_seconds", "crisp_window_s", "next_start_s"}
+        unknown = set(data) - known
+        if unknown:
+            raise InputError(f"unknown Crisp option(s): {', '.join(sorted(unknown))}")
+        opts = cls(**{k: data[k] for k in known if k in data})
+        opts.validate()
+        return opts
+
+    def validate(self) -> None:
+        """InputError unless every option has a sensible value."""
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise InputError(f"limit must be a positive whole number, not {self.limit!r}")
+        if not isinstance(self.discard_draw, bool):
+            raise InputError(f"discard_draw must be true or false, not {self.discard_draw!r}")
+        if self.draw_seconds is not None and not _positive_number(self.draw_seconds):
+            raise InputError(f"draw_seconds must be a positive number or null, not {self.draw_seconds!r}")
+        for name in ("crisp_window_s", "next_start_s"):
+            value = getattr(self, name)
+            if not _number(value) or value < 0:
+                raise InputError(f"{name} must be a number of seconds >= 0, not {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a plain dict."""
+        return {
+            "limit": self.limit,
+            "discard_draw": self.discard_draw,
+            "draw_seconds": self.draw_seconds,
+            "crisp_window_s": self.crisp_window_s,
+            "next_start_s": self.next_start_s,
+        }
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _positive_number(x: object) -> bool:
+    return _number(x) and x > 0  # type: ignore[operator]
+
+
+@dataclass(frozen=True, slots=True)
+class CrispRoundResult:
+    """A finished round: each seat's round score, the caller, and the hands as revealed."""
+
+    scores: tuple[int, ...]
+    caller: int | None
+    hands: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CrispView:
+    """What one player sees and knows: never a face that player has not seen."""
+
+    me: int
+    players: tuple[str, ...]
+    round: int
+    clock: float
+    turn: int | None
+    phase: str | None  # the turn's state when it is my turn: draw_due, drawn_pile, drawn_discard
+    opens_at: float
+    draws_left: int
+    drawn: str | None  # my drawn card, when I may see it
+    drawn_from: str | None
+    known: tuple[tuple[str | None, ...], ...]  # known[seat][slot]
+    discard: tuple[str, ...]  # top first
+    draw_pile: tuple[str | None, ...]  # top first; faces everyone knows after a turnover
+    caller: int | None
+    can_call: bool
+    final_turns_left: int
+    totals: tuple[int, ...]
+    rounds_played: int
+    over: bool
+    legal: tuple[Move, ...]
+    options: CrispOptions
+
+
+@dataclass
+class _Round:
+    hands: list[list[Handle]]
+    draw_pile: list[Handle]  # top at the end
+    discard: list[Handle] = field(default_factory=list)  # top at the end
+    turn: int | None = None
+    opens_at: float = 0.0
+    began: bool = False
+    drawn: Handle | None = None
+    drawn_from: str | None = None
+    draws_left: int = 1
+    due_at: float = 0.0
+    window: Window | None = None
+    caller: int | None = None
+    finals_left: int = 0  # final turns still to end, the current one included
+    turn_is_final: bool = False
+    ended: bool = False
+
+
+class CrispGame:
+    """A whole game of Crisp for 2 to 8 seats, driven by moves and the time."""
+
+    name = "crisp"
+    deck_size = 52
+
+    def __init__(self, players: Sequence[str], options: CrispOptions | None = None, dealer: int = 0) -> None:
+        if not 2 <= len(players) <= 8:
+            raise InputError(f"Crisp needs 2 to 8 players, not {len(players)}")
+        if len(set(players)) != len(players):
+            raise InputError("player names must be different")
+        self.players: tuple[str, ...] = tuple(players)
+        self.n = len(players)
+        self.options = options or CrispOptions()
+        self.options.validate()
+        self.first_dealer = dealer
+        self.totals = [0] * self.n
+        self.results: list[CrispRoundResult] = []
+        self.over = False
+        self.winners: list[int] = []
+        self.round_no = 0
+        self.clock = 0.0
+        self.faces: Faces[str] = Faces()
+        self.know = Knowledge(self.n)
+        self.r: _Round | None = None
+        self.log: list[Move] = []  # this round's accepted moves
+        self.provisional: list[Provisional] = []
+        self.queued: list[Mapping[Handle, str]] = []
+        self.events: list[Event] = []
+
+    # ------------------------------------------------------------ dealing
+
+    @property
+    def needs_deal(self) -> bool:
+        """True when the next round waits for its deck."""
+        return not self.over and (self.r is None or self.r.ended)
+
+    def queue_deck(self, deck: Sequence[str]) -> None:
+        """Give a future round's deck (referee): it is dealt the moment its round is due."""
+        self.queued.append(deck_faces(deck))
+        if self.needs_deal:
+            self.deal(self.queued.pop(0), self.clock)
+
+    def deal(self, faces: Mapping[Handle, str], now: float) -> list[Event]:
+        """Deal a round from handles 0..51 (the deck, top first); `faces` is what this engine may see."""
+        if not self.needs_deal:
+            raise illegal("a round is still being played" if not self.over else "the game is over")
+        self.clock = max(self.clock, now)
+        self.round_no += 1
+        dealer = (self.first_dealer + self.round_no - 1) % self.n
+        first = (dealer + 1) % self.n
+        hands: list[list[Handle]] = [[0, 0, 0] for _ in range(self.n)]
+        for k in range(3 * self.n):
+            hands[(first + k) % self.n][k // self.n] = k
+        self.faces = Faces(dict(faces))
+        self.know = Knowledge(self.n)
+        for seat in range(self.n):
+            self.know.show(seat, hands[seat][0])
+            self.know.show(seat, hands[seat][2])
+        self.r = _Round(
+            hands=hands,
+            draw_pile=list(range(self.deck_size - 1, 3 * self.n - 1, -1)),
+            turn=first,
+            opens_at=self.clock,
+            due_at=self.clock,
+        )
+        self.log = []
+        self.provisional = []
+        return [Event("deal", self.players[dealer], (self.round_no,))]
+
+    # ------------------------------------------------------------ time
+
+    def _next_deadline(self, zero_windows: bool) -> tuple[float, str] | None:
+        r = self.r
+        if r is None or r.ended:
+            return None
+        found: list[tuple[float, str]] = []
+        if r.window is not None:
+            found.append((r.window.deadline, "window"))
+        if self.options.draw_seconds is not None and r.turn is not None:
+            found.append((r.due_at + self.options.draw_seconds, "timeout"))
+        if not found:
+            return None
+        return min(found)
+
+    def tick(self, now: float, wait: bool = False) -> list[Event]:
+        """Advance the clock to `now`, applying every deadline passed (a wait also closes 0 s windows)."""
+        if now < self.clock:
+            raise illegal("time cannot go backwards")
+        events: list[Event] = []
+        while True:
+            nxt = self._next_deadline(wait)
+            if nxt is None:
+                break
+            when, kind = nxt
+            r = self.r
+            assert r is not None
+            zero = kind == "window" and r.window is not None and r.window.deadline == r.window.opened
+            if not (when < now or (wait and zero and when <= now)):
+                break
+            self.clock = max(self.clock, when)
+            if kind == "window":
+                r.window = None
+                events.append(Event("window_closed"))
+            else:
+                events.extend(self._forfeit(when))
+        self.clock = now
+        self.events.extend(events)
+        return events
+
+    def _forfeit(self, when: float) -> list[Event]:
+        r = self.r
+        assert r is not None and r.turn is not None
+        seat = r.turn
+        events = [Event("timeout", self.players[seat])]
+        if not r.began:
+            if not r.draw_pile:
+                self._turn_over()
+            h = r.draw_pile.pop()
+            self._to_discard(h)
+            events.append(Event("forfeit_draw", self.players[seat], (self._face_text(h),)))
+        elif r.drawn is not None:
+            h = r.drawn
+            r.drawn = None
+            self._to_discard(h)
+            events.append(Event("forfeit_discard", self.players[seat], (self._face_text(h),)))
+        r.draws_left = 0
+        events.extend(self._end_turn(when, forfeit=True))
+        return events
+
+    # ------------------------------------------------------------ moves
+
+    def apply(self, move: Move, now: float | None = None) -> list[Event]:
+        """Apply `move` at `now` (default: the current clock); IllegalMove leaves everything unchanged."""
+        if now is not None and now != self.clock:
+            self.tick(now)
+        self.check(move)
+        events = self._do(move)
+        self.log.append(move)
+        self.events.extend(events)
+        return events
+
+    def seat(self, player: str) -> int:
+        """The seat index of `player`."""
+        try:
+            return self.players.index(player)
+        except ValueError:
+            raise illegal(f"{player} is not at this table") from None
+
+    def phase(self) -> str | None:
+        """The state of the current turn (a key of TURN_MOVES), or None between rounds."""
+        r = self.r
+        if r is None or r.ended or r.turn is None:
+            return None
+        if r.drawn is None:
+            return "draw_due"
+        return "drawn_pile" if r.drawn_from == "pile" else "drawn_discard"
+
+    def check(self, move: Move) -> None:
+        """Raise IllegalMove when `move` is not allowed now; a face it cannot see is accepted provisionally."""
+        if self.over:
+            raise illegal("the game is over")
+        r = self.r
+        if r is None or r.ended:
+            raise illegal("no round is being played")
+        me = self.seat(move.player)
+        if move.action == "crisp":
+            self._check_call(me)
+            return
+        phase = self.phase()
+        if move.action not in {a for moves in TURN_MOVES.values() for a in moves}:
+            raise illegal(f"{move.action!r} is not a Crisp move")
+        if r.turn != me:
+            raise illegal(f"it is not {move.player}'s turn")
+        assert phase is not None
+        if move.action not in TURN_MOVES[phase]:
+            raise illegal(_why_not(move.action, phase, move.player))
+        if move.action == "draw":
+            if not r.began and self.clock < r.opens_at:
+                raise illegal(f"{move.player} cannot begin before {r.opens_at:g} s")
+            source = move.source or "pile"
+            if source not in ("pile", "discard"):
+                raise illegal(f"cannot draw from {source!r}")
+            if source == "discard":
+                if not self.options.discard_draw:
+                    raise illegal("this table does not allow drawing from the discard pile")
+                if not r.discard:
+                    raise illegal("the discard pile is empty: draw from the draw pile")
+            return
+        if move.action in ("replace", "queen"):
+            _slot(move.pos)
+        if move.action == "queen":
+            if move.target is None or move.target == move.player:
+                raise illegal("a Queen swaps with another player's card")
+            self.seat(move.target)
+            _slot(move.target_pos)
+        assert r.drawn is not None
+        if move.action == "replace" and r.drawn_from == "pile":
+            self._require(move, r.drawn, lambda f: crisp_rank(f) not in FACE_RANKS,
+                          f"{move.player} cannot swap a drawn Jack, Queen or King into their hand",
+                          "not J/Q/K")
+        elif move.action == "discard":
+            self._require(move, r.drawn, lambda f: crisp_rank(f) != "K",
+                          f"{move.player} must use a drawn King", "not K")
+        elif move.action in SPECIAL_RANK:
+            rank = SPECIAL_RANK[move.action]
+            self._require(move, r.drawn, lambda f: crisp_rank(f) == rank,
+                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
+
+    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str) -> None:
+        face = self.faces.get(handle)
+        if face is None:
+            self.provisional.append(Provisional(len(self.log), move, handle, requirement))
+        elif not ok(face):
+            raise illegal(reason)
+
+    def _check_call(self, me: int) -> None:
+        r = self.r
+        assert r is not None
+        name = self.players[me]
+        if r.caller is not None:
+            raise illegal(f"{self.players[r.caller]} has already called crisp this round")
+        w = r.window
+        if w is None or w.seat != me:
+            raise illegal(f"{name} can call crisp only right at the end of their own turn")
+        if self.clock > w.deadline:
+            raise illegal(f"{name}'s crisp window closed at {w.deadline:g} s")
+
+    def _do(self, move: Move) -> list[Event]:
+        r = self.r
+        assert r is not None
+        me = self.seat(move.player)
+        a = move.action
+        if a == "crisp":
+            r.caller = me
+            r.window = None
+            # Every other seat gets one final turn; a turn already begun counts as the first.
+            r.finals_left = self.n - 1
+            r.turn_is_final = True
+            return [Event("crisp", move.player)]
+        if a == "draw":
+            return self._draw(me, move.source or "pile")
+        h = r.drawn
+        assert h is not None
+        r.drawn = None
+        hand = r.hands[me]
+        events: list[Event]
+        if a == "replace":
+            assert move.pos is not None
+            old = hand[move.pos]
+            hand[move.pos] = h
+            self._to_discard(old)
+            events = [Event("replace", move.player, (CRISP_SLOTS[move.pos], self._face_text(old)))]
+        elif a == "discard":
+            self._to_discard(h)
+            events = [Event("discard", move.player, (self._face_text(h),))]
+        elif a == "jack":
+            self.know.show(me, hand[1])
+            self._to_discard(h)
+            events = [Event("jack", move.player)]
+        elif a == "queen":
+            assert move.pos is not None and move.target is not None and move.target_pos is not None
+            other = self.seat(move.target)
+            mine, theirs = hand[move.pos], r.hands[other][move.target_pos]
+            hand[move.pos], r.hands[other][move.target_pos] = theirs, mine
+            if move.pos != 1:
+                self.know.show(me, theirs)
+            if move.target_pos != 1:
+                self.know.show(other, mine)
+            self._to_discard(h)
+            events = [Event("queen", move.player, (CRISP_SLOTS[move.pos], move.target, CRISP_SLOTS[move.target_pos]))]
+        else:  # king
+            self._to_discard(h)
+            r.draws_left += 2
+            events = [Event("king", move.player)]
+        if r.draws_left == 0:
+            events.extend(self._end_turn(self.clock, forfeit=False))
+        else:
+            r.due_at = self.clock
+        return events
+
+    def _draw(self, me: int, source: str) -> list[Event]:
+        r = self.r
+        assert r is not None
+        if not r.began:
+            r.began = True
+            w = r.window
+            if w is not None and w.deadline == w.opened:
+                r.window = None  # a 0 s window closes when the next player begins
+        if source == "discard":
+            h = r.discard.pop()
+        else:
+            if not r.draw_pile:
+                self._turn_over()
+            h = r.draw_pile.pop()
+            self.know.show(me, h)
+        r.drawn, r.drawn_from = h, source
+        r.draws_left -= 1
+        return [Event("draw", self.players[me], (source,))]
+
+    def _turn_over(self) -> None:
+        r = self.r
+        assert r is not None
+        # The discard pile turned over as it lies: its bottom card becomes the top.
+        r.draw_pile = r.discard
+        r.discard = []
+        self.events.append(Event("turnover", None, (len(r.draw_pile),)))
+
+    def _to_discard(self, h: Handle) -> None:
+        r = self.r
+        assert r is not None
+        r.discard.append(h)
+        self.know.show_all(h)
+
+    def _end_turn(self, when: float, forfeit: bool) -> list[Event]:
+        r = self.r
+        assert r is not None and r.turn is not None
+        ended = r.turn
+        r.window = None
+        if r.turn_is_final:
+            r.finals_left -= 1
+            if r.finals_left == 0:
+                return self._end_round(when)
+        nxt = (ended + 1) % self.n
+        r.turn = nxt
+        r.began = False
+        r.drawn = None
+        r.drawn_from = None
+        r.draws_left = 1
+        r.opens_at = when + self.options.next_start_s
+        r.due_at = r.opens_at
+        r.turn_is_final = r.caller is not None
+        if r.caller is None and not forfeit:
+            r.window = Window(ended, when, when + self.options.crisp_window_s)
+        return [Event("turn", self.players[nxt])]
+
+    def _end_round(self, when: float) -> list[Event]:
+        r = self.r
+        assert r is not None
+        r.ended = True
+        r.turn = None
+        r.window = None
+        for hand in r.hands:
+            for h in hand:
+                self.know.show_all(h)
+        faces = [[self.faces.need(h) for h in hand] for hand in r.hands]
+        sums = [sum(crisp_value(f) for f in hand) for hand in faces]
+        scores = list(sums)
+        if r.caller is not None:
+            c = r.caller
+            lowest = all(sums[c] < s for i, s in enumerate(sums) if i != c)
+            scores[c] += -5 if lowest else 5
+        for i, s in enumerate(scores):
+            self.totals[i] += s
+        self.results.append(CrispRoundResult(tuple(scores), r.caller, tuple(tuple(h) for h in faces)))
+        events = [Event("round_end", None, tuple(scores))]
+        if max(self.totals) >= self.options.limit:
+            self.over = True
+            best = min(self.totals)
+            self.winners = [i for i, t in enumerate(self.totals) if t == best]
+            events.append(Event("game_over", None, tuple(self.players[i] for i in self.winners)))
+        elif self.queued:
+            events.extend(self.deal(self.queued.pop(0), when))
+        return events
+
+    # ------------------------------------------------------------ views
+
+    def _face_text(self, h: Handle) -> str:
+        return self.faces.get(h) or "?"
+
+    def face_for(self, seat: int, h: Handle) -> str | None:
+        """The face of `h` as `seat` knows it, or None."""
+        return self.faces.get(h) if self.know.knows(seat, h) else None
+
+    def legal_moves(self, player: str) -> list[Move]:
+        """Every move `player` may make at the current clock."""
+        r = self.r
+        if self.over or r is None or r.ended:
+            return []
+        me = self.seat(player)
+        out: list[Move] = []
+        if r.window is not None and r.window.seat == me and r.caller is None and self.clock <= r.window.deadline:
+            out.append(Move(player, "crisp"))
+        if r.turn != me:
+            return out
+        phase = self.phase()
+        if phase == "draw_due":
+            if r.began or self.clock >= r.opens_at:
+                out.append(Move(player, "draw", source="pile"))
+                if self.options.discard_draw and r.discard:
+                    out.append(Move(player, "draw", source="discard"))
+            return out
+        candidates = [Move(player, "replace", pos=s) for s in range(3)]
+        if phase == "drawn_pile":
+            candidates.append(Move(player, "discard"))
+            candidates += [Move(player, "jack"), Move(player, "king")]
+            candidates += [
+                Move(player, "queen", pos=s, target=self.players[o], target_pos=t)
+                for s in range(3) for o in range(self.n) if o != me for t in range(3)
+            ]
+        mark = len(self.provisional)
+        for m in candidates:
+            try:
+                self.check(m)
+            except Exception:
+                continue
+            out.append(m)
+        del self.provisional[mark:]
+        return out
+
+    def view(self, player: str) -> CrispView:
+        """What `player` sees and knows now."""
+        me = self.seat(player)
+        r = self.r
+        legal = tuple(self.legal_moves(player))
+        if r is None:
+            return CrispView(me, self.players, self.round_no, self.clock, None, None, 0.0, 0, None, None,
+                             (), (), (), None, False, 0, tuple(self.totals), len(self.results), self.over,
+                             legal, self.options)
+        drawn = None
+        if r.drawn is not None and r.turn == me:
+            drawn = self.face_for(me, r.drawn)
+        return CrispView(
+            me=me,
+            players=self.players,
+            round=self.round_no,
+            clock=self.clock,
+            turn=r.turn,
+            phase=self.phase() if r.turn == me else None,
+            opens_at=r.opens_at,
+            draws_left=r.draws_left,
+            drawn=drawn,
+            drawn_from=r.drawn_from if r.drawn is not None else None,
+            known=tuple(tuple(self.face_for(me, h) for h in hand) for hand in r.hands),
+            discard=tuple(self.faces.need(h) for h in reversed(r.discard)),
+            draw_pile=tuple(self.face_for(me, h) for h in reversed(r.draw_pile)),
+            caller=r.caller,
+            can_call=any(m.action == "crisp" for m in legal),
+            final_turns_left=r.finals_left,
+            totals=tuple(self.totals),
+            rounds_played=len(self.results),
+            over=self.over,
+            legal=legal,
+            options=self.options,
+        )
+
+    def all_faces_seen(self) -> dict[str, set[Handle]]:
+        """For each player, every handle they have seen (for knowledge checks)."""
+        return {p: set(self.know.seen[i]) | self.know.public for i, p in enumerate(self.players)}
+
+
+_RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
+
+
+def _why_not(action: str, phase: str, player: str) -> str:
+    if phase == "draw_due":
+        return f"{player} must draw first"
+    if phase == "drawn_discard":
+        return f"{player} must swap a card taken from the discard pile into their hand"
+    return f"{player} cannot {action} now"
+
+
+def _slot(pos: int | None) -> int:
+    if pos is None or isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos <= 2:
+        raise illegal(f"no such slot: {pos!r}")
+    return pos
+
+
+def deck_faces(deck: Sequence[str]) -> dict[Handle, str]:
+    """Handles 0..51 for a full deck listed top first; InputError unless it is exactly the 52 cards."""
+    if sorted(deck) != sorted(CRISP_DECK) or len(deck) != 52:
+        raise InputError("a Crisp deck must hold each of the 52 cards exactly once")
+    return dict(enumerate(deck))
