@@ -209,6 +209,13 @@ class CrescendoGame:
 
     # ------------------------------------------------------------ time
 
+    def wake_time(self) -> float | None:
+        """The next time something changes with no move: the NUMBER window closing."""
+        r = self.r
+        if r is None or r.ended or r.window is None:
+            return None
+        return r.window.deadline
+
     def tick(self, now: float, wait: bool = False) -> list[Event]:
         """Advance the clock to `now`, closing a NUMBER window it passed (a wait also closes 0 s windows)."""
         if now < self.clock:

@@ -227,6 +227,19 @@ class CrispGame:
             return None
         return min(found)
 
+    def wake_time(self) -> float | None:
+        """The next time something changes with no move: a turn opening, a window closing, a time-out."""
+        r = self.r
+        if r is None or r.ended:
+            return None
+        times = []
+        if r.turn is not None and not r.began and r.opens_at > self.clock:
+            times.append(r.opens_at)
+        nxt = self._next_deadline(False)
+        if nxt is not None:
+            times.append(nxt[0])
+        return min(times) if times else None
+
     def tick(self, now: float, wait: bool = False) -> list[Event]:
         """Advance the clock to `now`, applying every deadline passed (a wait also closes 0 s windows)."""
         if now < self.clock:

@@ -1,0 +1,124 @@
+"""The bot interface and a driver that plays whole games on the referee engine."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..cards import CRESCENDO_DECK, CRISP_DECK
+from ..games.base import Move
+from ..games.crescendo import CrescendoGame, CrescendoView
+from ..games.crisp import CrispGame, CrispView
+
+Game = CrispGame | CrescendoGame
+View = CrispView | CrescendoView
+
+# Out-of-turn moves: offered to every bot before the player due moves.
+OUT_OF_TURN = frozenset({"crisp", "number"})
+
+
+class Bot(Protocol):
+    """A player: given only its own view, a move to make now, or None to let time pass."""
+
+    def choose(self, view: View) -> Move | None:
+        """The move to make now, or None."""
+        ...
+
+
+class RandomBot:
+    """Plays a uniformly random legal move on its turn; takes out-of-turn chances now and then."""
+
+    def __init__(self, rng: random.Random, out_of_turn_chance: float = 0.1) -> None:
+        self.rng = rng
+        self.chance = out_of_turn_chance
+
+    def choose(self, view: View) -> Move | None:
+        """A random legal move (out-of-turn moves only with `out_of_turn_chance`)."""
+        in_turn = [m for m in view.legal if m.action not in OUT_OF_TURN]
+        out = [m for m in view.legal if m.action in OUT_OF_TURN]
+        if out and self.rng.random() < self.chance:
+            return self.rng.choice(out)
+        if in_turn:
+            return self.rng.choice(in_turn)
+        return None
+
+
+@dataclass
+class GameRecord:
+    """The outcome of one driven game."""
+
+    totals: tuple[int, ...]
+    winners: tuple[int, ...]
+    rounds: int
+    moves: int
+
+
+def shuffled_deck(game: Game, rng: random.Random) -> list[object]:
+    """A simulation deck (not secret: the referee's test decks, never a real table's)."""
+    deck: list[object] = list(CRISP_DECK if isinstance(game, CrispGame) else CRESCENDO_DECK)
+    rng.shuffle(deck)
+    return deck
+
+
+def play_game(
+    game: Game,
+    bots: Sequence[Bot],
+    rng: random.Random,
+    max_moves: int = 20000,
+    on_move: Callable[[Game, Move], None] | None = None,
+) -> GameRecord:
+    """Drive `game` to its end with one bot per seat; each bot sees only its own view."""
+    moves = 0
+    idle = 0
+    while not game.over:
+        if game.needs_deal:
+            game.queue_deck(shuffled_deck(game, rng))  # type: ignore[arg-type]
+            continue
+        acted = False
+        r = game.r
+        assert r is not None
+        # Out-of-turn chances first (only while a window is open), from a random seat so nobody is always first.
+        window = r.window
+        if window is None:
+            seats: list[int] = []
+        elif isinstance(game, CrispGame):
+            seats = [window.seat]
+        else:
+            start = rng.randrange(game.n)
+            seats = [(start + k) % game.n for k in range(game.n)]
+        for seat in seats:
+            view = game.view(game.players[seat])
+            if not any(m.action in OUT_OF_TURN for m in view.legal):
+                continue
+            move = bots[seat].choose(view)
+            if move is not None:
+                game.apply(move)
+                moves += 1
+                acted = True
+                if on_move:
+                    on_move(game, move)
+                break
+        if acted:
+            continue
+        if r.turn is not None and game.phase() is not None:
+            view = game.view(game.players[r.turn])
+            move = bots[r.turn].choose(view) if any(m.action not in OUT_OF_TURN for m in view.legal) else None
+            if move is not None:
+                game.apply(move)
+                moves += 1
+                idle = 0
+                if on_move:
+                    on_move(game, move)
+                if moves >= max_moves:
+                    raise RuntimeError(f"game did not end within {max_moves} moves")
+                continue
+        wake = game.wake_time()
+        idle += 1
+        if wake is None or idle > 1000:
+            raise RuntimeError("the game is stuck: nobody can move and nothing is due")
+        game.tick(max(wake, game.clock), wait=True)
+        if wake <= game.clock and game.wake_time() == wake:
+            game.tick(game.clock + 1e-3, wait=True)
+    return GameRecord(tuple(game.totals), tuple(game.winners), len(game.results), moves)
