@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
-from ..errors import IllegalMove, InputError
+from ..errors import InputError
 from .base import Event, Faces, Handle, Knowledge, Move, Window, illegal, tie_order
 
 ROUNDS = 3
@@ -632,42 +632,48 @@ class CrescendoGame:
         if self.over or r is None or r.ended:
             return []
         me = self.seat(player)
-        candidates: list[Move] = []
-        if r.window is not None:
-            candidates += [Move(player, "number", pos=i) for i in range(len(r.rows[me]))]
+        row_n = len(r.rows[me])
+        out: list[Move] = []
+        w = r.window
+        if w is not None and self.clock <= w.deadline:
+            out += [Move(player, "number", pos=i) for i in range(row_n)]
         phase = self.phase()
-        if phase is not None and r.turn == me:
-            n_row = len(r.rows[me])
-            if phase == "setup":
-                candidates.append(Move(player, "setup_pass"))
-                candidates += [Move(player, "setup_look", pos=i) for i in range(n_row)]
-                candidates += [Move(player, "setup_swap", pos=i, pos2=j) for i in range(n_row) for j in range(i + 1, n_row)]
-            elif phase == "drawn":
-                candidates.append(Move(player, "discard"))
-                candidates += [Move(player, "replace", pos=i) for i in range(n_row)]
-            else:
-                candidates += [Move(player, "draw", source="reserve"), Move(player, "draw", source="discard")]
-                if phase == "final":
-                    candidates.append(Move(player, "pass"))
-                else:
-                    candidates.append(Move(player, "crescendo"))
-                    top = self.reserve_top_back()
-                    if top is not None and top.action == "lock":
-                        candidates += [Move(player, "lock", pos=i) for i in range(n_row)]
-                    elif top is not None and top.action == "peek":
-                        candidates += [Move(player, "peek", target=self.players[o], pos=i)
-                                       for o in range(self.n) for i in range(len(r.rows[o]))]
-                    elif top is not None:
-                        candidates += [Move(player, "exchange", pos=i, target=self.players[o], target_pos=j)
-                                       for i in range(n_row) for o in range(self.n) if o != me
-                                       for j in range(len(r.rows[o]))]
-        out = []
-        for m in candidates:
-            try:
-                self.check(m)
-            except IllegalMove:
-                continue
-            out.append(m)
+        if phase is None or r.turn != me:
+            return out
+        if phase == "setup":
+            out.append(Move(player, "setup_pass"))
+            out += [Move(player, "setup_look", pos=i) for i in range(row_n)]
+            out += [Move(player, "setup_swap", pos=i, pos2=j) for i in range(row_n) for j in range(i + 1, row_n)]
+            return out
+        if phase == "drawn":
+            out.append(Move(player, "discard"))
+            out += [Move(player, "replace", pos=i) for i in range(row_n)]
+            return out
+        if w is not None and w.deadline > w.opened and self.clock <= w.deadline:
+            return out  # the next player begins only once the NUMBER window has closed
+        if r.reserve or len(r.discard) >= 2:
+            out.append(Move(player, "draw", source="reserve"))
+        if r.discard:
+            out.append(Move(player, "draw", source="discard"))
+        if phase == "final":
+            out.append(Move(player, "pass"))
+            return out
+        if r.turn_number + 1 >= 3 * self.n + 1:
+            out.append(Move(player, "crescendo"))
+        top = self.reserve_top_back()
+        if top is None:
+            return out
+        locked = r.locked
+        mine = [i for i in range(row_n) if not locked[me][i]]
+        if top.action == "lock":
+            out += [Move(player, "lock", pos=i) for i in mine]
+        elif top.action == "peek":
+            out += [Move(player, "peek", target=self.players[o], pos=i)
+                    for o in range(self.n) for i in range(len(r.rows[o])) if not locked[o][i]]
+        else:
+            out += [Move(player, "exchange", pos=i, target=self.players[o], target_pos=j)
+                    for i in mine for o in range(self.n) if o != me
+                    for j in range(len(r.rows[o])) if not locked[o][j]]
         return out
 
     def view(self, player: str) -> CrescendoView:

@@ -459,7 +459,7 @@ class CrispGame:
         r = self.r
         assert r is not None
         # The discard pile turned over as it lies: its bottom card becomes the top.
-        r.draw_pile = r.discard
+        r.draw_pile = r.discard[::-1]  # both lists keep their top at the end
         r.discard = []
         self.events.append(Event("turnover", None, (len(r.draw_pile),)))
 
@@ -547,23 +547,25 @@ class CrispGame:
                 if self.options.discard_draw and r.discard:
                     out.append(Move(player, "draw", source="discard"))
             return out
-        candidates = [Move(player, "replace", pos=s) for s in range(3)]
-        if phase == "drawn_pile":
-            candidates.append(Move(player, "discard"))
-            candidates += [Move(player, "jack"), Move(player, "king")]
-            candidates += [
-                Move(player, "queen", pos=s, target=self.players[o], target_pos=t)
-                for s in range(3) for o in range(self.n) if o != me for t in range(3)
-            ]
-        mark = len(self.provisional)
-        for m in candidates:
-            try:
-                self.check(m)
-            except Exception:
-                continue
-            out.append(m)
-        del self.provisional[mark:]
-        return out
+        replaces = [Move(player, "replace", pos=s) for s in range(3)]
+        if phase == "drawn_discard":
+            return out + replaces
+        assert r.drawn is not None
+        face = self.faces.get(r.drawn)
+        rank = None if face is None else crisp_rank(face)
+        queens = [
+            Move(player, "queen", pos=s, target=self.players[o], target_pos=t)
+            for s in range(3) for o in range(self.n) if o != me for t in range(3)
+        ]
+        if rank is None:  # a face this engine cannot see: every move stays possible until the audit
+            return out + replaces + [Move(player, "discard"), Move(player, "jack"), Move(player, "king")] + queens
+        if rank == "K":
+            return out + [Move(player, "king")]
+        if rank == "Q":
+            return out + [Move(player, "discard")] + queens
+        if rank == "J":
+            return out + [Move(player, "discard"), Move(player, "jack")]
+        return out + replaces + [Move(player, "discard")]
 
     def view(self, player: str) -> CrispView:
         """What `player` sees and knows now."""
