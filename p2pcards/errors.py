@@ -61,3 +61,46 @@ class Equivocation(RemoteProtocolError):
 
 class CheatDetected(RemoteProtocolError):
     """Cryptographic evidence that a peer cheated: a bad proof, point, pass or opening."""
+
+
+# ---------------------------------------------------------------- crypto (issue 3)
+
+
+class BrokenChain(Gap):
+    """A signed message whose previous hash is not the hash of the sender's own message before it."""
+
+
+class EquivocationEvidence(Equivocation):
+    """Equivocation with the two signed frames, for one place in the chain, that prove it."""
+
+    def __init__(self, message: str, blame: str | None, frames: tuple[bytes, bytes]) -> None:
+        super().__init__(message, blame)
+        self.frames = frames
+
+
+class DeckFault(CheatDetected):
+    """A fault in the mental-poker deck; `seat` is the seat index at fault when known."""
+
+    def __init__(self, message: str, blame: str | None = None, seat: int | None = None) -> None:
+        super().__init__(message, blame)
+        self.seat = seat
+
+
+class InvalidPoint(DeckFault):
+    """A received group element that is not a canonical point of the prime-order subgroup."""
+
+
+class BadProof(DeckFault):
+    """A proof of knowledge or a DLEQ proof that does not verify for its statement and context."""
+
+
+class BadPass(DeckFault):
+    """A shuffle pass with the wrong count, a repeated point, changed tags, or not a re-masked permutation."""
+
+
+class BadOpening(DeckFault):
+    """An audit opening that does not match the seat's commitment or its round key."""
+
+
+class BadCard(DeckFault):
+    """A reveal that decrypts to no card of the deck, or to a card already dealt elsewhere."""

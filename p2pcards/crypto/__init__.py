@@ -1,0 +1,1 @@
+"""Cryptographic core: identities, canonical msgpack, signed envelopes, the mental-poker deck."""

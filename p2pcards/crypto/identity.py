@@ -1,0 +1,224 @@
+"""Long-term Ed25519 identity: kept in the user's data directory (mode 0600), never replaced silently."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..errors import IdentityError
+from .encoding import digest
+
+APP: Final = "p2pcards"
+HOME_ENV: Final = "P2PCARDS_HOME"  # overrides the data directory (tests, several identities on one machine)
+KEY_FILE: Final = "identity.key"
+NAME_FILE: Final = "name"
+MAX_NAME: Final = 32
+FPR_PERSON: Final = b"p2pc/fpr/v1"
+PUBLIC_BYTES: Final = 32
+SIGNATURE_BYTES: Final = 64
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The directory holding the identity: $P2PCARDS_HOME, else the platform's per-user data directory."""
+    env = os.environ if env is None else env
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV])
+    if sys.platform == "win32":
+        base = env.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / APP
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / APP
+    xdg = env.get("XDG_DATA_HOME")
+    # The XDG spec says a relative $XDG_DATA_HOME is invalid and must be ignored.
+    base_path = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base_path / APP
+
+
+def fingerprint(public: bytes) -> str:
+    """Five groups of five digits derived from the public key, to read aloud and compare."""
+    h = digest(FPR_PERSON, public, 25)
+    # 40 bits per group reduced mod 10^5: bias below 2^-23, negligible for comparison by ear.
+    groups = (int.from_bytes(h[5 * i : 5 * i + 5], "big") % 100_000 for i in range(5))
+    return " ".join(f"{g:05d}" for g in groups)
+
+
+def verify(public: bytes, message: bytes, signature: bytes) -> bool:
+    """True when `signature` is a valid Ed25519 signature of exactly `message` by `public`."""
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Identity:
+    """A player's long-term signing key and display name."""
+
+    key: Ed25519PrivateKey
+    name: str
+
+    @property
+    def public(self) -> bytes:
+        """The 32-byte raw Ed25519 public key: the player's id on the wire."""
+        return self.key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    @property
+    def fingerprint(self) -> str:
+        """The readable fingerprint of the public key."""
+        return fingerprint(self.public)
+
+    def sign(self, message: bytes) -> bytes:
+        """The 64-byte Ed25519 signature of exactly `message`."""
+        return self.key.sign(message)
+
+    def __repr__(self) -> str:
+        return f"Identity(name={self.name!r}, fingerprint={self.fingerprint!r})"
+
+
+def generate(name: str) -> Identity:
+    """A fresh identity held only in memory (simulations, tests)."""
+    return Identity(Ed25519PrivateKey.generate(), _check_name(name))
+
+
+def _check_name(name: str) -> str:
+    """A display name stripped of surrounding space; IdentityError when empty, too long or unprintable."""
+    name = name.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise IdentityError(f"a name must be 1 to {MAX_NAME} printable characters: {name!r}")
+    return name
+
+
+def _default_name() -> str:
+    """The login name, or 'player' when there is none."""
+    try:
+        return _check_name(getpass.getuser())
+    except Exception:
+        return "player"
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically with mode 0600 (a temporary file renamed over it)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.unlink()
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _read_name(directory: Path) -> str:
+    """The stored display name, or the login name when none is stored."""
+    try:
+        return _check_name((directory / NAME_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return _default_name()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IdentityError(f"cannot read the name file {directory / NAME_FILE}: {exc}") from None
+
+
+def load(directory: Path | None = None) -> Identity:
+    """The stored identity; IdentityError when it is missing, unreadable, too open or corrupt."""
+    directory = data_dir() if directory is None else directory
+    path = directory / KEY_FILE
+    try:
+        st = path.stat()
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise IdentityError(f"no identity key at {path}; run `p2pcards id --new` to make one") from None
+    except OSError as exc:
+        raise IdentityError(f"cannot read the identity key {path}: {exc}") from None
+    if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o077:
+        raise IdentityError(f"the identity key {path} is readable by others; run `chmod 600 {path}`")
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise IdentityError(
+            f"the identity key {path} is corrupt ({exc}); it was left untouched. "
+            "Restore it from a backup, or move it away and run `p2pcards id --new`."
+        ) from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise IdentityError(f"the identity key {path} is not an Ed25519 key; it was left untouched")
+    return Identity(key, _read_name(directory))
+
+
+def create(directory: Path | None = None, name: str | None = None, replace: bool = False) -> Identity:
+    """Make and store a new identity; an existing key is kept as identity.key.old-N, and only if `replace`."""
+    directory = data_dir() if directory is None else directory
+    path = directory / KEY_FILE
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists():
+            if not replace:
+                raise IdentityError(f"an identity key already exists at {path}")
+            n = 1
+            while (backup := path.with_name(f"{KEY_FILE}.old-{n}")).exists():
+                n += 1
+            os.link(path, backup)
+        key = Ed25519PrivateKey.generate()
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        _write_private(path, pem)
+        if name is not None:
+            _write_private(directory / NAME_FILE, _check_name(name).encode("utf-8"))
+    except OSError as exc:
+        raise IdentityError(f"cannot write the identity key {path}: {exc}") from None
+    return Identity(key, _read_name(directory))
+
+
+def load_or_create(directory: Path | None = None) -> Identity:
+    """The stored identity, made on first use; a key that exists but cannot be loaded is an error."""
+    directory = data_dir() if directory is None else directory
+    if not (directory / KEY_FILE).exists():
+        return create(directory)
+    return load(directory)
+
+
+def set_name(name: str, directory: Path | None = None) -> None:
+    """Store a new display name (the key is untouched)."""
+    directory = data_dir() if directory is None else directory
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_private(directory / NAME_FILE, _check_name(name).encode("utf-8"))
+    except OSError as exc:
+        raise IdentityError(f"cannot write the name file: {exc}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `p2pcards id`."""
+    parser.add_argument("--new", action="store_true", help="make a new key (an existing one is kept as a backup)")
+    parser.add_argument("--name", help="set the display name shown to other players")
+    parser.add_argument("--dir", type=Path, default=None, help=f"data directory (default: ${HOME_ENV} or the XDG data dir)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the name and fingerprint, making the key on first use or when --new asks for it."""
+    directory: Path = args.dir if args.dir is not None else data_dir()
+    if args.name is not None:
+        set_name(args.name, directory)
+    if args.new:
+        ident = create(directory, replace=True)
+        print(f"new identity key written to {directory / KEY_FILE}")
+    else:
+        ident = load_or_create(directory)
+    print(f"name:        {ident.name}")
+    print(f"fingerprint: {ident.fingerprint}")
+    return 0
