@@ -68,13 +68,21 @@ def play_game(
     rng: random.Random,
     max_moves: int = 20000,
     on_move: Callable[[Game, Move], None] | None = None,
+    trace: list[tuple[str, object]] | None = None,
 ) -> GameRecord:
-    """Drive `game` to its end with one bot per seat; each bot sees only its own view."""
+    """Drive `game` to its end with one bot per seat; each bot sees only its own view.
+
+    `trace`, when given, receives every input the engine got (`deck`, `move`, `tick`) so the
+    game can be replayed on a fresh engine with `replay`.
+    """
     moves = 0
     idle = 0
     while not game.over:
         if game.needs_deal:
-            game.queue_deck(shuffled_deck(game, rng))  # type: ignore[arg-type]
+            deck = shuffled_deck(game, rng)
+            if trace is not None:
+                trace.append(("deck", deck))
+            game.queue_deck(deck)  # type: ignore[arg-type]
             continue
         acted = False
         r = game.r
@@ -94,6 +102,8 @@ def play_game(
                 continue
             move = bots[seat].choose(view)
             if move is not None:
+                if trace is not None:
+                    trace.append(("move", move))
                 game.apply(move)
                 moves += 1
                 acted = True
@@ -106,6 +116,8 @@ def play_game(
             view = game.view(game.players[r.turn])
             move = bots[r.turn].choose(view) if any(m.action not in OUT_OF_TURN for m in view.legal) else None
             if move is not None:
+                if trace is not None:
+                    trace.append(("move", move))
                 game.apply(move)
                 moves += 1
                 idle = 0
@@ -118,7 +130,21 @@ def play_game(
         idle += 1
         if wake is None or idle > 1000:
             raise RuntimeError("the game is stuck: nobody can move and nothing is due")
-        game.tick(max(wake, game.clock), wait=True)
+        target = max(wake, game.clock)
         if wake <= game.clock and game.wake_time() == wake:
-            game.tick(game.clock + 1e-3, wait=True)
+            target = game.clock + 1e-3
+        if trace is not None:
+            trace.append(("tick", target))
+        game.tick(target, wait=True)
     return GameRecord(tuple(game.totals), tuple(game.winners), len(game.results), moves)
+
+
+def replay(game: Game, trace: Sequence[tuple[str, object]]) -> None:
+    """Feed a recorded trace to a fresh engine (the same inputs give the same game)."""
+    for kind, value in trace:
+        if kind == "deck":
+            game.queue_deck(value)  # type: ignore[arg-type]
+        elif kind == "move":
+            game.apply(value)  # type: ignore[arg-type]
+        else:
+            game.tick(value, wait=True)  # type: ignore[arg-type]

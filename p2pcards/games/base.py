@@ -125,3 +125,67 @@ class Window:
     seat: int
     opened: float
     deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundInput:
+    """One input a round's engine received: a move, simultaneous claims, or the clock moving on."""
+
+    kind: str  # "move", "tie" or "tick"
+    time: float
+    move: Move | None = None
+    claims: tuple[tuple[str, int], ...] = ()
+    wait: bool = False
+
+
+class EngineBase(Generic[F]):
+    """What both engines share: seats, faces and knowledge, and the record of a round's inputs."""
+
+    players: tuple[str, ...]
+    n: int
+    over: bool
+    clock: float
+    faces: Faces[F]
+    know: Knowledge
+
+    def _init_base(self, players: tuple[str, ...], dealer: int) -> None:
+        self.players = players
+        self.n = len(players)
+        self.first_dealer = dealer
+        self.totals = [0] * self.n
+        self.over = False
+        self.winners: list[int] = []
+        self.round_no = 0
+        self.clock = 0.0
+        self.faces = Faces()
+        self.know = Knowledge(self.n)
+        self.events: list[Event] = []
+        self.inputs: list[RoundInput] = []  # this round's, for the audit's replay
+        self.round_start = 0.0
+
+    def seat(self, player: str) -> int:
+        """The seat index of `player`; IllegalMove when they are not at this table."""
+        try:
+            return self.players.index(player)
+        except ValueError:
+            raise illegal(f"{player} is not at this table") from None
+
+    def dealer_of(self, round_no: int) -> int:
+        """The dealer's seat in round `round_no` (1-based): one seat further each round."""
+        return (self.first_dealer + round_no - 1) % self.n
+
+    def learn(self, handle: Handle, face: F) -> None:
+        """This engine is shown the face of `handle` (by a reveal of the table protocol)."""
+        self.faces.known[handle] = face
+
+    def face_for(self, seat: int, handle: Handle) -> F | None:
+        """The face of `handle` as `seat` knows it, or None."""
+        return self.faces.get(handle) if self.know.knows(seat, handle) else None
+
+    def _face_text(self, handle: Handle) -> str:
+        face = self.faces.get(handle)
+        return "?" if face is None else str(face)
+
+    def _start_inputs(self, now: float) -> None:
+        self.inputs = []
+        self.round_start = now

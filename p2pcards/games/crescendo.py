@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import InputError
-from .base import Event, Faces, Handle, Knowledge, Move, Window, illegal, tie_order
+from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, RoundInput, Window, illegal, tie_order
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
@@ -133,7 +133,7 @@ class _Round:
     next_handle: int = 104
 
 
-class CrescendoGame:
+class CrescendoGame(EngineBase[CrescendoCard]):
     """A whole game of Crescendo (three rounds) for 2 to 6 seats, driven by moves and the time."""
 
     name = "crescendo"
@@ -144,24 +144,13 @@ class CrescendoGame:
             raise InputError(f"Crescendo needs 2 to 6 players, not {len(players)}")
         if len(set(players)) != len(players):
             raise InputError("player names must be different")
-        self.players: tuple[str, ...] = tuple(players)
-        self.n = len(players)
+        self._init_base(tuple(players), dealer)
         self.options = options or CrescendoOptions()
         self.options.validate()
-        self.first_dealer = dealer
-        self.totals = [0] * self.n
         self.results: list[CrescendoRoundResult] = []
-        self.over = False
-        self.winners: list[int] = []
-        self.round_no = 0
-        self.clock = 0.0
-        self.faces: Faces[CrescendoCard] = Faces()
         self.backs: dict[Handle, Back] = {}
-        self.know = Knowledge(self.n)
         self.r: _Round | None = None
-        self.log: list[Move] = []
         self.queued: list[Mapping[Handle, CrescendoCard]] = []
-        self.events: list[Event] = []
 
     # ------------------------------------------------------------ dealing
 
@@ -183,7 +172,7 @@ class CrescendoGame:
             raise illegal("a round is still being played" if not self.over else "the game is over")
         self.clock = max(self.clock, now)
         self.round_no += 1
-        dealer = (self.first_dealer + self.round_no - 1) % self.n
+        dealer = self.dealer_of(self.round_no)
         first = (dealer + 1) % self.n
         per = cards_per_player(self.n)
         rows: list[list[Handle]] = [[] for _ in range(self.n)]
@@ -204,7 +193,7 @@ class CrescendoGame:
             setup_left=self.n,
             turn=first,
         )
-        self.log = []
+        self._start_inputs(self.clock)
         return [Event("deal", self.players[dealer], (self.round_no,))]
 
     # ------------------------------------------------------------ time
@@ -222,6 +211,8 @@ class CrescendoGame:
             raise illegal("time cannot go backwards")
         events: list[Event] = []
         r = self.r
+        if r is not None and not r.ended:
+            self.inputs.append(RoundInput("tick", now, wait=wait))
         if r is not None and not r.ended and r.window is not None:
             w = r.window
             zero = w.deadline == w.opened
@@ -242,13 +233,6 @@ class CrescendoGame:
 
     # ------------------------------------------------------------ moves
 
-    def seat(self, player: str) -> int:
-        """The seat index of `player`."""
-        try:
-            return self.players.index(player)
-        except ValueError:
-            raise illegal(f"{player} is not at this table") from None
-
     def phase(self) -> str | None:
         """The state of the current turn (a key of TURN_MOVES), or None between rounds."""
         r = self.r
@@ -267,8 +251,8 @@ class CrescendoGame:
         if now is not None and now != self.clock:
             self.tick(now)
         self.check(move)
+        self.inputs.append(RoundInput("move", self.clock, move))
         events = self._do(move)
-        self.log.append(move)
         self.events.extend(events)
         return events
 
@@ -402,9 +386,9 @@ class CrescendoGame:
         order = tie_order(r.window.seat, self.n)
         winner = min(range(len(claims)), key=lambda i: order.index(seats[i]))
         move = Move(claims[winner][0], "number", pos=claims[winner][1])
+        self.inputs.append(RoundInput("tie", self.clock, claims=tuple(claims)))
         events = [Event("withdrawn", claims[i][0]) for i in range(len(claims)) if i != winner]
         events.extend(self._do(move))
-        self.log.append(move)
         self.events.extend(events)
         return events
 
@@ -617,14 +601,6 @@ class CrescendoGame:
         return [s for s in range(self.n) if key(s) == best]
 
     # ------------------------------------------------------------ views
-
-    def _face_text(self, h: Handle) -> str:
-        face = self.faces.get(h)
-        return "?" if face is None else str(face)
-
-    def face_for(self, seat: int, h: Handle) -> CrescendoCard | None:
-        """The face of `h` as `seat` knows it, or None."""
-        return self.faces.get(h) if self.know.knows(seat, h) else None
 
     def legal_moves(self, player: str) -> list[Move]:
         """Every move `player` may make at the current clock (NUMBER claims once per own position)."""

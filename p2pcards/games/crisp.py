@@ -10,12 +10,14 @@ from ..cards import CRISP_DECK, crisp_rank, crisp_value
 from ..errors import InputError
 from .base import (
     CRISP_SLOTS,
+    EngineBase,
     Event,
     Faces,
     Handle,
     Knowledge,
     Move,
     Provisional,
+    RoundInput,
     Window,
     illegal,
 )
@@ -142,7 +144,7 @@ class _Round:
     ended: bool = False
 
 
-class CrispGame:
+class CrispGame(EngineBase[str]):
     """A whole game of Crisp for 2 to 8 seats, driven by moves and the time."""
 
     name = "crisp"
@@ -153,24 +155,13 @@ class CrispGame:
             raise InputError(f"Crisp needs 2 to 8 players, not {len(players)}")
         if len(set(players)) != len(players):
             raise InputError("player names must be different")
-        self.players: tuple[str, ...] = tuple(players)
-        self.n = len(players)
+        self._init_base(tuple(players), dealer)
         self.options = options or CrispOptions()
         self.options.validate()
-        self.first_dealer = dealer
-        self.totals = [0] * self.n
         self.results: list[CrispRoundResult] = []
-        self.over = False
-        self.winners: list[int] = []
-        self.round_no = 0
-        self.clock = 0.0
-        self.faces: Faces[str] = Faces()
-        self.know = Knowledge(self.n)
         self.r: _Round | None = None
-        self.log: list[Move] = []  # this round's accepted moves
         self.provisional: list[Provisional] = []
         self.queued: list[Mapping[Handle, str]] = []
-        self.events: list[Event] = []
 
     # ------------------------------------------------------------ dealing
 
@@ -191,7 +182,7 @@ class CrispGame:
             raise illegal("a round is still being played" if not self.over else "the game is over")
         self.clock = max(self.clock, now)
         self.round_no += 1
-        dealer = (self.first_dealer + self.round_no - 1) % self.n
+        dealer = self.dealer_of(self.round_no)
         first = (dealer + 1) % self.n
         hands: list[list[Handle]] = [[0, 0, 0] for _ in range(self.n)]
         for k in range(3 * self.n):
@@ -208,7 +199,7 @@ class CrispGame:
             opens_at=self.clock,
             due_at=self.clock,
         )
-        self.log = []
+        self._start_inputs(self.clock)
         self.provisional = []
         return [Event("deal", self.players[dealer], (self.round_no,))]
 
@@ -244,6 +235,8 @@ class CrispGame:
         """Advance the clock to `now`, applying every deadline passed (a wait also closes 0 s windows)."""
         if now < self.clock:
             raise illegal("time cannot go backwards")
+        if self.r is not None and not self.r.ended:
+            self.inputs.append(RoundInput("tick", now, wait=wait))
         events: list[Event] = []
         while True:
             nxt = self._next_deadline(wait)
@@ -292,17 +285,10 @@ class CrispGame:
         if now is not None and now != self.clock:
             self.tick(now)
         self.check(move)
+        self.inputs.append(RoundInput("move", self.clock, move))
         events = self._do(move)
-        self.log.append(move)
         self.events.extend(events)
         return events
-
-    def seat(self, player: str) -> int:
-        """The seat index of `player`."""
-        try:
-            return self.players.index(player)
-        except ValueError:
-            raise illegal(f"{player} is not at this table") from None
 
     def phase(self) -> str | None:
         """The state of the current turn (a key of TURN_MOVES), or None between rounds."""
@@ -367,7 +353,7 @@ class CrispGame:
     def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str) -> None:
         face = self.faces.get(handle)
         if face is None:
-            self.provisional.append(Provisional(len(self.log), move, handle, requirement))
+            self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
         elif not ok(face):
             raise illegal(reason)
 
@@ -521,13 +507,6 @@ class CrispGame:
         return events
 
     # ------------------------------------------------------------ views
-
-    def _face_text(self, h: Handle) -> str:
-        return self.faces.get(h) or "?"
-
-    def face_for(self, seat: int, h: Handle) -> str | None:
-        """The face of `h` as `seat` knows it, or None."""
-        return self.faces.get(h) if self.know.knows(seat, h) else None
 
     def legal_moves(self, player: str) -> list[Move]:
         """Every move `player` may make at the current clock."""
