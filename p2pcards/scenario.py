@@ -124,7 +124,7 @@ def parse_move(game: Game, raw: object, index: int) -> Move | float | list[tuple
             out.append((by, _field(c, "pos", int, where)))
         return out
     table = CRISP_MOVES if isinstance(game, CrispGame) else CRESCENDO_MOVES
-    if do not in table:
+    if not isinstance(do, str) or do not in table:
         raise InputError(f"{where}: unknown move {do!r}")
     by = _field(raw, "by", str, where)
     if by not in players:

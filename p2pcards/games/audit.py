@@ -36,7 +36,8 @@ def check_round(game: Game, faces: Mapping[Handle, object], inputs: Sequence[Rou
     if isinstance(game, CrispGame):
         referee = CrispGame(game.players, game.options, game.first_dealer)
     else:
-        referee = CrescendoGame(game.players, game.options, game.first_dealer)
+        # Fresh cards of a reshuffle come as recorded inputs; `faces` holds their handles too.
+        referee = CrescendoGame(game.players, game.options, game.first_dealer, auto_reshuffle=False)
     referee.round_no = round_no - 1
     referee.clock = start
     referee.deal(faces, start)  # type: ignore[arg-type]
@@ -44,6 +45,9 @@ def check_round(game: Game, faces: Mapping[Handle, object], inputs: Sequence[Rou
         try:
             if item.kind == "tick":
                 referee.tick(item.time, item.wait)
+            elif item.kind == "reshuffle":
+                assert isinstance(referee, CrescendoGame)
+                referee.reshuffle(item.backs)
             elif item.kind == "tie":
                 assert isinstance(referee, CrescendoGame)
                 referee.number_tie(item.claims, now=item.time)
@@ -51,6 +55,6 @@ def check_round(game: Game, faces: Mapping[Handle, object], inputs: Sequence[Rou
                 assert item.move is not None
                 referee.apply(item.move, now=item.time)
         except IllegalMove as exc:
-            player = item.move.player if item.move else item.claims[0][0]
+            player = item.move.player if item.move else (item.claims[0][0] if item.claims else "")
             return RulesFault(i, player, item.move, str(exc))
     return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalMove, LocalError
 
@@ -15,6 +15,10 @@ CRISP_SLOTS = ("left", "middle", "right")
 
 class HiddenFace(LocalError):
     """The engine needs a face it has not been shown (the table must reveal it first)."""
+
+
+class NeedReshuffle(LocalError):
+    """A card is needed from Crescendo's empty Reserve: the table must reshuffle before going on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +135,12 @@ class Window:
 class RoundInput:
     """One input a round's engine received: a move, simultaneous claims, or the clock moving on."""
 
-    kind: str  # "move", "tie" or "tick"
+    kind: str  # "move", "tie", "tick" or "reshuffle"
     time: float
     move: Move | None = None
     claims: tuple[tuple[str, int], ...] = ()
     wait: bool = False
+    backs: tuple[Any, ...] = ()
 
 
 class EngineBase(Generic[F]):
@@ -162,6 +167,44 @@ class EngineBase(Generic[F]):
         self.events: list[Event] = []
         self.inputs: list[RoundInput] = []  # this round's, for the audit's replay
         self.round_start = 0.0
+        self.awaiting: list[Handle] = []  # faces the ended round needs before it can be scored
+        self._ended_at = 0.0
+
+    @property
+    def needs_deal(self) -> bool:
+        """True when the next round waits for its deck (the last one ended and was scored)."""
+        r = getattr(self, "r", None)
+        return not self.over and (r is None or (r.ended and not self.awaiting))
+
+    def _round_handles(self) -> list[Handle]:
+        """Every card in the players' hands or rows (revealed when the round ends)."""
+        raise NotImplementedError
+
+    def _settle(self, when: float) -> list[Event]:
+        """Score the ended round once every face in it is known."""
+        raise NotImplementedError
+
+    def _reveal_and_settle(self, when: float) -> list[Event]:
+        """Turn every card face up; score now if every face is known, else wait for `finish_round`."""
+        handles = self._round_handles()
+        for h in handles:
+            self.know.show_all(h)
+        self.awaiting = [h for h in handles if self.faces.get(h) is None]
+        if self.awaiting:
+            self._ended_at = when
+            return [Event("reveal_all", None, (len(self.awaiting),))]
+        return self._settle(when)
+
+    def finish_round(self) -> list[Event]:
+        """Score the ended round now that the table has revealed its cards; HiddenFace if some are missing."""
+        for h in self.awaiting:
+            self.faces.need(h)
+        if not self.awaiting:
+            return []
+        self.awaiting = []
+        events = self._settle(self._ended_at)
+        self.events.extend(events)
+        return events
 
     def seat(self, player: str) -> int:
         """The seat index of `player`; IllegalMove when they are not at this table."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import InputError
-from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, RoundInput, Window, illegal, tie_order
+from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, NeedReshuffle, RoundInput, Window, illegal, tie_order
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
@@ -101,7 +101,7 @@ class CrescendoView:
     piles: tuple[int, ...]
     reserve: int
     reserve_top: Back | None
-    discard: tuple[CrescendoCard, ...]  # top first
+    discard: tuple[CrescendoCard | None, ...]  # top first; None only while a table's reveal is on its way
     window_open: bool
     caller: int | None
     totals: tuple[int, ...]
@@ -139,7 +139,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
     name = "crescendo"
     deck_size = 104
 
-    def __init__(self, players: Sequence[str], options: CrescendoOptions | None = None, dealer: int = 0) -> None:
+    def __init__(self, players: Sequence[str], options: CrescendoOptions | None = None, dealer: int = 0,
+                 auto_reshuffle: bool = True) -> None:
         if not 2 <= len(players) <= 6:
             raise InputError(f"Crescendo needs 2 to 6 players, not {len(players)}")
         if len(set(players)) != len(players):
@@ -151,13 +152,11 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         self.backs: dict[Handle, Back] = {}
         self.r: _Round | None = None
         self.queued: list[Mapping[Handle, CrescendoCard]] = []
+        # True: turn the discard pile over as scenarios do. False: raise NeedReshuffle and wait for
+        # `reshuffle()`, as a table does while its peers shuffle the cards afresh.
+        self.auto_reshuffle = auto_reshuffle
 
     # ------------------------------------------------------------ dealing
-
-    @property
-    def needs_deal(self) -> bool:
-        """True when the next round waits for its deck."""
-        return not self.over and (self.r is None or self.r.ended)
 
     def queue_deck(self, deck: Sequence[CrescendoCard]) -> None:
         """Give a future round's deck (referee): it is dealt the moment its round is due."""
@@ -298,8 +297,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
                 raise illegal(f"cannot draw from {source!r}")
             if source == "discard" and not r.discard:
                 raise illegal("the common discard pile is empty")
-            if source == "reserve" and not r.reserve and len(r.discard) < 2:
-                raise illegal("the Reserve is empty and there is nothing to reshuffle")
+            if source == "reserve" and not r.reserve:
+                if len(r.discard) < 2:
+                    raise illegal("the Reserve is empty and there is nothing to reshuffle")
+                self._need_reshuffle()
         elif a == "crescendo":
             earliest = 3 * self.n + 1
             if r.turn_number + 1 < earliest:
@@ -363,8 +364,61 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if r.reserve:
             return self.backs[r.reserve[-1]]
         if len(r.discard) >= 2:
+            self._need_reshuffle()
             return self.backs[self._reshuffle_order()[-1]]
         return None
+
+    def _need_reshuffle(self) -> None:
+        """A card is needed from the empty Reserve: a table must reshuffle before going on."""
+        if not self.auto_reshuffle:
+            raise NeedReshuffle("the Reserve is empty: the discard pile must be reshuffled first")
+
+    def reshuffle_cards(self) -> list[Handle]:
+        """The cards a reshuffle takes: the common discard pile but its top, bottom card first."""
+        assert self.r is not None
+        return self.r.discard[:-1]
+
+    def reshuffle(self, backs: Sequence[Back], faces: Mapping[int, CrescendoCard] | None = None) -> list[Handle]:
+        """Form a new Reserve (top first) of fresh cards with these backs from the discard pile but its top."""
+        r = self.r
+        assert r is not None
+        if r.reserve or len(r.discard) < 2 or len(backs) != len(r.discard) - 1:
+            raise illegal("no reshuffle is due, or the wrong number of cards")
+        self.inputs.append(RoundInput("reshuffle", self.clock, backs=tuple(backs)))
+        r.discard = r.discard[-1:]
+        fresh = list(range(r.next_handle, r.next_handle + len(backs)))
+        r.next_handle += len(backs)
+        for i, (h, back) in enumerate(zip(fresh, backs)):
+            self.backs[h] = back
+            if faces is not None and i in faces:
+                self.faces.known[h] = faces[i]
+        r.reserve = fresh[::-1]
+        self.events.append(Event("reshuffle", None, (len(fresh),)))
+        return fresh
+
+    def public_before(self, move: Move) -> list[Handle]:
+        """The cards `move` turns face up, whose faces a table reveals before applying it."""
+        r = self.r
+        if r is None or r.ended:
+            return []
+        me = self.seat(move.player)
+        row = r.rows[me]
+        a = move.action
+        pos = move.pos if isinstance(move.pos, int) and 0 <= move.pos < len(row) else None
+        if a == "number" and pos is not None:
+            return [row[pos], r.discard[-1]]
+        if a == "replace" and pos is not None:
+            return [row[pos]] + ([r.drawn] if r.drawn_from == "discard" and r.drawn is not None else [])
+        if a == "discard" and r.drawn is not None:
+            return [r.drawn]
+        if a == "lock" and pos is not None:
+            out = [row[pos]]
+        elif a in ("peek", "exchange"):
+            out = []
+        else:
+            return []
+        self.reserve_top_back()  # NeedReshuffle first when the Reserve is empty
+        return out + ([r.reserve[-1]] if r.reserve else [])
 
     def number_tie(self, claims: Sequence[tuple[str, int]], now: float | None = None) -> list[Event]:
         """Claims that arrived together: the first in tie order is resolved, the others withdrawn."""
@@ -420,8 +474,9 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             if source == "discard":
                 h = r.discard.pop()
             else:
-                h = self._take_reserve()
-                assert h is not None
+                taken = self._take_reserve()
+                assert taken is not None
+                h = taken
                 self.know.show(me, h)
             r.drawn, r.drawn_from = h, source
             return [Event("draw", move.player, (source,))]
@@ -475,9 +530,11 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         assert r is not None
         row = r.rows[me]
         h = row[pos]
-        self.know.show_all(h)
         face = self.faces.need(h)
         top = self.faces.need(r.discard[-1])
+        if not near(face, top) and not r.reserve and len(r.discard) >= 2:
+            self._need_reshuffle()
+        self.know.show_all(h)
         name = self.players[me]
         events: list[Event]
         if near(face, top):
@@ -550,6 +607,15 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         assert r is not None
         r.ended = True
         r.window = None
+        return self._reveal_and_settle(when)
+
+    def _round_handles(self) -> list[Handle]:
+        assert self.r is not None
+        return [h for row in self.r.rows for h in row]
+
+    def _settle(self, when: float) -> list[Event]:
+        r = self.r
+        assert r is not None
         start = r.caller if r.caller is not None else r.first
         for k in range(self.n):
             seat = (start + k) % self.n
@@ -557,7 +623,6 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             keep = []
             keep_locked = []
             for h, lk in zip(row, r.locked[seat]):
-                self.know.show_all(h)
                 if is_joker(self.faces.need(h)):
                     r.discard.append(h)
                 else:
@@ -678,7 +743,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             piles=tuple(len(p) for p in r.piles),
             reserve=len(r.reserve),
             reserve_top=self.backs[r.reserve[-1]] if r.reserve else None,
-            discard=tuple(self.faces.need(h) for h in reversed(r.discard)),
+            discard=tuple(self.faces.get(h) for h in reversed(r.discard)),
             window_open=r.window is not None,
             caller=r.caller,
             totals=tuple(self.totals),

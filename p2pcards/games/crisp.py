@@ -113,7 +113,7 @@ class CrispView:
     drawn: str | None  # my drawn card, when I may see it
     drawn_from: str | None
     known: tuple[tuple[str | None, ...], ...]  # known[seat][slot]
-    discard: tuple[str, ...]  # top first
+    discard: tuple[str | None, ...]  # top first; None only while a table's reveal is on its way
     draw_pile: tuple[str | None, ...]  # top first; faces everyone knows after a turnover
     caller: int | None
     can_call: bool
@@ -164,11 +164,6 @@ class CrispGame(EngineBase[str]):
         self.queued: list[Mapping[Handle, str]] = []
 
     # ------------------------------------------------------------ dealing
-
-    @property
-    def needs_deal(self) -> bool:
-        """True when the next round waits for its deck."""
-        return not self.over and (self.r is None or self.r.ended)
 
     def queue_deck(self, deck: Sequence[str]) -> None:
         """Give a future round's deck (referee): it is dealt the moment its round is due."""
@@ -350,6 +345,17 @@ class CrispGame(EngineBase[str]):
             self._require(move, r.drawn, lambda f: crisp_rank(f) == rank,
                           f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
 
+    def public_before(self, move: Move) -> list[Handle]:
+        """The cards `move` turns face up, whose faces a table reveals before applying it."""
+        r = self.r
+        if r is None or r.ended or r.drawn is None or r.turn != self.players.index(move.player):
+            return []
+        if move.action in ("discard", "jack", "queen", "king"):
+            return [r.drawn]
+        if move.action == "replace" and isinstance(move.pos, int) and 0 <= move.pos <= 2:
+            return [r.hands[r.turn][move.pos]]
+        return []
+
     def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str) -> None:
         face = self.faces.get(handle)
         if face is None:
@@ -483,9 +489,15 @@ class CrispGame(EngineBase[str]):
         r.ended = True
         r.turn = None
         r.window = None
-        for hand in r.hands:
-            for h in hand:
-                self.know.show_all(h)
+        return self._reveal_and_settle(when)
+
+    def _round_handles(self) -> list[Handle]:
+        assert self.r is not None
+        return [h for hand in self.r.hands for h in hand]
+
+    def _settle(self, when: float) -> list[Event]:
+        r = self.r
+        assert r is not None
         faces = [[self.faces.need(h) for h in hand] for hand in r.hands]
         sums = [sum(crisp_value(f) for f in hand) for hand in faces]
         scores = list(sums)
@@ -570,7 +582,7 @@ class CrispGame(EngineBase[str]):
             drawn=drawn,
             drawn_from=r.drawn_from if r.drawn is not None else None,
             known=tuple(tuple(self.face_for(me, h) for h in hand) for hand in r.hands),
-            discard=tuple(self.faces.need(h) for h in reversed(r.discard)),
+            discard=tuple(self.faces.get(h) for h in reversed(r.discard)),
             draw_pile=tuple(self.face_for(me, h) for h in reversed(r.draw_pile)),
             caller=r.caller,
             can_call=any(m.action == "crisp" for m in legal),
