@@ -1,0 +1,45 @@
+"""The crypto benchmark runs, counts the operations each step needs, and prints a table with ratios."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from p2pcards.bench import crypto as bench
+from p2pcards.errors import InputError
+
+
+def test_counts_match_the_protocol() -> None:
+    """Operation counts per step follow from the protocol: e.g. a pass is n base + n var mults, each checked by S-1 peers."""
+    costs = {op: 1e-6 for op in bench.PRIMITIVES}
+    rows = {r.step: r for r in bench.bench_config(52, 3, costs, repeat=1)}
+    n, s = 52, 3
+    sh = rows["shuffle"].counts
+    assert sh["mul"] == s * n and sh["base"] == s * n and sh["valid"] == s * (s - 1) * 2 * n
+    pr = rows["private"].counts
+    shares = s * (s - 1) * bench.HAND
+    # prover: x·c1, k·c1 (+ k·G); verifier: e·D, e·PK, s·c1 (+ s·G); recipient: own share
+    assert pr["mul"] == 2 * shares + 3 * shares + s * bench.HAND
+    assert pr["base"] == 2 * shares
+    for r in rows.values():
+        assert r.seconds > 0 and r.bound > 0 and r.wire > 0
+    assert rows["shuffle"].wire > s * n * 64
+
+
+def test_run_prints_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """`p2pcards bench crypto --configs 52x2` prints every step with a ratio."""
+    p = argparse.ArgumentParser()
+    bench.add_arguments(p)
+    assert bench.run(p.parse_args(["--configs", "52x2", "--repeat", "1"])) == 0
+    out = capsys.readouterr().out
+    for step in bench.STEPS:
+        assert f" {step} " in out
+    assert "worst ratio" in out
+
+
+def test_bad_configs() -> None:
+    """Unknown deck sizes and seat counts are input errors."""
+    for bad in ("52", "53x2", "52x1", "axb"):
+        with pytest.raises(InputError):
+            bench.parse_configs(bad)
