@@ -1,0 +1,155 @@
+"""The good bots see only their views, always move legally, claim NUMBER only when right, and beat random bots."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import random
+
+import pytest
+
+from p2pcards.bench.bots import play_one, wilson
+from p2pcards.bots import crescendo_bot, crisp_bot
+from p2pcards.bots.base import Bot, RandomBot, View, play_game
+from p2pcards.bots.cli import play
+from p2pcards.bots.crescendo_bot import CrescendoBot
+from p2pcards.bots.crisp_bot import CrispBot
+from p2pcards.games.base import Move
+from p2pcards.games.crescendo import CrescendoGame, CrescendoOptions, CrescendoView
+from p2pcards.games.crisp import CrispGame, CrispOptions, CrispView
+
+NAMES = ["ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal"]
+
+
+class Checked:
+    """Passes the view to a bot and checks that whatever it returns is one of the view's legal moves."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.moves = 0
+
+    def choose(self, view: View) -> Move | None:
+        assert isinstance(view, (CrispView, CrescendoView))
+        move = self.bot.choose(view)
+        if move is not None:
+            assert move in view.legal, f"illegal move {move} (legal: {view.legal})"
+            assert move.player == view.players[view.me]
+            self.moves += 1
+        return move
+
+
+def _table(good: type, players: int, seed: int, all_good: bool) -> tuple[list[Checked], list[int]]:
+    rng = random.Random(seed)
+    good_seats = list(range(players)) if all_good else [seed % players]
+    bots = [Checked(good() if s in good_seats else RandomBot(random.Random(rng.random()))) for s in range(players)]
+    return bots, good_seats
+
+
+def test_modules_never_touch_a_game() -> None:
+    for module in (crisp_bot, crescendo_bot):
+        names = vars(module)
+        assert "CrispGame" not in names and "CrescendoGame" not in names
+
+
+def test_crisp_bot_works_from_a_bare_view() -> None:
+    game = CrispGame(NAMES[:3])
+    game.queue_deck(list(random.Random(5).sample(__import__("p2pcards.cards", fromlist=["CRISP_DECK"]).CRISP_DECK, 52)))
+    view = game.view(NAMES[1])
+    first = game.players[game.r.turn]  # type: ignore[union-attr]
+    view = game.view(first)
+    del game
+    # A view rebuilt field by field: no reference to any engine remains.
+    copy = CrispView(**{f.name: getattr(view, f.name) for f in dataclasses.fields(CrispView)})
+    move = CrispBot().choose(copy)
+    assert move is not None and move in copy.legal and move.action == "draw"
+
+
+def test_crescendo_bot_works_from_a_bare_view() -> None:
+    from p2pcards.cards import CRESCENDO_DECK
+
+    game = CrescendoGame(NAMES[:4])
+    game.queue_deck(random.Random(6).sample(list(CRESCENDO_DECK), 104))
+    first = game.players[game.r.turn]  # type: ignore[union-attr]
+    view = game.view(first)
+    del game
+    copy = CrescendoView(**{f.name: getattr(view, f.name) for f in dataclasses.fields(CrescendoView)})
+    move = CrescendoBot().choose(copy)
+    assert move is not None and move in copy.legal and move.action.startswith("setup")
+
+
+def test_bots_refuse_the_other_game() -> None:
+    game = CrispGame(NAMES[:2])
+    with pytest.raises(TypeError):
+        CrescendoBot().choose(game.view(NAMES[0]))
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_crisp_bot_moves_are_always_legal(players: int) -> None:
+    for k, options in enumerate([CrispOptions(), CrispOptions(discard_draw=True, limit=50),
+                                 CrispOptions(draw_seconds=30, crisp_window_s=0, next_start_s=0)]):
+        bots, good = _table(CrispBot, players, 100 * players + k, all_good=k == 1)
+        play_game(CrispGame(NAMES[:players], options), bots, random.Random(players * 7 + k))
+        assert all(bots[s].moves > 0 for s in good)
+
+
+@pytest.mark.parametrize("players", range(2, 7))
+def test_crescendo_bot_moves_are_legal_and_number_claims_right(players: int) -> None:
+    claims = 0
+    for k, options in enumerate([CrescendoOptions(), CrescendoOptions(number_window_s=0)]):
+        bots, good = _table(CrescendoBot, players, 200 * players + k, all_good=k == 1)
+        game = CrescendoGame(NAMES[:players], options)
+        play_game(game, bots, random.Random(players * 11 + k))
+        names = {NAMES[s] for s in good}
+        wrong = [e for e in game.events if e.kind == "number_wrong" and e.player in names]
+        assert not wrong, f"a good bot made a wrong NUMBER claim: {wrong}"
+        claims += sum(1 for e in game.events if e.kind == "number_right" and e.player in names)
+        assert all(bots[s].moves > 0 for s in good)
+    assert claims > 0
+
+
+def test_crescendo_number_claim_only_when_known() -> None:
+    """Every claim the bot makes names a card it knows, a number within 2 of a numbered top discard."""
+    seen: list[tuple[object, object]] = []
+
+    class Spy:
+        def __init__(self) -> None:
+            self.bot = CrescendoBot()
+
+        def choose(self, view: View) -> Move | None:
+            move = self.bot.choose(view)
+            if move is not None and move.action == "number":
+                assert isinstance(view, CrescendoView) and move.pos is not None
+                seen.append((view.known[view.me][move.pos], view.discard[0]))
+            return move
+
+    for seed in range(3):
+        rng = random.Random(seed)
+        bots: list[Bot] = [Spy(), RandomBot(random.Random(rng.random())), Spy()]
+        play_game(CrescendoGame(NAMES[:3]), bots, rng)
+    assert seen
+    for mine, top in seen:
+        assert isinstance(mine, int) and isinstance(top, int) and abs(mine - top) <= 2
+
+
+@pytest.mark.parametrize(("name", "games", "floor"), [("crisp", 80, 0.45), ("crescendo", 16, 0.6)])
+def test_good_bot_beats_random_bots(name: str, games: int, floor: float) -> None:
+    """Four seats, one good bot: its win rate's lower 95% bound is far above a random bot's 25%."""
+    wins = sum(play_one(name, 4, 12345, i)[0] for i in range(games))
+    low, _ = wilson(wins, games)
+    assert wins / games >= floor
+    assert low > 0.25
+
+
+def test_wilson_interval() -> None:
+    low, high = wilson(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-3) and high == pytest.approx(0.5962, abs=1e-3)
+    assert wilson(0, 10)[0] == pytest.approx(0.0) and wilson(10, 10)[1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_botgame_prints_a_whole_game(game: str) -> None:
+    out = io.StringIO()
+    assert play(game, 3, 1, seed=4, delay=0.0, out=out) == 0
+    text = out.getvalue()
+    assert "=== Round 1 ===" in text and "Round 1 is over" in text
+    assert "wins the game" in text or "share the win" in text
