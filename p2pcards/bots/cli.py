@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from ..cards import CrescendoCard
+from ..cards import CrescendoCard, crisp_value
 from ..errors import InputError
 from ..games.base import CRISP_SLOTS, Event, Move
 from ..games.crescendo import CrescendoGame
@@ -135,7 +135,7 @@ class Narrator:
             for s, hand in enumerate(res.hands):
                 note = ""
                 if res.caller == s:
-                    raw = sum(_crisp_points(c) for c in hand)
+                    raw = sum(crisp_value(c) for c in hand)
                     note = f" (called crisp: {raw} {'-' if res.scores[s] < raw else '+'} 5)"
                 self.say(f"  {self.who(s):<5} {' '.join(f'{c:>3}' for c in hand)}  scores {res.scores[s]:>3}{note}"
                           f"  total {g.totals[s]:>3}")
@@ -236,12 +236,6 @@ class Narrator:
 def _row(g: CrescendoGame, row: list[int]) -> str:
     faces: list[CrescendoCard] = [g.faces.need(h) for h in row]
     return " ".join(f"{f!s:>3}" for f in faces)
-
-
-def _crisp_points(card: str) -> int:
-    from ..cards import crisp_value
-
-    return crisp_value(card)
 
 
 class Watched:

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from p2pcards.bench.bots import play_one, wilson
+from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.bots import crescendo_bot, crisp_bot
 from p2pcards.bots.base import Bot, RandomBot, View, play_game
 from p2pcards.bots.cli import play
@@ -53,8 +54,7 @@ def test_modules_never_touch_a_game() -> None:
 
 def test_crisp_bot_works_from_a_bare_view() -> None:
     game = CrispGame(NAMES[:3])
-    game.queue_deck(list(random.Random(5).sample(__import__("p2pcards.cards", fromlist=["CRISP_DECK"]).CRISP_DECK, 52)))
-    view = game.view(NAMES[1])
+    game.queue_deck(random.Random(5).sample(list(CRISP_DECK), 52))
     first = game.players[game.r.turn]  # type: ignore[union-attr]
     view = game.view(first)
     del game
@@ -65,8 +65,6 @@ def test_crisp_bot_works_from_a_bare_view() -> None:
 
 
 def test_crescendo_bot_works_from_a_bare_view() -> None:
-    from p2pcards.cards import CRESCENDO_DECK
-
     game = CrescendoGame(NAMES[:4])
     game.queue_deck(random.Random(6).sample(list(CRESCENDO_DECK), 104))
     first = game.players[game.r.turn]  # type: ignore[union-attr]
