@@ -9,6 +9,7 @@ commits the seat to all of them before it sees any deck.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Final, TypeAlias
 
 from ..errors import BadCard, BadOpening, BadPass, BadProof, DeckFault, InvalidPoint, LocalError, MalformedMessage
 from . import group, proofs
-from .encoding import Value, transcript_hash
+from .encoding import Value, encode, transcript_hash
 from .proofs import Proof
 
 Card: TypeAlias = str | int
@@ -76,8 +77,14 @@ def card_point(table: bytes, round: int, card: Card) -> bytes:
     """The point of `card` this round: from_uniform(h0) + from_uniform(h1), h_i = H_card(table, round, card, i)."""
     if not _is_card(card):
         raise TypeError(f"a card is a str or an int: {card!r}")
-    h0 = transcript_hash(CARD_PERSON, [table, round, card, 0], 32)
-    h1 = transcript_hash(CARD_PERSON, [table, round, card, 1], 32)
+    return _card_point(encode([table, round, 0, 0])[:-2], card)
+
+
+def _card_point(head: bytes, card: Card) -> bytes:
+    """card_point with the transcript's head (array header, table, round) already encoded."""
+    tail = encode(card)
+    h0 = hashlib.blake2b(head + tail + b"\x00", digest_size=32, person=CARD_PERSON).digest()
+    h1 = hashlib.blake2b(head + tail + b"\x01", digest_size=32, person=CARD_PERSON).digest()
     return group.add(group.from_uniform(h0), group.from_uniform(h1))
 
 
@@ -92,10 +99,13 @@ class CardBook:
 def card_book(ctx: RoundContext, cards: Iterable[Card]) -> CardBook:
     """The card book of this round for a set of distinct cards."""
     points: dict[Card, bytes] = {}
+    head = encode([ctx.table, ctx.round, 0, 0])[:-2]  # the two trailing fixints are the card's slots
     for card in cards:
         if card in points:
             raise ValueError(f"card {card!r} twice")
-        points[card] = card_point(ctx.table, ctx.round, card)
+        if not _is_card(card):
+            raise TypeError(f"a card is a str or an int: {card!r}")
+        points[card] = _card_point(head, card)
     by_point = {p: c for c, p in points.items()}
     if len(by_point) != len(points):  # pragma: no cover - a hash collision
         raise ValueError("two cards hash to one point")
@@ -298,10 +308,18 @@ def initial_deck(
     return EncryptedDeck(deck, 0, (group.BASE,) * len(cards), c2, None if tags is None else tuple(tags))
 
 
-def _pass_randomness(ctx: RoundContext, seat: int, seed: bytes, deck: int, n: int) -> tuple[list[int], list[bytes]]:
-    """The permutation and the n re-masking scalars of `seat`'s pass on deck `deck` of n cards."""
+def _pass_randomness(ctx: RoundContext, seat: int, seed: bytes, deck: int, n: int) -> tuple[list[int], list[int]]:
+    """The permutation and the n re-masking scalars (as integers) of `seat`'s pass on deck `deck` of n cards."""
     base: list[Value] = [ctx.table, ctx.round, seat, deck, n, seed]
-    scalars = [group.scalar_reduce(transcript_hash(SHUFFLE_PERSON, [*base, "r", j])) for j in range(n)]
+    # H(base + ["r", j]) for every j: the encoding up to j is shared, so hash it once and copy the state.
+    prefix = hashlib.blake2b(digest_size=64, person=SHUFFLE_PERSON)
+    prefix.update(encode([*base, "r", 0])[:-1])
+    L = group.ORDER
+    scalars = []
+    for j in range(n):
+        h = prefix.copy()
+        h.update(encode(j))
+        scalars.append(int.from_bytes(h.digest(), "little") % L)
     perm = list(range(n))
     words: list[int] = []
     counter = 0
@@ -326,7 +344,8 @@ def shuffle_pass(ctx: RoundContext, keys: RoundKeys, secret: RoundSecret, prev: 
     if prev.stage != secret.seat:
         raise LocalError(f"seat {secret.seat} shuffles at stage {secret.seat}, not {prev.stage}")
     n = len(prev)
-    perm, rs = _pass_randomness(ctx, secret.seat, secret.seed, prev.deck, n)
+    perm, ints = _pass_randomness(ctx, secret.seat, secret.seed, prev.deck, n)
+    rs = [r.to_bytes(32, "little") for r in ints]
     add, mul, mul_base, joint = group.add, group.mul, group.mul_base, keys.joint
     pc1, pc2 = prev.c1, prev.c2
     c1 = tuple([add(pc1[i], mul_base(r)) for i, r in zip(perm, rs)])
@@ -633,16 +652,18 @@ def audit(
                 return _fault(ctx, seat, "pass", str(exc))
             perm, rs = _pass_randomness(ctx, seat, secrets_[seat].seed, rec.deck, len(cards))
             cards = [cards[i] for i in perm]
-            mask = [(mask[i] + int.from_bytes(r, "little")) % L for i, r in zip(perm, rs)]
+            mask = [(mask[i] + r) % L for i, r in zip(perm, rs)]
             points = book.points
             # Expected values are computed with base multiplications only, knowing x: much cheaper than re-masking.
-            for k in range(len(cards)):
-                if new.c1[k] != mul_base(mask[k].to_bytes(32, "little")) or new.c2[k] != add(
-                    points[cards[k]], mul_base((mask[k] * x % L).to_bytes(32, "little"))
-                ):
-                    return _fault(
-                        ctx, seat, "pass", f"deck {rec.deck} pass of seat {seat} is not its committed shuffle at position {k}"
-                    )
+            # In batches of one operation each: the base-point tables stay in cache.
+            c1 = [mul_base(m.to_bytes(32, "little")) for m in mask]
+            rx = [mul_base((m * x % L).to_bytes(32, "little")) for m in mask]
+            c2 = [add(points[c], p) for c, p in zip(cards, rx)]
+            if c1 != list(new.c1) or c2 != list(new.c2):
+                k = next(k for k in range(len(cards)) if (c1[k], c2[k]) != (new.c1[k], new.c2[k]))
+                return _fault(
+                    ctx, seat, "pass", f"deck {rec.deck} pass of seat {seat} is not its committed shuffle at position {k}"
+                )
             if tag_of is not None and new.tags != tuple(tag_of[c] for c in cards):
                 return _fault(ctx, seat, "pass", f"deck {rec.deck} pass of seat {seat} moved a tag off its card")
             prev = new

@@ -90,7 +90,7 @@ def compute() -> dict[str, Any]:
         "joint_hex": keys.joint.hex(),
     }
     perm, rs = D._pass_randomness(ctx, 0, seeds[0], 0, 10)
-    out["pass_randomness"] = {"seat": 0, "deck": 0, "n": 10, "perm": perm, "scalars_hex": [r.hex() for r in rs]}
+    out["pass_randomness"] = {"seat": 0, "deck": 0, "n": 10, "perm": perm, "scalars_hex": [r.to_bytes(32, "little").hex() for r in rs]}
 
     cards: list[D.Card] = ["AS", "2S", "3S", "KH"]
     tags = ["a", "b", "a", "c"]
