@@ -117,14 +117,13 @@ def _wire(st: State, seat: int, kind: str, body: dict[str, Value]) -> int:
 
 def step_keys(st: State, seeds: list[bytes]) -> int:
     """Each seat announces its round key; every peer verifies the others', builds the card book and deck 0."""
-    ctx, n = st.ctx, len(st.cards)
+    ctx = st.ctx
     st.secrets = [D.round_secret(ctx, i, seeds[i]) for i in range(ctx.seats)]
     st.anns = [D.announce(ctx, s) for s in st.secrets]
     for peer in range(ctx.seats):
         st.keys = D.round_keys(ctx, st.anns, own=peer)
         st.book = D.card_book(ctx, st.cards)
         D.initial_deck(ctx, st.keys, st.book, st.cards, st.tags)
-    del n
     return sum(_wire(st, a.seat, "round-key", a.to_wire()) for a in st.anns)
 
 
