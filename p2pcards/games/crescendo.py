@@ -204,6 +204,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             return None
         return r.window.deadline
 
+    def next_deadline(self) -> float | None:
+        """The next time at which the clock alone changes the state: the NUMBER window closing."""
+        return self.wake_time()
+
     def tick(self, now: float, wait: bool = False) -> list[Event]:
         """Advance the clock to `now`, closing a NUMBER window it passed (a wait also closes 0 s windows)."""
         if now < self.clock:
@@ -701,7 +705,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             return out
         if r.turn_number + 1 >= 3 * self.n + 1:
             out.append(Move(player, "crescendo"))
-        top = self.reserve_top_back()
+        try:
+            top = self.reserve_top_back()
+        except NeedReshuffle:
+            return out  # which action the next card shows is unknown until the table reshuffles
         if top is None:
             return out
         locked = r.locked

@@ -226,6 +226,11 @@ class CrispGame(EngineBase[str]):
             times.append(nxt[0])
         return min(times) if times else None
 
+    def next_deadline(self) -> float | None:
+        """The next time at which the clock alone changes the state (a window closing, a time-out)."""
+        nxt = self._next_deadline(False)
+        return None if nxt is None else nxt[0]
+
     def tick(self, now: float, wait: bool = False) -> list[Event]:
         """Advance the clock to `now`, applying every deadline passed (a wait also closes 0 s windows)."""
         if now < self.clock:

@@ -1,0 +1,135 @@
+"""What every peer at a table agrees on before the first round: the game, its options and the seats."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..cards import CRESCENDO_DECK, CRISP_DECK, Back, crescendo_back
+from ..crypto.encoding import Value, digest, encode
+from ..errors import InputError, MalformedMessage
+from ..games.crescendo import CrescendoGame, CrescendoOptions
+from ..games.crisp import CrispGame, CrispOptions
+
+Game = CrispGame | CrescendoGame
+CONFIG_PERSON = b"p2pc/config/v1"
+SEATS = {"crisp": (2, 8), "crescendo": (2, 6)}
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """A table: its id, game, options (seconds as integer milliseconds on the wire), seat keys and names."""
+
+    table: bytes
+    game: str
+    options: Mapping[str, Any]
+    keys: tuple[bytes, ...]
+    names: tuple[str, ...]
+    first_dealer: int = 0
+
+    def __post_init__(self) -> None:
+        if self.game not in SEATS:
+            raise InputError(f"unknown game {self.game!r}")
+        low, high = SEATS[self.game]
+        if not low <= len(self.keys) <= high or len(self.names) != len(self.keys):
+            raise InputError(f"{self.game} needs {low} to {high} seats, each with a name")
+        if len(set(self.keys)) != len(self.keys) or len(set(self.names)) != len(self.names):
+            raise InputError("seat keys and names must be distinct")
+        if not 0 <= self.first_dealer < len(self.keys):
+            raise InputError("no such dealer")
+        self.new_game()  # validates the options
+
+    @property
+    def seats(self) -> int:
+        """The number of seats."""
+        return len(self.keys)
+
+    def new_game(self) -> Game:
+        """A fresh engine for this table, as a peer runs it (faces revealed by the protocol)."""
+        if self.game == "crisp":
+            return CrispGame(self.names, CrispOptions.from_dict(self.options), self.first_dealer)
+        return CrescendoGame(self.names, CrescendoOptions.from_dict(self.options), self.first_dealer,
+                             auto_reshuffle=False)
+
+    def cards(self) -> tuple[str | int, ...]:
+        """The deck in its public starting order."""
+        return CRISP_DECK if self.game == "crisp" else CRESCENDO_DECK
+
+    def tags(self) -> tuple[str, ...] | None:
+        """The public tag of each card of `cards()`: Crescendo's backs; Crisp has none."""
+        if self.game == "crisp":
+            return None
+        return tuple(str(crescendo_back(c)) for c in CRESCENDO_DECK)
+
+    def to_wire(self) -> dict[str, Value]:
+        """The config as a msgpack map (times in integer milliseconds: the wire has no floats)."""
+        return {
+            "table": self.table,
+            "game": self.game,
+            "options": {k: _to_ms(k, v) for k, v in sorted(self.options.items())},
+            "keys": list(self.keys),
+            "names": list(self.names),
+            "dealer": self.first_dealer,
+        }
+
+    @classmethod
+    def from_wire(cls, v: Value) -> TableConfig:
+        """Parse a config map; MalformedMessage on a bad shape or value."""
+        if not isinstance(v, dict) or set(v) != {"table", "game", "options", "keys", "names", "dealer"}:
+            raise MalformedMessage("bad table config")
+        opts = v["options"]
+        if not isinstance(opts, dict):
+            raise MalformedMessage("bad options")
+        try:
+            return cls(
+                _bytes(v["table"]), str(v["game"]),
+                {k: _from_ms(k, x) for k, x in opts.items()},
+                tuple(_bytes(k) for k in _list(v["keys"])),
+                tuple(str(n) for n in _list(v["names"])),
+                int(v["dealer"]),  # type: ignore[arg-type]
+            )
+        except (InputError, TypeError, ValueError) as exc:
+            raise MalformedMessage(f"bad table config: {exc}") from None
+
+    def digest(self) -> bytes:
+        """The hash every seat signs in `ready`: agreement on exactly this config."""
+        return digest(CONFIG_PERSON, encode(self.to_wire()))
+
+
+def parse_back(tag: str) -> Back:
+    """A Crescendo back from its public tag (`"11-20 peek"`)."""
+    span, action = tag.split(" ")
+    low, high = span.split("-")
+    return Back(int(low), int(high), action)
+
+
+_SECONDS = {"draw_seconds", "crisp_window_s", "next_start_s", "number_window_s"}
+
+
+def _to_ms(key: str, value: Any) -> Value:
+    if key in _SECONDS and value is not None:
+        return int(round(value * 1000))
+    if key == "number_tie_ms":
+        return int(round(value))
+    return value  # type: ignore[no-any-return]
+
+
+def _from_ms(key: str, value: Value) -> Any:
+    if key in _SECONDS and value is not None:
+        if type(value) is not int:
+            raise MalformedMessage(f"{key} must be integer milliseconds")
+        return value / 1000
+    return value
+
+
+def _bytes(v: Value) -> bytes:
+    if not isinstance(v, bytes):
+        raise MalformedMessage("expected bytes")
+    return v
+
+
+def _list(v: Value) -> list[Value]:
+    if not isinstance(v, list):
+        raise MalformedMessage("expected a list")
+    return v

@@ -1,0 +1,750 @@
+"""One peer at a table, sans-IO: frames and clock readings in, frames to broadcast and notes out.
+
+Every peer runs the same engine on the same ordered log. The round's dealer is its *orderer*:
+it stamps every move with its clock and puts it in the log (`order` messages); everyone checks
+the stamps against their own clock. Cards are handles of the mental-poker deck: a face reaches
+an engine only through decryption shares the rules entitle it to (see protocol.md).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..crypto import deck as dk
+from ..crypto.encoding import Value, digest
+from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.identity import Identity
+from ..errors import (
+    DeckFault,
+    Equivocation,
+    Gap,
+    IllegalMove,
+    LocalError,
+    MalformedMessage,
+    RemoteProtocolError,
+    Replay,
+)
+from ..games.audit import check_round
+from ..games.base import HiddenFace, Move, NeedReshuffle
+from ..games.crescendo import CrescendoGame
+from .config import Game, TableConfig, parse_back
+from .messages import BODIES, ORDER_KINDS, check_body, move_from_wire, move_to_wire
+
+LOG_PERSON = b"p2pc/log/v1"
+TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
+TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A frame to broadcast to every other peer at the table."""
+
+    frame: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something a user or a log should hear of: `kind` is event, rejected, fault, void, round or over."""
+
+    kind: str
+    detail: str
+    blame: str | None = None
+
+
+Output = Send | Note
+Ref = tuple[int, int]  # (seat, seq) of a move message
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One place in a round's log, as the orderer stamped it."""
+
+    index: int
+    time: float
+    kind: str
+    refs: tuple[Ref, ...]
+
+
+@dataclass
+class _Round:
+    number: int
+    ctx: dk.RoundContext
+    secret: dk.RoundSecret
+    anns: dict[int, dk.KeyAnnouncement] = field(default_factory=dict)
+    keys: dk.RoundKeys | None = None
+    book: dk.CardBook | None = None
+    decks: dict[int, list[dk.EncryptedDeck]] = field(default_factory=dict)
+    early_passes: dict[tuple[int, int], dk.EncryptedDeck] = field(default_factory=dict)
+    passed: set[int] = field(default_factory=set)  # decks we have made our pass on
+    deck_cards: dict[int, tuple[tuple[str | int, ...], tuple[str, ...] | None]] = field(default_factory=dict)
+    loc: dict[int, tuple[int, int]] = field(default_factory=dict)  # handle -> (deck, position)
+    moves: dict[Ref, Move] = field(default_factory=dict)
+    arrived: dict[Ref, float] = field(default_factory=dict)
+    inbox: list[Ref] = field(default_factory=list)  # orderer only: moves not yet ordered
+    ordered: set[Ref] = field(default_factory=set)
+    issued: int = 0  # orderer only: orders sent so far
+    issued_time: float = 0.0
+    entries: deque[Entry] = field(default_factory=deque)
+    next_index: int = 0
+    last_time: float = 0.0
+    log_hash: bytes = bytes(32)
+    granted_public: set[int] = field(default_factory=set)
+    granted_private: dict[int, set[int]] = field(default_factory=dict)
+    shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
+    reveals: list[dk.Reveal] = field(default_factory=list)
+    early_shares: list[tuple[int, dk.Reveal]] = field(default_factory=list)
+    reshuffling: int | None = None  # deck id of a fresh shuffle in progress
+    openings: dict[int, dk.Opening] = field(default_factory=dict)
+    opened: bool = False
+    result: dict[str, Value] | None = None
+    results: dict[int, dict[str, Value]] = field(default_factory=dict)
+    dealt: bool = False
+    stalled_since: float | None = None
+    owed_before: frozenset[int] = frozenset()
+
+
+class _Rounds:
+    """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
+
+    def __init__(self, peer: TablePeer) -> None:
+        self.peer = peer
+
+    def __contains__(self, r: object) -> bool:
+        return isinstance(r, int) and 0 <= r <= self.peer.round + 1
+
+
+class TablePeer:
+    """The table protocol for one seat: feed it frames and the time, broadcast what it returns."""
+
+    def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
+                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S) -> None:
+        if identity.public not in config.keys:
+            raise LocalError("this identity has no seat at the table")
+        self.cfg = config
+        self.identity = identity
+        self.me = config.keys.index(identity.public)
+        self.names = config.names
+        self.n = config.seats
+        self.seat_of = {name: i for i, name in enumerate(config.names)}
+        self.draw_seed = draw_seed
+        self.tolerance = tolerance
+        self.timeout = timeout
+        self.outbox = Outbox(identity, config.table)
+        self.tracker = ChainTracker(config.table, config.keys, BODIES, rounds=_Rounds(self), check_body=check_body)
+        self.game: Game = config.new_game()
+        self.round = 0
+        self.rs: _Round | None = None
+        self.ready: set[int] = set()
+        self.held: list[bytes] = []  # frames that came before what they follow
+        self.later: list[Signed] = []  # accepted messages of a round not begun yet
+        self.stopped: str | None = None
+        self.finished = False
+        self.faults: list[Note] = []
+        self.notes: list[Note] = []
+        self._out: list[Output] = []
+        self._own: list[Signed] = []
+        self.now = 0.0
+
+    # ------------------------------------------------------------ the interface
+
+    def start(self, now: float) -> list[Output]:
+        """Say we are ready to play at this table (agreeing on its exact config)."""
+        self.now = now
+        self._send(0, "ready", {"config": self.cfg.digest()})
+        return self._flush()
+
+    def receive(self, frame: bytes, now: float) -> list[Output]:
+        """Take one frame from the network; never raises on what another peer sent."""
+        self.now = max(self.now, now)
+        if self.stopped is None:
+            self._accept(frame)
+            self._progress()
+        return self._flush()
+
+    def tick(self, now: float) -> list[Output]:
+        """Let time pass: the orderer announces time-outs; everyone watches for peers that owe too long."""
+        self.now = max(self.now, now)
+        if self.stopped is None:
+            self._progress()
+            self._watch()
+        return self._flush()
+
+    def play(self, move: Move, now: float) -> list[Output]:
+        """Send our own move; IllegalMove (nothing sent) when our engine already knows it is not allowed."""
+        self.now = max(self.now, now)
+        if self.stopped is not None or self.rs is None or not self.rs.dealt:
+            raise IllegalMove("the table is not playing a round")
+        if move.player != self.names[self.me]:
+            raise IllegalMove("a peer plays only its own seat's moves")
+        if self.rs.entries:
+            raise IllegalMove("the log is still being applied: wait for it")
+        try:
+            self.game.check(move)
+        except (HiddenFace, NeedReshuffle):
+            pass
+        self._send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
+        self._progress()
+        return self._flush()
+
+    def busy(self) -> bool:
+        """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
+        rs = self.rs
+        if rs is None or not rs.dealt or rs.entries or self.stopped:
+            return True
+        if any(ref[0] == self.me and ref not in rs.ordered for ref in rs.moves):
+            return True
+        own = rs.granted_private.get(self.me, set()) | rs.granted_public
+        return any(self.game.faces.get(h) is None for h in own)
+
+    def view(self) -> object:
+        """Our own player's view of the game (the only view a peer can compute)."""
+        return self.game.view(self.names[self.me])
+
+    def wake_time(self) -> float | None:
+        """When this peer next wants `tick` even if nothing arrives."""
+        times = [self.now + 0.5] if self.stopped is None and not self.finished else []
+        rs = self.rs
+        if rs is not None and self.me == self._orderer():
+            d = self.game.wake_time()
+            if d is not None:
+                times.append(d + 1e-3)
+            tie_s = getattr(self.game.options, "number_tie_ms", 0) / 1000
+            claims = [rs.arrived[r] for r in rs.inbox if rs.moves[r].action == "number"]
+            if claims:
+                times.append(min(claims) + tie_s)
+        return min(times) if times else None
+
+    # ------------------------------------------------------------ plumbing
+
+    def _flush(self) -> list[Output]:
+        # We apply our own messages like everyone else's, once the step that sent them is done.
+        while self._own and self.stopped is None:
+            self._handle(self._own.pop(0))
+            self._progress()
+        out, self._out = self._out, []
+        return out
+
+    def _send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
+        signed = self.outbox.seal(rnd, mtype, body)
+        self._out.append(Send(signed.frame))
+        self._own.append(signed)
+
+    def _note(self, kind: str, detail: str, blame: int | None = None) -> None:
+        note = Note(kind, detail, None if blame is None else self.names[blame])
+        self.notes.append(note)
+        self._out.append(note)
+
+    def _fault(self, detail: str, blame: int | None) -> None:
+        """A peer broke the protocol: the round is void and the table stops (protocol.md, Failures)."""
+        note = Note("fault", detail, None if blame is None else self.names[blame])
+        self.faults.append(note)
+        self.notes.append(note)
+        self._out.append(note)
+        if self.stopped is None:
+            self.stopped = detail
+            self._note("void", f"round {self.round} is void; the table stops")
+
+    def _orderer(self) -> int:
+        return self.game.dealer_of(max(self.round, 1))
+
+    def _accept(self, frame: bytes) -> None:
+        try:
+            signed = self.tracker.accept(frame)
+        except Gap:
+            if len(self.held) < 10_000:
+                self.held.append(frame)
+            return
+        except Replay:
+            return
+        except Equivocation as exc:
+            self._fault(str(exc), self._seat_of_blame(exc))
+            return
+        except RemoteProtocolError as exc:
+            self._note("rejected", f"message dropped: {exc}", self._seat_of_blame(exc))
+            return
+        self._handle(signed)
+        self._retry_held()
+
+    def _retry_held(self) -> None:
+        progress = True
+        while progress and self.held:
+            progress = False
+            for frame in list(self.held):
+                try:
+                    signed = self.tracker.accept(frame)
+                except Gap:
+                    continue
+                except RemoteProtocolError:
+                    self.held.remove(frame)
+                    continue
+                self.held.remove(frame)
+                self._handle(signed)
+                progress = True
+
+    def _seat_of_blame(self, exc: RemoteProtocolError) -> int | None:
+        if exc.blame is None:
+            return None
+        try:
+            return self.cfg.keys.index(bytes.fromhex(exc.blame))
+        except ValueError:
+            return self.names.index(exc.blame) if exc.blame in self.names else None
+
+    def _handle(self, signed: Signed) -> None:
+        env = signed.envelope
+        seat = self.cfg.keys.index(env.sender)
+        if env.round > self.round and env.type != "ready":
+            self.later.append(signed)
+            return
+        try:
+            self._dispatch(seat, signed)
+        except MalformedMessage as exc:
+            self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
+        except DeckFault as exc:
+            self._fault(f"{env.type} from {self.names[seat]}: {exc}", seat)
+
+    def _dispatch(self, seat: int, signed: Signed) -> None:
+        env = signed.envelope
+        body = env.body
+        if env.type == "ready":
+            if body["config"] != self.cfg.digest():
+                raise MalformedMessage("agreed to another table config")
+            self.ready.add(seat)
+            if len(self.ready) == self.n and self.round == 0:
+                self._begin_round(1)
+            return
+        rs = self.rs
+        if rs is None or env.round != self.round:
+            raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
+        if env.type == "key":
+            ann = dk.KeyAnnouncement.from_wire(dict(body))
+            if ann.seat != seat or seat in rs.anns:
+                raise MalformedMessage("a key for another seat, or a second key")
+            dk.verify_announcement(rs.ctx, ann)
+            rs.anns[seat] = ann
+            if len(rs.anns) == self.n:
+                self._keys_complete(rs)
+        elif env.type == "pass":
+            new = dk.EncryptedDeck.from_wire(dict(body))
+            if new.stage != seat + 1:
+                raise MalformedMessage("a pass for another seat's stage")
+            rs.early_passes[(new.deck, new.stage)] = new
+            self._take_passes(rs)
+        elif env.type == "move":
+            move = move_from_wire(body["m"], self.names[seat], self.names)
+            ref = (seat, env.seq)
+            rs.moves[ref] = move
+            rs.arrived[ref] = self.now
+            if self.me == self._orderer():
+                rs.inbox.append(ref)
+        elif env.type == "order":
+            if seat != self._orderer():
+                raise MalformedMessage("only the round's orderer orders the log")
+            self._take_order(rs, signed)
+        elif env.type == "shares":
+            reveals = body["reveals"]
+            if not isinstance(reveals, list) or not reveals:
+                raise MalformedMessage("shares carry a list of reveals")
+            for v in reveals:
+                rv = dk.Reveal.from_wire(v)
+                if rv.prover != seat:
+                    raise MalformedMessage("shares proved for another seat")
+                rs.early_shares.append((seat, rv))
+            self._take_shares(rs)
+        elif env.type == "open":
+            op = dk.Opening.from_wire(dict(body))
+            if op.seat != seat:
+                raise MalformedMessage("an opening for another seat")
+            rs.openings[seat] = op
+        elif env.type == "result":
+            rs.results[seat] = dict(body)
+        elif env.type == "leave":
+            self._fault(f"{self.names[seat]} left the table", seat)
+
+    # ------------------------------------------------------------ rounds, keys and shuffles
+
+    def _begin_round(self, number: int) -> None:
+        self.round = number
+        ctx = dk.RoundContext(self.cfg.table, number, self.names)
+        secret = dk.round_secret(ctx, self.me, self.draw_seed())
+        self.rs = _Round(number, ctx, secret)
+        self._note("round", f"round {number} begins")
+        self._send(number, "key", dk.announce(ctx, secret).to_wire())
+        later, self.later = self.later, []
+        for signed in later:
+            self._handle(signed)
+
+    def _keys_complete(self, rs: _Round) -> None:
+        rs.keys = dk.round_keys(rs.ctx, [rs.anns[s] for s in range(self.n)])
+        cards, tags = self.cfg.cards(), self.cfg.tags()
+        rs.book = dk.card_book(rs.ctx, cards)
+        self._start_deck(rs, 0, cards, tags)
+
+    def _start_deck(self, rs: _Round, deck_id: int, cards: tuple[str | int, ...], tags: tuple[str, ...] | None) -> None:
+        assert rs.keys is not None and rs.book is not None
+        rs.deck_cards[deck_id] = (cards, tags)
+        rs.decks[deck_id] = [dk.initial_deck(rs.ctx, rs.keys, rs.book, cards, tags, deck_id)]
+        self._take_passes(rs)
+
+    def _take_passes(self, rs: _Round) -> None:
+        """Verify passes in seat order as they become checkable; make ours when it is our stage."""
+        progress = True
+        while progress:
+            progress = False
+            for deck_id, chain in rs.decks.items():
+                stage = len(chain) - 1
+                if stage == self.n:
+                    continue
+                if stage == self.me and deck_id not in rs.passed:
+                    rs.passed.add(deck_id)
+                    assert rs.keys is not None
+                    mine = dk.shuffle_pass(rs.ctx, rs.keys, rs.secret, chain[-1])
+                    self._send(rs.number, "pass", mine.to_wire())
+                new = rs.early_passes.pop((deck_id, stage + 1), None)
+                if new is None:
+                    continue
+                dk.verify_pass(rs.ctx, chain[-1], new)
+                chain.append(new)
+                progress = True
+                if len(chain) - 1 == self.n:
+                    self._deck_final(rs, deck_id)
+
+    def _deck_final(self, rs: _Round, deck_id: int) -> None:
+        final = rs.decks[deck_id][-1]
+        if deck_id == 0:
+            for pos in range(len(final)):
+                rs.loc[pos] = (0, pos)
+            if self.me == self._orderer():
+                self._order(rs, "deal", ())
+        else:
+            assert isinstance(self.game, CrescendoGame) and final.tags is not None
+            fresh = self.game.reshuffle([parse_back(t) for t in final.tags])
+            for pos, h in enumerate(fresh):
+                rs.loc[h] = (deck_id, pos)
+            rs.reshuffling = None
+            self._after_change(rs)
+        self._take_shares(rs)
+
+    # ------------------------------------------------------------ the log
+
+    def _order(self, rs: _Round, kind: str, refs: Iterable[Ref], time: float | None = None) -> None:
+        t = max(self.now if time is None else time, rs.issued_time)
+        t = int(round(t * 1000)) / 1000
+        body: dict[str, Value] = {"i": rs.issued, "t": int(round(t * 1000)), "k": kind,
+                                  "refs": [[s, q] for s, q in refs], "why": ""}
+        rs.issued += 1
+        rs.issued_time = t
+        if kind in ("move", "tie"):
+            rs.ordered.update(refs)
+        self._send(rs.number, "order", body)
+
+    def _take_order(self, rs: _Round, signed: Signed) -> None:
+        body = signed.envelope.body
+        i, t_ms, kind, refs = body["i"], body["t"], body["k"], body["refs"]
+        if type(i) is not int or type(t_ms) is not int or kind not in ORDER_KINDS or not isinstance(refs, list):
+            raise MalformedMessage("bad order")
+        if i != rs.next_index:
+            raise MalformedMessage(f"order {i} where {rs.next_index} is due")
+        t = t_ms / 1000
+        if t < rs.last_time:
+            raise MalformedMessage("an order stamped before the one it follows")
+        if abs(t - self.now) > self.tolerance:
+            raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {self.now:.3f} s")
+        parsed: list[Ref] = []
+        for ref in refs:
+            if not (isinstance(ref, list) and len(ref) == 2 and all(type(x) is int for x in ref)):
+                raise MalformedMessage("bad order reference")
+            parsed.append((ref[0], ref[1]))
+        rs.next_index += 1
+        rs.last_time = t
+        rs.ordered.update(parsed)
+        rs.log_hash = digest(LOG_PERSON, rs.log_hash + signed.hash)
+        rs.entries.append(Entry(i, t, str(kind), tuple(parsed)))
+
+    def _progress(self) -> None:
+        """Do everything that has become possible, in order."""
+        rs = self.rs
+        if rs is None or self.stopped is not None:
+            return
+        self._take_shares(rs)
+        self._apply_entries(rs)
+        if self.me == self._orderer() and self.stopped is None:
+            self._order_inbox(rs)
+            if not rs.entries and rs.issued == rs.next_index and rs.dealt and not self.game.over:
+                # Every engine's clock moves only with the log: the orderer ticks it at each
+                # moment the clock alone changes something (a turn opening, a window, a time-out).
+                d = self.game.wake_time()
+                if d is not None and d < self.now:
+                    self._order(rs, "tick", ())
+        self._round_end(rs)
+
+    def _order_inbox(self, rs: _Round) -> None:
+        tie_s = getattr(self.game.options, "number_tie_ms", 0) / 1000
+        while rs.inbox and rs.dealt:
+            ref = rs.inbox[0]
+            move = rs.moves[ref]
+            t0 = rs.arrived[ref]
+            if move.action == "number":
+                if self.now < t0 + tie_s:
+                    return  # wait for claims that tie with this one
+                claims = [r for r in rs.inbox if rs.moves[r].action == "number" and rs.arrived[r] <= t0 + tie_s]
+                players = {rs.moves[r].player for r in claims}
+                if len(claims) > 1 and len(players) == len(claims):
+                    for r in claims:
+                        rs.inbox.remove(r)
+                    self._order(rs, "tie", claims, t0)
+                    continue
+            rs.inbox.pop(0)
+            self._order(rs, "move", [ref], t0)
+
+    def _apply_entries(self, rs: _Round) -> None:
+        game = self.game
+        while rs.entries and self.stopped is None:
+            if rs.reshuffling is not None or game.awaiting:
+                return
+            e = rs.entries[0]
+            if e.kind == "deal":
+                if len(rs.decks.get(0, ())) != self.n + 1:
+                    return
+                backs = None
+                if isinstance(game, CrescendoGame):
+                    tags = rs.decks[0][-1].tags
+                    assert tags is not None
+                    backs = {k: parse_back(tag) for k, tag in enumerate(tags)}
+                    game.deal({}, e.time, backs)
+                else:
+                    game.deal({}, e.time)
+                rs.dealt = True
+            elif e.kind == "tick":
+                game.tick(e.time)
+            elif e.kind in ("move", "tie"):
+                if any(ref not in rs.moves for ref in e.refs):
+                    return  # a referenced move has not reached us yet
+                moves = [rs.moves[ref] for ref in e.refs]
+                if not self._apply_moves(rs, e, moves):
+                    return
+            rs.entries.popleft()
+            self._after_change(rs)
+
+    def _apply_moves(self, rs: _Round, e: Entry, moves: list[Move]) -> bool:
+        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first."""
+        game = self.game
+        first = moves[0]
+        if e.kind == "tie":
+            assert isinstance(game, CrescendoGame) and game.r is not None and game.r.window is not None
+            order = [(game.r.window.seat + k) % self.n for k in range(self.n)]
+            first = min(moves, key=lambda m: order.index(self.seat_of[m.player]))
+        try:
+            if game.clock < e.time:
+                game.tick(e.time)
+            try:
+                game.check(first)  # nothing is revealed for a move the rules refuse outright
+            except HiddenFace:
+                pass
+            need = game.public_before(first)
+            self._grant_public(rs, need)
+            if any(game.faces.get(h) is None for h in need):
+                return False
+            if e.kind == "tie":
+                assert isinstance(game, CrescendoGame)
+                game.number_tie([(m.player, m.pos if m.pos is not None else -1) for m in moves], now=e.time)
+            else:
+                game.apply(first, now=e.time)
+        except NeedReshuffle:
+            self._start_reshuffle(rs)
+            return False
+        except HiddenFace:
+            return False
+        except IllegalMove as exc:
+            self._note("rejected", f"{first}: {exc}", self.seat_of[first.player])
+        return True
+
+    def _start_reshuffle(self, rs: _Round) -> None:
+        assert isinstance(self.game, CrescendoGame)
+        if rs.reshuffling is not None:
+            return
+        handles = self.game.reshuffle_cards()
+        faces = [self.game.faces.need(h) for h in handles]  # all face up on the discard pile
+        deck_id = max(rs.decks) + 1
+        rs.reshuffling = deck_id
+        self._start_deck(rs, deck_id, tuple(faces), tuple(str(self.game.backs[h]) for h in handles))
+
+    # ------------------------------------------------------------ reveals
+
+    def _after_change(self, rs: _Round) -> None:
+        """After the engine moved on: grant every reveal its knowledge now entitles, and learn what we can."""
+        game = self.game
+        know = game.know
+        self._grant_public(rs, [h for h in know.public if h not in rs.granted_public])
+        for seat in range(self.n):
+            granted = rs.granted_private.setdefault(seat, set())
+            new = [h for h in know.seen[seat] if h not in granted and h not in know.public]
+            if not new:
+                continue
+            granted.update(new)
+            if seat != self.me:
+                self._send_shares(rs, new, seat)
+        self._learn(rs)
+
+    def _grant_public(self, rs: _Round, handles: Iterable[int]) -> None:
+        new = [h for h in handles if h not in rs.granted_public]
+        if not new:
+            return
+        rs.granted_public.update(new)
+        self._send_shares(rs, new, None)
+        self._learn(rs)
+
+    def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
+        assert rs.keys is not None
+        by_deck: dict[int, list[int]] = {}
+        for h in sorted(handles):
+            d, pos = rs.loc[h]
+            by_deck.setdefault(d, []).append(pos)
+        reveals: list[Value] = []
+        for d, positions in by_deck.items():
+            rv = dk.make_reveal(rs.ctx, rs.keys, rs.secret, rs.decks[d][-1], positions, recipient)
+            reveals.append(rv.to_wire())
+        self._send(rs.number, "shares", {"reveals": reveals})
+
+    def _take_shares(self, rs: _Round) -> None:
+        if rs.keys is None:
+            return
+        waiting: list[tuple[int, dk.Reveal]] = []
+        for seat, rv in rs.early_shares:
+            chain = rs.decks.get(rv.deck)
+            if chain is None or len(chain) != self.n + 1:
+                waiting.append((seat, rv))
+                continue
+            dk.verify_reveal(rs.ctx, rs.keys, chain[-1], rv, prover=seat, recipient=rv.recipient,
+                             positions=rv.positions)
+            rs.reveals.append(rv)
+            for pos, d in zip(rv.positions, rv.shares):
+                rs.shares.setdefault((rv.deck, pos), {})[seat] = d
+        rs.early_shares = waiting
+        self._learn(rs)
+
+    def _learn(self, rs: _Round) -> None:
+        """Decrypt every card we are entitled to and hold every other seat's share of."""
+        if rs.book is None:
+            return
+        game = self.game
+        mine = rs.granted_private.get(self.me, set()) | rs.granted_public
+        learned = False
+        for h in mine:
+            if game.faces.get(h) is not None or h not in rs.loc:
+                continue
+            d, pos = rs.loc[h]
+            got = dict(rs.shares.get((d, pos), {}))
+            got[self.me] = dk.own_share(rs.secret, rs.decks[d][-1], pos)
+            if len(got) < self.n:
+                continue
+            try:
+                face = dk.combine(rs.ctx, rs.book, rs.decks[d][-1], pos, [got[s] for s in range(self.n)])
+            except DeckFault as exc:
+                self._fault(f"{exc} (the audit will name the seat)", None)
+                return
+            game.learn(h, face)
+            learned = True
+        if learned and game.awaiting and all(game.faces.get(h) is not None for h in game.awaiting):
+            for note in game.finish_round():
+                self._note("event", str(note))
+
+    # ------------------------------------------------------------ the end of a round
+
+    def _round_end(self, rs: _Round) -> None:
+        game = self.game
+        if not rs.dealt or game.round_no != rs.number or game.r is None or not game.r.ended:
+            return
+        if game.awaiting or rs.entries:
+            return
+        if not rs.opened:
+            rs.opened = True
+            self._send(rs.number, "open", dk.open_commitment(rs.secret).to_wire())
+        if rs.result is None and len(rs.openings) == self.n:
+            rs.result = self._audit(rs)
+            self._send(rs.number, "result", rs.result)
+        if rs.result is None or len(rs.results) < self.n or self.stopped is not None:
+            return
+        for seat, res in rs.results.items():
+            if res != rs.result:
+                self._fault(f"{self.names[seat]} signed another result for round {rs.number}", seat)
+                return
+        if rs.result["blame"] is not None:
+            blame = rs.result["blame"]
+            assert isinstance(blame, int)
+            self._fault(f"round {rs.number} audit: {rs.result['audit']}", blame)
+            return
+        self._note("round", f"round {rs.number} verified and signed by all: {rs.result['scores']}")
+        if game.over:
+            self.finished = True
+            self._note("over", "winners: " + ", ".join(self.names[w] for w in game.winners))
+            return
+        self._begin_round(rs.number + 1)
+
+    def _audit(self, rs: _Round) -> dict[str, Value]:
+        """Replay the round's crypto from every opening, then its rules with every face known."""
+        game = self.game
+        assert rs.book is not None
+        records = [dk.DeckRecord(d, rs.deck_cards[d][0], rs.deck_cards[d][1], tuple(chain[1:]))
+                   for d, chain in sorted(rs.decks.items())]
+        report = dk.audit(rs.ctx, [rs.anns[s] for s in range(self.n)], [rs.openings[s] for s in range(self.n)],
+                          rs.book, records, rs.reveals)
+        blame: int | None = None
+        verdict = str(report)
+        if report.fault is None:
+            faces = {h: report.faces[d][pos] for h, (d, pos) in rs.loc.items() if d in report.faces}
+            fault = check_round(game, faces)
+            if fault is not None:
+                blame, verdict = self.seat_of[fault.player], f"illegal move: {fault}"
+        else:
+            blame = report.fault.seat
+        totals = list(game.totals)
+        scores = list(game.results[-1].scores) if game.results else []
+        return {"round": rs.number, "scores": scores, "totals": totals, "over": game.over,
+                "log": rs.log_hash, "audit": verdict[:200], "blame": blame}
+
+    # ------------------------------------------------------------ time-outs
+
+    def _owed(self) -> frozenset[int]:
+        """The seats we are waiting on for something the protocol obliges them to send."""
+        rs = self.rs
+        if rs is None:
+            return frozenset(s for s in range(self.n) if s not in self.ready)
+        owed: set[int] = set()
+        if len(rs.anns) < self.n:
+            owed |= {s for s in range(self.n) if s not in rs.anns}
+        for chain in rs.decks.values():
+            if len(chain) - 1 < self.n:
+                owed.add(len(chain) - 1)
+        if any(ref not in rs.ordered for ref in rs.moves):
+            owed.add(self._orderer())
+        if len(rs.decks.get(0, ())) == self.n + 1 and not rs.dealt and not rs.entries:
+            owed.add(self._orderer())
+        for e in rs.entries:
+            owed |= {seat for seat, seq in e.refs if (seat, seq) not in rs.moves}
+        if rs.book is not None:
+            mine = rs.granted_private.get(self.me, set()) | rs.granted_public
+            for h in mine:
+                if self.game.faces.get(h) is None and h in rs.loc:
+                    got = rs.shares.get(rs.loc[h], {})
+                    owed |= {s for s in range(self.n) if s != self.me and s not in got}
+        if rs.opened:
+            owed |= {s for s in range(self.n) if s not in rs.openings}
+        if rs.result is not None:
+            owed |= {s for s in range(self.n) if s not in rs.results}
+        return frozenset(owed)
+
+    def _watch(self) -> None:
+        rs = self.rs
+        if rs is None or self.finished:
+            return
+        owed = self._owed()
+        if not owed or owed != rs.owed_before:
+            rs.owed_before = owed
+            rs.stalled_since = self.now if owed else None
+            return
+        assert rs.stalled_since is not None
+        if self.now - rs.stalled_since > self.timeout:
+            late = sorted(owed)
+            self._fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s", late[0])
