@@ -254,8 +254,9 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if now is not None and now != self.clock:
             self.tick(now)
         self.check(move)
-        self.inputs.append(RoundInput("move", self.clock, move))
+        at = self.clock
         events = self._do(move)
+        self.inputs.append(RoundInput("move", at, move))
         self.events.extend(events)
         return events
 
@@ -444,9 +445,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         order = tie_order(r.window.seat, self.n)
         winner = min(range(len(claims)), key=lambda i: order.index(seats[i]))
         move = Move(claims[winner][0], "number", pos=claims[winner][1])
-        self.inputs.append(RoundInput("tie", self.clock, claims=tuple(claims)))
+        at = self.clock
         events = [Event("withdrawn", claims[i][0]) for i in range(len(claims)) if i != winner]
         events.extend(self._do(move))
+        self.inputs.append(RoundInput("tie", at, claims=tuple(claims)))
         self.events.extend(events)
         return events
 

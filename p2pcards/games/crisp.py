@@ -249,13 +249,12 @@ class CrispGame(EngineBase[str]):
             if not (when < now or (wait and zero and when <= now)):
                 break
             self.clock = max(self.clock, when)
+            step = [Event("window_closed")] if kind == "window" else self._forfeit(when)
             if kind == "window":
                 r.window = None
-                events.append(Event("window_closed"))
-            else:
-                events.extend(self._forfeit(when))
+            self.events.extend(step)  # logged as each deadline passes, in time order
+            events.extend(step)
         self.clock = now
-        self.events.extend(events)
         return events
 
     def _forfeit(self, when: float) -> list[Event]:
@@ -265,7 +264,7 @@ class CrispGame(EngineBase[str]):
         events = [Event("timeout", self.players[seat])]
         if not r.began:
             if not r.draw_pile:
-                self._turn_over()
+                events.append(self._turn_over())
             h = r.draw_pile.pop()
             self._to_discard(h)
             events.append(Event("forfeit_draw", self.players[seat], (self._face_text(h),)))
@@ -285,8 +284,9 @@ class CrispGame(EngineBase[str]):
         if now is not None and now != self.clock:
             self.tick(now)
         self.check(move)
-        self.inputs.append(RoundInput("move", self.clock, move))
+        at = self.clock
         events = self._do(move)
+        self.inputs.append(RoundInput("move", at, move))
         self.events.extend(events)
         return events
 
@@ -441,24 +441,25 @@ class CrispGame(EngineBase[str]):
             w = r.window
             if w is not None and w.deadline == w.opened:
                 r.window = None  # a 0 s window closes when the next player begins
+        events: list[Event] = []
         if source == "discard":
             h = r.discard.pop()
         else:
             if not r.draw_pile:
-                self._turn_over()
+                events.append(self._turn_over())
             h = r.draw_pile.pop()
             self.know.show(me, h)
         r.drawn, r.drawn_from = h, source
         r.draws_left -= 1
-        return [Event("draw", self.players[me], (source,))]
+        return events + [Event("draw", self.players[me], (source,))]
 
-    def _turn_over(self) -> None:
+    def _turn_over(self) -> Event:
         r = self.r
         assert r is not None
         # The discard pile turned over as it lies: its bottom card becomes the top.
         r.draw_pile = r.discard[::-1]  # both lists keep their top at the end
         r.discard = []
-        self.events.append(Event("turnover", None, (len(r.draw_pile),)))
+        return Event("turnover", None, (len(r.draw_pile),))
 
     def _to_discard(self, h: Handle) -> None:
         r = self.r

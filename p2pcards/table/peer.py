@@ -91,6 +91,7 @@ class _Round:
     last_time: float = 0.0
     log_hash: bytes = bytes(32)
     granted_public: set[int] = field(default_factory=set)
+    learning: set[int] = field(default_factory=set)  # granted to us (or public), face not yet combined
     granted_private: dict[int, set[int]] = field(default_factory=dict)
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
     reveals: list[dk.Reveal] = field(default_factory=list)
@@ -195,8 +196,7 @@ class TablePeer:
             return True
         if any(ref[0] == self.me and ref not in rs.ordered for ref in rs.moves):
             return True
-        own = rs.granted_private.get(self.me, set()) | rs.granted_public
-        return any(self.game.faces.get(h) is None for h in own)
+        return bool(rs.learning)
 
     def view(self) -> object:
         """Our own player's view of the game (the only view a peer can compute)."""
@@ -214,7 +214,8 @@ class TablePeer:
             claims = [rs.arrived[r] for r in rs.inbox if rs.moves[r].action == "number"]
             if claims:
                 times.append(min(claims) + tie_s)
-        return min(times) if times else None
+        # A moment already past (we wait on the log first) is asked for again a little later.
+        return max(min(times), self.now + 0.01) if times else None
 
     # ------------------------------------------------------------ plumbing
 
@@ -531,13 +532,15 @@ class TablePeer:
         """Apply a move (or tied claims); False while a reveal or a reshuffle must come first."""
         game = self.game
         first = moves[0]
-        if e.kind == "tie":
-            assert isinstance(game, CrescendoGame) and game.r is not None and game.r.window is not None
-            order = [(game.r.window.seat + k) % self.n for k in range(self.n)]
-            first = min(moves, key=lambda m: order.index(self.seat_of[m.player]))
         try:
             if game.clock < e.time:
                 game.tick(e.time)
+            if e.kind == "tie":
+                assert isinstance(game, CrescendoGame) and game.r is not None
+                if game.r.window is None:
+                    raise IllegalMove("NUMBER can be called only between one turn and the next")
+                order = [(game.r.window.seat + k) % self.n for k in range(self.n)]
+                first = min(moves, key=lambda m: order.index(self.seat_of[m.player]))
             try:
                 game.check(first)  # nothing is revealed for a move the rules refuse outright
             except HiddenFace:
@@ -585,6 +588,8 @@ class TablePeer:
             granted.update(new)
             if seat != self.me:
                 self._send_shares(rs, new, seat)
+            else:
+                rs.learning.update(new)
         self._learn(rs)
 
     def _grant_public(self, rs: _Round, handles: Iterable[int]) -> None:
@@ -592,6 +597,7 @@ class TablePeer:
         if not new:
             return
         rs.granted_public.update(new)
+        rs.learning.update(new)
         self._send_shares(rs, new, None)
         self._learn(rs)
 
@@ -629,22 +635,24 @@ class TablePeer:
         if rs.book is None:
             return
         game = self.game
-        mine = rs.granted_private.get(self.me, set()) | rs.granted_public
         learned = False
-        for h in mine:
-            if game.faces.get(h) is not None or h not in rs.loc:
+        for h in list(rs.learning):
+            if game.faces.get(h) is not None:
+                rs.learning.discard(h)
                 continue
             d, pos = rs.loc[h]
-            got = dict(rs.shares.get((d, pos), {}))
-            got[self.me] = dk.own_share(rs.secret, rs.decks[d][-1], pos)
-            if len(got) < self.n:
+            got = rs.shares.get((d, pos), {})
+            if len(got) + (self.me not in got) < self.n:
                 continue
+            final = rs.decks[d][-1]
+            shares = [got[s] if s != self.me else dk.own_share(rs.secret, final, pos) for s in range(self.n)]
             try:
-                face = dk.combine(rs.ctx, rs.book, rs.decks[d][-1], pos, [got[s] for s in range(self.n)])
+                face = dk.combine(rs.ctx, rs.book, final, pos, shares)
             except DeckFault as exc:
                 self._fault(f"{exc} (the audit will name the seat)", None)
                 return
             game.learn(h, face)
+            rs.learning.discard(h)
             learned = True
         if learned and game.awaiting and all(game.faces.get(h) is not None for h in game.awaiting):
             for note in game.finish_round():
