@@ -11,6 +11,9 @@ from ..games.base import Move
 
 # type -> the body's keys. Every body is a map with exactly these keys (see protocol.md).
 BODIES: Final[Mapping[str, frozenset[str]]] = {
+    "table": frozenset({"game", "options", "name"}),
+    "join": frozenset({"name"}),
+    "seats": frozenset({"config"}),
     "ready": frozenset({"config"}),
     "key": frozenset({"seat", "public", "proof", "commitment"}),
     "pass": frozenset({"deck", "stage", "cts", "tags"}),
@@ -63,12 +66,12 @@ def move_from_wire(v: Value, player: str, names: tuple[str, ...]) -> Move:
         x = v.get(key)
         if x is not None and (type(x) is not int or not 0 <= x < 256):
             raise MalformedMessage("bad move position")
-        ints[key] = x  # type: ignore[assignment]
+        ints[key] = x
     target = v.get("t")
     if target is not None and (type(target) is not int or not 0 <= target < len(names)):
         raise MalformedMessage("bad move target")
     source = v.get("s")
     if source is not None and source not in ("pile", "discard", "reserve"):
         raise MalformedMessage("bad move source")
-    return Move(player, action, pos=ints["p"], target=None if target is None else names[target],  # type: ignore[index]
-                target_pos=ints["u"], pos2=ints["q"], source=source)  # type: ignore[arg-type]
+    return Move(player, action, pos=ints["p"], target=None if target is None else names[target],
+                target_pos=ints["u"], pos2=ints["q"], source=source)

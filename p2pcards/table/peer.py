@@ -9,7 +9,7 @@ an engine only through decryption shares the rules entitle it to (see protocol.m
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..crypto import deck as dk
@@ -106,7 +106,7 @@ class _Round:
     owed_before: frozenset[int] = frozenset()
 
 
-class _Rounds:
+class _Rounds(Collection[int]):
     """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
 
     def __init__(self, peer: TablePeer) -> None:
@@ -115,12 +115,19 @@ class _Rounds:
     def __contains__(self, r: object) -> bool:
         return isinstance(r, int) and 0 <= r <= self.peer.round + 1
 
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.peer.round + 2))
+
+    def __len__(self) -> int:
+        return self.peer.round + 2
+
 
 class TablePeer:
     """The table protocol for one seat: feed it frames and the time, broadcast what it returns."""
 
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
-                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S) -> None:
+                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S,
+                 outbox: Outbox | None = None, tracker: ChainTracker | None = None) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
         self.cfg = config
@@ -132,8 +139,10 @@ class TablePeer:
         self.draw_seed = draw_seed
         self.tolerance = tolerance
         self.timeout = timeout
-        self.outbox = Outbox(identity, config.table)
-        self.tracker = ChainTracker(config.table, config.keys, BODIES, rounds=_Rounds(self), check_body=check_body)
+        # A lobby hands over the chains it began; a table set up in advance starts them here.
+        self.outbox = outbox or Outbox(identity, config.table)
+        self.tracker = tracker or ChainTracker(config.table, config.keys, BODIES, check_body=check_body)
+        self.tracker.rounds = _Rounds(self)
         self.game: Game = config.new_game()
         self.round = 0
         self.rs: _Round | None = None
@@ -456,7 +465,9 @@ class TablePeer:
         for ref in refs:
             if not (isinstance(ref, list) and len(ref) == 2 and all(type(x) is int for x in ref)):
                 raise MalformedMessage("bad order reference")
-            parsed.append((ref[0], ref[1]))
+            seat_ref, seq_ref = ref
+            assert isinstance(seat_ref, int) and isinstance(seq_ref, int)
+            parsed.append((seat_ref, seq_ref))
         rs.next_index += 1
         rs.last_time = t
         rs.ordered.update(parsed)
@@ -651,7 +662,7 @@ class TablePeer:
             except DeckFault as exc:
                 self._fault(f"{exc} (the audit will name the seat)", None)
                 return
-            game.learn(h, face)
+            game.learn(h, face)  # type: ignore[arg-type]
             rs.learning.discard(h)
             learned = True
         if learned and game.awaiting and all(game.faces.get(h) is not None for h in game.awaiting):
@@ -681,9 +692,9 @@ class TablePeer:
         if rs.result["blame"] is not None:
             blame = rs.result["blame"]
             assert isinstance(blame, int)
-            self._fault(f"round {rs.number} audit: {rs.result['audit']}", blame)
+            self._fault(f"round {rs.number} audit: {rs.result['audit']!s}", blame)
             return
-        self._note("round", f"round {rs.number} verified and signed by all: {rs.result['scores']}")
+        self._note("round", f"round {rs.number} verified and signed by all: {rs.result['scores']!s}")
         if game.over:
             self.finished = True
             self._note("over", "winners: " + ", ".join(self.names[w] for w in game.winners))
@@ -707,8 +718,8 @@ class TablePeer:
                 blame, verdict = self.seat_of[fault.player], f"illegal move: {fault}"
         else:
             blame = report.fault.seat
-        totals = list(game.totals)
-        scores = list(game.results[-1].scores) if game.results else []
+        totals: list[Value] = list(game.totals)
+        scores: list[Value] = list(game.results[-1].scores) if game.results else []
         return {"round": rs.number, "scores": scores, "totals": totals, "over": game.over,
                 "log": rs.log_hash, "audit": verdict[:200], "blame": blame}
 

@@ -1,0 +1,119 @@
+"""Before the first round, sans-IO: a host opens a table, guests join, the host seats them.
+
+The host's `table` message names the game and the options the rules let a host set; each guest
+answers with `join`; the host's `seats` message fixes the seat order and the whole config. Every
+seated peer then hands its chains to a `TablePeer`, whose `ready` message signs the config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..crypto.encoding import Value
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
+from ..crypto.identity import Identity, verify
+from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
+from .config import TableConfig, _from_ms, _to_ms
+from .messages import BODIES, check_body
+from .peer import TablePeer
+
+MAX_GUESTS = 16
+MAX_NAME = 32
+
+
+@dataclass
+class Lobby:
+    """One peer's side of a table's lobby: the host's, or a guest's who knows the host's key."""
+
+    identity: Identity
+    table: bytes
+    host: bytes
+    game: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    names: dict[bytes, str] = field(default_factory=dict)  # in join order, the host first
+    config: TableConfig | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.outbox = Outbox(self.identity, self.table)
+        self.tracker = ChainTracker(self.table, [self.host], BODIES, check_body=check_body)
+
+    @classmethod
+    def open(cls, identity: Identity, table: bytes, game: str, options: Mapping[str, Any]) -> tuple[Lobby, bytes]:
+        """A host's lobby and its `table` frame; InputError when the game or an option is not allowed."""
+        TableConfig(table, game, dict(options), (identity.public, bytes(32)), (identity.name, "?"))  # validates
+        lobby = cls(identity, table, identity.public, game, dict(options), {identity.public: identity.name})
+        body: dict[str, Value] = {"game": game, "options": {k: _to_ms(k, v) for k, v in sorted(options.items())},
+                                  "name": identity.name}
+        return lobby, lobby.outbox.seal(0, "table", body).frame
+
+    def join(self) -> bytes:
+        """A guest's `join` frame."""
+        return self.outbox.seal(0, "join", {"name": self.identity.name}).frame
+
+    def seat(self) -> bytes:
+        """The host closes the lobby: its `seats` frame fixes every seat and the config."""
+        if self.identity.public != self.host or self.game is None:
+            raise InputError("only the host seats the table")
+        self.config = TableConfig(self.table, self.game, dict(self.options), tuple(self.names),
+                                  tuple(self.names.values()))
+        return self.outbox.seal(0, "seats", {"config": self.config.to_wire()}).frame
+
+    def receive(self, frame: bytes) -> None:
+        """Take one lobby frame; a bad one is recorded in `errors` and changes nothing."""
+        try:
+            self._receive(frame)
+        except RemoteProtocolError as exc:
+            self.errors.append(str(exc))
+
+    def _receive(self, frame: bytes) -> None:
+        signed = parse(frame)
+        env = signed.envelope
+        if env.sender not in self.names and env.sender != self.host:
+            # A stranger may only ask to join; everyone follows its chain, only the host seats it.
+            if env.type != "join" or self.config is not None:
+                raise UnknownSender("a message from a key that has not joined")
+            if not verify(env.sender, signed.message, signed.signature):
+                raise BadSignature("bad signature on a join")
+            if len(self.names) >= MAX_GUESTS:
+                raise MalformedMessage("the table is full")
+            self.tracker.add_sender(env.sender)
+        signed = self.tracker.accept(frame)
+        self._take(signed)
+
+    def _take(self, signed: Signed) -> None:
+        env = signed.envelope
+        body = env.body
+        if env.type == "table" and env.sender == self.host:
+            game, opts, name = body["game"], body["options"], body["name"]
+            if not isinstance(game, str) or not isinstance(opts, dict) or not _name_ok(name):
+                raise MalformedMessage("bad table announcement", env.sender.hex())
+            self.game = game
+            self.options = {k: _from_ms(k, v) for k, v in opts.items()}
+            self.names.setdefault(self.host, str(name))
+        elif env.type == "join":
+            name = body["name"]
+            if not _name_ok(name) or name in self.names.values():
+                raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} characters", env.sender.hex())
+            self.names[env.sender] = str(name)
+        elif env.type == "seats" and env.sender == self.host:
+            config = TableConfig.from_wire(body["config"])
+            if config.table != self.table:
+                raise MalformedMessage("seats for another table", env.sender.hex())
+            for key in config.keys:
+                self.tracker.add_sender(key)
+            self.config = config
+        else:
+            raise MalformedMessage(f"{env.type} has no place in the lobby", env.sender.hex())
+
+    def table_peer(self, **kwargs: Any) -> TablePeer:
+        """The seated peer, continuing this lobby's chains; InputError before the host has seated us."""
+        if self.config is None or self.identity.public not in self.config.keys:
+            raise InputError("not seated at this table")
+        return TablePeer(self.config, self.identity, outbox=self.outbox, tracker=self.tracker, **kwargs)
+
+
+def _name_ok(name: object) -> bool:
+    return isinstance(name, str) and 1 <= len(name) <= MAX_NAME and name.isprintable()

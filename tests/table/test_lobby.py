@@ -1,0 +1,57 @@
+"""A host opens a table, guests join, the host seats them, and the seated peers play a game."""
+
+from __future__ import annotations
+
+import random
+import secrets
+
+import pytest
+
+from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.identity import generate
+from p2pcards.errors import InputError
+from p2pcards.sim.memnet import MemNet
+from p2pcards.table.lobby import Lobby
+
+
+def test_lobby_seats_guests_in_join_order_and_the_table_plays() -> None:
+    rng = random.Random(5)
+    table = secrets.token_bytes(16)
+    host_id, ann_id, bob_id = generate("host"), generate("ann"), generate("bob")
+    host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "crisp_window_s": 0.5, "next_start_s": 0.2})
+    ann = Lobby(ann_id, table, host_id.public)
+    bob = Lobby(bob_id, table, host_id.public)
+    frames = [opened, ann.join(), bob.join()]
+    for lobby in (host, ann, bob):
+        for frame in frames:
+            lobby.receive(frame)
+    seats = host.seat()
+    for lobby in (ann, bob):
+        lobby.receive(seats)
+    assert all(not lobby.errors for lobby in (host, ann, bob))
+    assert host.config == ann.config == bob.config
+    assert host.config is not None and host.config.names == ("host", "ann", "bob")
+    assert host.config.options["crisp_window_s"] == 0.5
+    peers = [lobby.table_peer() for lobby in (host, ann, bob)]
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], rng)
+    net.start()
+    net.run(until=3600)
+    assert all(p.finished and p.stopped is None for p in peers), [p.stopped for p in peers]
+    assert len({tuple(p.game.totals) for p in peers}) == 1
+
+
+def test_lobby_refuses_strangers_bad_options_and_duplicate_names() -> None:
+    table = secrets.token_bytes(16)
+    host_id = generate("host")
+    with pytest.raises(InputError):
+        Lobby.open(host_id, table, "crisp", {"limit": 0})
+    with pytest.raises(InputError):
+        Lobby.open(host_id, table, "chess", {})
+    host, _ = Lobby.open(host_id, table, "crescendo", {})
+    twin = Lobby(generate("host"), table, host_id.public)
+    host.receive(twin.join())
+    assert host.errors and "name" in host.errors[-1]
+    host.receive(b"\x00" * 80)
+    assert len(host.errors) == 2
+    with pytest.raises(InputError):
+        twin.table_peer()
