@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scenario": ("p2pcards.scenario", "play a scenario file on the rules engine and print the result as JSON"),
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
+    "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
     "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
 }
 
