@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
+    "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
     "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
 }
 

@@ -1,0 +1,99 @@
+"""A table of real processes on this machine: one process per seat, real TCP links between them.
+
+`run_local_game` starts every seat as `python -m p2pcards.net.local`, hands each its key and
+the table's config on standard input, tells each the others' ports, and collects one JSON
+summary line from each when the game is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import secrets
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..bots.base import Bot, RandomBot
+from ..bots.crescendo_bot import CrescendoBot
+from ..bots.crisp_bot import CrispBot
+from ..crypto.encoding import decode, encode
+from ..crypto.identity import Identity, generate
+from ..table.config import TableConfig
+from ..table.peer import TablePeer
+from .link import PeerProcess
+
+
+def _bot(game: str, kind: str, seed: int) -> Bot:
+    if kind == "good":
+        return CrispBot() if game == "crisp" else CrescendoBot()
+    return RandomBot(random.Random(seed), 0.05)
+
+
+async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
+    config = TableConfig.from_wire(decode(bytes.fromhex(order["config"])))
+    key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(order["key"]))
+    identity = Identity(key, config.names[order["seat"]])
+    peer = TablePeer(config, identity, timeout=float(order.get("timeout", 15)))
+    proc = PeerProcess(peer, _bot(config.game, order["bot"], order["seat"]))
+    port = await proc.listen()
+    print(json.dumps({"port": port}), flush=True)
+    ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
+    await proc.dial(ports[: order["seat"]])  # each seat dials the seats before it: one link per pair
+    await proc.play(config.seats, float(order.get("limit_s", 600)))
+    return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
+            "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
+            "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": proc.bytes_out,
+            "rounds": peer.round}
+
+
+def child_main() -> int:
+    """The seat process: one JSON order on stdin, the port on stdout, then the ports, then the summary."""
+    order = json.loads(sys.stdin.readline())
+    summary = asyncio.run(_seat(order))
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
+                   bots: list[str] | None = None, limit_s: float = 600.0) -> list[dict[str, Any]]:
+    """Play one game with one real process per seat; returns each seat's summary."""
+    names = [f"p{i}" for i in range(players)]
+    ids = [generate(n) for n in names]
+    config = TableConfig(secrets.token_bytes(16), game, dict(options or {}),
+                         tuple(i.public for i in ids), tuple(names))
+    bots = bots or ["good"] + ["random"] * (players - 1)
+    procs = [subprocess.Popen([sys.executable, "-m", "p2pcards.net.local"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(players)]
+    try:
+        ports = []
+        for seat, (proc, ident) in enumerate(zip(procs, ids)):
+            assert proc.stdin is not None and proc.stdout is not None
+            raw = ident.key.private_bytes_raw().hex()
+            proc.stdin.write(json.dumps({"seat": seat, "key": raw, "config": encode(config.to_wire()).hex(),
+                                         "bot": bots[seat], "limit_s": limit_s}) + "\n")
+            proc.stdin.flush()
+            ports.append(json.loads(proc.stdout.readline())["port"])
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"ports": ports}) + "\n")
+            proc.stdin.flush()
+        summaries = []
+        for proc in procs:
+            assert proc.stdout is not None
+            out, _ = proc.communicate(timeout=limit_s + 60)
+            line = out.strip().splitlines()[-1] if out.strip() else "{}"
+            summaries.append(json.loads(line))
+        return summaries
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(child_main())
