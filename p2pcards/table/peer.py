@@ -313,6 +313,9 @@ class TablePeer:
             self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
         except DeckFault as exc:
             self._fault(f"{env.type} from {self.names[seat]}: {exc}", seat)
+        except (LocalError, ValueError, KeyError, IndexError, TypeError) as exc:
+            # Whatever a signed message makes us trip over is its sender's doing: never crash on it.
+            self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc!r}", seat)
 
     def _dispatch(self, seat: int, signed: Signed) -> None:
         env = signed.envelope
@@ -445,8 +448,6 @@ class TablePeer:
                                   "refs": [[s, q] for s, q in refs], "why": ""}
         rs.issued += 1
         rs.issued_time = t
-        if kind in ("move", "tie"):
-            rs.ordered.update(refs)
         self._send(rs.number, "order", body)
 
     def _take_order(self, rs: _Round, signed: Signed) -> None:
@@ -461,12 +462,16 @@ class TablePeer:
             raise MalformedMessage("an order stamped before the one it follows")
         if abs(t - self.now) > self.tolerance:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {self.now:.3f} s")
+        if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs) or len(refs) > self.n:
+            raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
         parsed: list[Ref] = []
         for ref in refs:
             if not (isinstance(ref, list) and len(ref) == 2 and all(type(x) is int for x in ref)):
                 raise MalformedMessage("bad order reference")
             seat_ref, seq_ref = ref
             assert isinstance(seat_ref, int) and isinstance(seq_ref, int)
+            if not 0 <= seat_ref < self.n or (seat_ref, seq_ref) in rs.ordered or (seat_ref, seq_ref) in parsed:
+                raise MalformedMessage("an order names no seat, or a move already ordered")
             parsed.append((seat_ref, seq_ref))
         rs.next_index += 1
         rs.last_time = t
@@ -531,7 +536,12 @@ class TablePeer:
             elif e.kind == "tick":
                 game.tick(e.time)
             elif e.kind in ("move", "tie"):
-                if any(ref not in rs.moves for ref in e.refs):
+                for seat, seq in e.refs:
+                    if (seat, seq) in rs.moves:
+                        continue
+                    if self._received(seat) > seq:
+                        self._fault(f"order {e.index} names a message of {self.names[seat]} that is no move",
+                                    self._orderer())
                     return  # a referenced move has not reached us yet
                 moves = [rs.moves[ref] for ref in e.refs]
                 if not self._apply_moves(rs, e, moves):
@@ -573,6 +583,12 @@ class TablePeer:
         except IllegalMove as exc:
             self._note("rejected", f"{first}: {exc}", self.seat_of[first.player])
         return True
+
+    def _received(self, seat: int) -> int:
+        """How many messages of `seat`'s chain we have taken (ours: how many we sent)."""
+        if seat == self.me:
+            return self.outbox.next_seq
+        return self.tracker.head(self.cfg.keys[seat])[0]
 
     def _start_reshuffle(self, rs: _Round) -> None:
         assert isinstance(self.game, CrescendoGame)
