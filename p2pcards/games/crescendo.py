@@ -162,7 +162,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         """Give a future round's deck (referee): it is dealt the moment its round is due."""
         self.queued.append(deck_faces(deck))
         if self.needs_deal:
-            self.deal(self.queued.pop(0), self.clock)
+            self.events.extend(self.deal(self.queued.pop(0), self.clock))
 
     def deal(self, faces: Mapping[Handle, CrescendoCard], now: float,
              backs: Mapping[Handle, Back] | None = None) -> list[Event]:

@@ -169,7 +169,7 @@ class CrispGame(EngineBase[str]):
         """Give a future round's deck (referee): it is dealt the moment its round is due."""
         self.queued.append(deck_faces(deck))
         if self.needs_deal:
-            self.deal(self.queued.pop(0), self.clock)
+            self.events.extend(self.deal(self.queued.pop(0), self.clock))
 
     def deal(self, faces: Mapping[Handle, str], now: float) -> list[Event]:
         """Deal a round from handles 0..51 (the deck, top first); `faces` is what this engine may see."""

@@ -15,12 +15,15 @@ from ..crypto.encoding import Value
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity, verify
 from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
+from ..games.crisp import DRAW_SECONDS_CHOICES
 from .config import TableConfig, _from_ms, _to_ms
 from .messages import BODIES, check_body
 from .peer import TablePeer
 
 MAX_GUESTS = 16
 MAX_NAME = 32
+# The options the rulebooks let a host choose (Crisp's "Playing online"); the rest are the rules' own.
+HOST_OPTIONS = {"crisp": {"limit", "discard_draw", "draw_seconds"}, "crescendo": set()}
 
 
 @dataclass
@@ -42,7 +45,14 @@ class Lobby:
 
     @classmethod
     def open(cls, identity: Identity, table: bytes, game: str, options: Mapping[str, Any]) -> tuple[Lobby, bytes]:
-        """A host's lobby and its `table` frame; InputError when the game or an option is not allowed."""
+        """A host's lobby and its `table` frame; InputError when the game or an option is not the host's to set."""
+        if game not in HOST_OPTIONS:
+            raise InputError(f"unknown game {game!r}")
+        extra = set(options) - HOST_OPTIONS[game]
+        if extra:
+            raise InputError(f"a host cannot set {', '.join(sorted(extra))} for {game}")
+        if options.get("draw_seconds") not in DRAW_SECONDS_CHOICES:
+            raise InputError("time per draw is 30, 45 or 60 seconds, or no limit")
         TableConfig(table, game, dict(options), (identity.public, bytes(32)), (identity.name, "?"))  # validates
         lobby = cls(identity, table, identity.public, game, dict(options), {identity.public: identity.name})
         body: dict[str, Value] = {"game": game, "options": {k: _to_ms(k, v) for k, v in sorted(options.items())},

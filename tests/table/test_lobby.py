@@ -18,7 +18,7 @@ def test_lobby_seats_guests_in_join_order_and_the_table_plays() -> None:
     rng = random.Random(5)
     table = secrets.token_bytes(16)
     host_id, ann_id, bob_id = generate("host"), generate("ann"), generate("bob")
-    host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "crisp_window_s": 0.5, "next_start_s": 0.2})
+    host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "discard_draw": True, "draw_seconds": 30})
     ann = Lobby(ann_id, table, host_id.public)
     bob = Lobby(bob_id, table, host_id.public)
     frames = [opened, ann.join(), bob.join()]
@@ -31,7 +31,7 @@ def test_lobby_seats_guests_in_join_order_and_the_table_plays() -> None:
     assert all(not lobby.errors for lobby in (host, ann, bob))
     assert host.config == ann.config == bob.config
     assert host.config is not None and host.config.names == ("host", "ann", "bob")
-    assert host.config.options["crisp_window_s"] == 0.5
+    assert host.config.options == {"limit": 15, "discard_draw": True, "draw_seconds": 30}
     peers = [lobby.table_peer() for lobby in (host, ann, bob)]
     net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], rng)
     net.start()
@@ -47,6 +47,10 @@ def test_lobby_refuses_strangers_bad_options_and_duplicate_names() -> None:
         Lobby.open(host_id, table, "crisp", {"limit": 0})
     with pytest.raises(InputError):
         Lobby.open(host_id, table, "chess", {})
+    with pytest.raises(InputError):
+        Lobby.open(host_id, table, "crisp", {"draw_seconds": 20})
+    with pytest.raises(InputError):
+        Lobby.open(host_id, table, "crisp", {"crisp_window_s": 0})
     host, _ = Lobby.open(host_id, table, "crescendo", {})
     twin = Lobby(generate("host"), table, host_id.public)
     host.receive(twin.join())
