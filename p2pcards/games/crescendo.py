@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
-from ..errors import InputError
+from ..errors import IllegalMove, InputError
 from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, NeedReshuffle, RoundInput, Window, illegal, tie_order
 
 ROUNDS = 3
@@ -311,11 +311,6 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             if r.turn_number + 1 < earliest:
                 raise illegal(f"CRESCENDO is open from turn {earliest} of the round (this would be turn {r.turn_number + 1})")
         if a in SPECIAL_ACTIONS:
-            top = self.reserve_top_back()
-            if top is None:
-                raise illegal("the Reserve is empty: no special action is open")
-            if top.action != SPECIAL_ACTIONS[a]:
-                raise illegal(f"the Reserve's top card shows {top.action}, not {SPECIAL_ACTIONS[a]}")
             if a == "lock":
                 assert move.pos is not None
                 if r.locked[me][move.pos]:
@@ -335,6 +330,12 @@ class CrescendoGame(EngineBase[CrescendoCard]):
                     raise illegal("a locked card cannot be given away with Swap")
                 if r.locked[other][tpos]:
                     raise illegal(f"{move.target}'s card is locked and protected from Swap")
+            # Last, as it may need the Reserve reshuffled: only a move sound in every other way may ask for that.
+            top = self.reserve_top_back()
+            if top is None:
+                raise illegal("the Reserve is empty: no special action is open")
+            if top.action != SPECIAL_ACTIONS[a]:
+                raise illegal(f"the Reserve's top card shows {top.action}, not {SPECIAL_ACTIONS[a]}")
 
     def _target(self, name: str | None) -> int:
         if name is None:
@@ -401,30 +402,6 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         self.events.append(Event("reshuffle", None, (len(fresh),)))
         return fresh
 
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it."""
-        r = self.r
-        if r is None or r.ended:
-            return []
-        me = self.seat(move.player)
-        row = r.rows[me]
-        a = move.action
-        pos = move.pos if isinstance(move.pos, int) and 0 <= move.pos < len(row) else None
-        if a == "number" and pos is not None:
-            return [row[pos], r.discard[-1]]
-        if a == "replace" and pos is not None:
-            return [row[pos]] + ([r.drawn] if r.drawn_from == "discard" and r.drawn is not None else [])
-        if a == "discard" and r.drawn is not None:
-            return [r.drawn]
-        if a == "lock" and pos is not None:
-            out = [row[pos]]
-        elif a in ("peek", "exchange"):
-            out = []
-        else:
-            return []
-        self.reserve_top_back()  # NeedReshuffle first when the Reserve is empty
-        return out + ([r.reserve[-1]] if r.reserve else [])
-
     def number_tie(self, claims: Sequence[tuple[str, int]], now: float | None = None) -> list[Event]:
         """Claims that arrived together: the first in tie order is resolved, the others withdrawn."""
         if now is not None and now != self.clock:
@@ -434,23 +411,60 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         r = self.r
         if r is None or r.ended:
             raise illegal("no round is being played")
-        if not claims:
-            raise illegal("number_tie needs at least one claim")
-        seats = [self.seat(p) for p, _ in claims]
-        if len(set(seats)) != len(seats):
-            raise illegal("one claim per player")
-        for s, (_, pos) in zip(seats, claims):
-            self._check_claim(s, pos)
-        assert r.window is not None
-        order = tie_order(r.window.seat, self.n)
-        winner = min(range(len(claims)), key=lambda i: order.index(seats[i]))
-        move = Move(claims[winner][0], "number", pos=claims[winner][1])
+        move = self.tie_winner(claims)
         at = self.clock
-        events = [Event("withdrawn", claims[i][0]) for i in range(len(claims)) if i != winner]
+        events = [Event("withdrawn", p) for p, _ in claims if p != move.player]
         events.extend(self._do(move))
         self.inputs.append(RoundInput("tie", at, claims=tuple(claims)))
         self.events.extend(events)
         return events
+
+    def tie_winner(self, claims: Sequence[tuple[str, int]]) -> Move:
+        """The claim that simultaneous claims resolve: the first valid one in tie order from the active player."""
+        r = self.r
+        if r is None or r.ended or r.window is None or self.clock > r.window.deadline:
+            raise illegal("NUMBER can be called only between one turn and the next")
+        if len({p for p, _ in claims}) != len(claims):
+            raise illegal("one claim per player")
+        valid = []
+        for player, pos in claims:
+            try:
+                self._check_claim(self.seat(player), pos)
+            except IllegalMove:
+                continue  # a claim that could not stand alone cannot win a tie either
+            valid.append((player, pos))
+        if not valid:
+            raise illegal("no valid claim")
+        order = tie_order(r.window.seat, self.n)
+        player, pos = min(valid, key=lambda c: order.index(self.seat(c[0])))
+        return Move(player, "number", pos=pos)
+
+    def public_before(self, move: Move) -> list[Handle]:
+        """The cards `move` turns face up, whose faces a table reveals before applying it (none if it is refused)."""
+        r = self.r
+        if r is None or r.ended:
+            return []
+        try:
+            self.check(move)
+        except IllegalMove:
+            return []
+        me = self.seat(move.player)
+        row = r.rows[me]
+        a = move.action
+        if a == "number":
+            assert move.pos is not None
+            return [row[move.pos], r.discard[-1]]
+        if a == "replace":
+            assert move.pos is not None and r.drawn is not None
+            return [row[move.pos]] + ([r.drawn] if r.drawn_from == "discard" else [])
+        if a == "discard":
+            assert r.drawn is not None
+            return [r.drawn]
+        top = [r.reserve[-1]] if r.reserve else []
+        if a == "lock":
+            assert move.pos is not None
+            return [row[move.pos]] + top
+        return top if a in SPECIAL_ACTIONS else []
 
     def _do(self, move: Move) -> list[Event]:
         r = self.r

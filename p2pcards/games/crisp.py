@@ -283,7 +283,7 @@ class CrispGame(EngineBase[str]):
         """Apply `move` at `now` (default: the current clock); IllegalMove leaves everything unchanged."""
         if now is not None and now != self.clock:
             self.tick(now)
-        self.check(move)
+        self.check(move, record=True)
         at = self.clock
         events = self._do(move)
         self.inputs.append(RoundInput("move", at, move))
@@ -299,8 +299,8 @@ class CrispGame(EngineBase[str]):
             return "draw_due"
         return "drawn_pile" if r.drawn_from == "pile" else "drawn_discard"
 
-    def check(self, move: Move) -> None:
-        """Raise IllegalMove when `move` is not allowed now; a face it cannot see is accepted provisionally."""
+    def check(self, move: Move, record: bool = False) -> None:
+        """Raise IllegalMove when `move` is not allowed now; a face it cannot see passes (recorded when `record`)."""
         if self.over:
             raise illegal("the game is over")
         r = self.r
@@ -341,30 +341,34 @@ class CrispGame(EngineBase[str]):
         if move.action == "replace" and r.drawn_from == "pile":
             self._require(move, r.drawn, lambda f: crisp_rank(f) not in FACE_RANKS,
                           f"{move.player} cannot swap a drawn Jack, Queen or King into their hand",
-                          "not J/Q/K")
+                          "not J/Q/K", record)
         elif move.action == "discard":
             self._require(move, r.drawn, lambda f: crisp_rank(f) != "K",
-                          f"{move.player} must use a drawn King", "not K")
+                          f"{move.player} must use a drawn King", "not K", record)
         elif move.action in SPECIAL_RANK:
             rank = SPECIAL_RANK[move.action]
             self._require(move, r.drawn, lambda f: crisp_rank(f) == rank,
-                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
+                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}", record)
 
     def public_before(self, move: Move) -> list[Handle]:
         """The cards `move` turns face up, whose faces a table reveals before applying it."""
         r = self.r
-        if r is None or r.ended or r.drawn is None or r.turn != self.players.index(move.player):
+        if r is None or r.ended or r.drawn is None or move.player not in self.players:
             return []
+        phase = self.phase()
+        if r.turn != self.players.index(move.player) or phase is None or move.action not in TURN_MOVES[phase]:
+            return []  # refused whatever the faces: nothing to reveal
         if move.action in ("discard", "jack", "queen", "king"):
             return [r.drawn]
         if move.action == "replace" and isinstance(move.pos, int) and 0 <= move.pos <= 2:
             return [r.hands[r.turn][move.pos]]
         return []
 
-    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str) -> None:
+    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, record: bool) -> None:
         face = self.faces.get(handle)
         if face is None:
-            self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
+            if record:
+                self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
         elif not ok(face):
             raise illegal(reason)
 

@@ -21,10 +21,10 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "order": frozenset({"i", "t", "k", "refs", "why"}),
     "shares": frozenset({"reveals"}),
     "open": frozenset({"seat", "seed"}),
-    "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "blame"}),
+    "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"key"}),
 }
-ORDER_KINDS: Final = frozenset({"deal", "move", "tie", "tick", "reject", "reshuffle"})
+ORDER_KINDS: Final = frozenset({"deal", "move", "tie", "tick"})
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200
 

@@ -8,6 +8,7 @@ an engine only through decryption shares the rules entitle it to (see protocol.m
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from ..crypto.encoding import Value, digest
 from ..crypto.envelope import ChainTracker, Outbox, Signed
 from ..crypto.identity import Identity
 from ..errors import (
+    BrokenChain,
     DeckFault,
     Equivocation,
     Gap,
@@ -33,6 +35,7 @@ from .config import Game, TableConfig, parse_back
 from .messages import BODIES, ORDER_KINDS, check_body, move_from_wire, move_to_wire
 
 LOG_PERSON = b"p2pc/log/v1"
+LOBBY_TYPES = frozenset({"table", "join", "seats"})
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 
@@ -84,6 +87,7 @@ class _Round:
     arrived: dict[Ref, float] = field(default_factory=dict)
     inbox: list[Ref] = field(default_factory=list)  # orderer only: moves not yet ordered
     ordered: set[Ref] = field(default_factory=set)
+    last_seq: dict[int, int] = field(default_factory=dict)  # the last move of each seat that was ordered
     issued: int = 0  # orderer only: orders sent so far
     issued_time: float = 0.0
     entries: deque[Entry] = field(default_factory=deque)
@@ -256,12 +260,20 @@ class TablePeer:
             self.stopped = detail
             self._note("void", f"round {self.round} is void; the table stops")
 
+    def _deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+        """A proof, pass or point that failed: blame the seat the deck names (its prover or passer)."""
+        seat = exc.seat if isinstance(exc.seat, int) and 0 <= exc.seat < self.n else fallback
+        self._fault(f"{type(exc).__name__}: {exc}", seat)
+
     def _orderer(self) -> int:
         return self.game.dealer_of(max(self.round, 1))
 
     def _accept(self, frame: bytes) -> None:
         try:
             signed = self.tracker.accept(frame)
+        except BrokenChain as exc:
+            self._fault(str(exc), self._seat_of_blame(exc))
+            return
         except Gap:
             if len(self.held) < 10_000:
                 self.held.append(frame)
@@ -284,8 +296,14 @@ class TablePeer:
             for frame in list(self.held):
                 try:
                     signed = self.tracker.accept(frame)
+                except BrokenChain as exc:
+                    self._fault(str(exc), self._seat_of_blame(exc))
+                    return
                 except Gap:
                     continue
+                except Equivocation as exc:
+                    self._fault(str(exc), self._seat_of_blame(exc))
+                    return
                 except RemoteProtocolError:
                     self.held.remove(frame)
                     continue
@@ -303,7 +321,12 @@ class TablePeer:
 
     def _handle(self, signed: Signed) -> None:
         env = signed.envelope
+        if env.sender not in self.cfg.keys:
+            self._note("rejected", "message dropped: its sender has no seat at this table")
+            return
         seat = self.cfg.keys.index(env.sender)
+        if env.type in LOBBY_TYPES:
+            return  # the lobby's messages, seen again at the table: already taken by the lobby
         if env.round > self.round and env.type != "ready":
             self.later.append(signed)
             return
@@ -312,7 +335,7 @@ class TablePeer:
         except MalformedMessage as exc:
             self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
         except DeckFault as exc:
-            self._fault(f"{env.type} from {self.names[seat]}: {exc}", seat)
+            self._deck_fault(exc, seat)
         except (LocalError, ValueError, KeyError, IndexError, TypeError) as exc:
             # Whatever a signed message makes us trip over is its sender's doing: never crash on it.
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc!r}", seat)
@@ -321,7 +344,7 @@ class TablePeer:
         env = signed.envelope
         body = env.body
         if env.type == "ready":
-            if body["config"] != self.cfg.digest():
+            if env.round != 0 or body["config"] != self.cfg.digest():
                 raise MalformedMessage("agreed to another table config")
             self.ready.add(seat)
             if len(self.ready) == self.n and self.round == 0:
@@ -417,7 +440,11 @@ class TablePeer:
                 new = rs.early_passes.pop((deck_id, stage + 1), None)
                 if new is None:
                     continue
-                dk.verify_pass(rs.ctx, chain[-1], new)
+                try:
+                    dk.verify_pass(rs.ctx, chain[-1], new)
+                except DeckFault as exc:
+                    self._deck_fault(exc, stage)
+                    return
                 chain.append(new)
                 progress = True
                 if len(chain) - 1 == self.n:
@@ -443,7 +470,7 @@ class TablePeer:
 
     def _order(self, rs: _Round, kind: str, refs: Iterable[Ref], time: float | None = None) -> None:
         t = max(self.now if time is None else time, rs.issued_time)
-        t = int(round(t * 1000)) / 1000
+        t = math.ceil(t * 1000) / 1000
         body: dict[str, Value] = {"i": rs.issued, "t": int(round(t * 1000)), "k": kind,
                                   "refs": [[s, q] for s, q in refs], "why": ""}
         rs.issued += 1
@@ -472,6 +499,9 @@ class TablePeer:
             assert isinstance(seat_ref, int) and isinstance(seq_ref, int)
             if not 0 <= seat_ref < self.n or (seat_ref, seq_ref) in rs.ordered or (seat_ref, seq_ref) in parsed:
                 raise MalformedMessage("an order names no seat, or a move already ordered")
+            if seq_ref <= rs.last_seq.get(seat_ref, -1):
+                raise MalformedMessage("an order puts a player's moves out of the order they were sent in")
+            rs.last_seq[seat_ref] = seq_ref
             parsed.append((seat_ref, seq_ref))
         rs.next_index += 1
         rs.last_time = t
@@ -486,19 +516,26 @@ class TablePeer:
             return
         self._take_shares(rs)
         self._apply_entries(rs)
-        if self.me == self._orderer() and self.stopped is None:
+        if self.me == self._orderer() and self.stopped is None and self._log_open(rs):
             self._order_inbox(rs)
-            if not rs.entries and rs.issued == rs.next_index and rs.dealt and not self.game.over:
+            if self._log_open(rs) and not rs.inbox:
                 # Every engine's clock moves only with the log: the orderer ticks it at each
                 # moment the clock alone changes something (a turn opening, a window, a time-out).
                 d = self.game.wake_time()
                 if d is not None and d < self.now:
-                    self._order(rs, "tick", ())
+                    # Stamped strictly after the deadline, in whole milliseconds.
+                    self._order(rs, "tick", (), max(self.now, (math.floor(d * 1000) + 1) / 1000))
         self._round_end(rs)
+
+    def _log_open(self, rs: _Round) -> bool:
+        """The orderer adds to the log only once its engine has applied all of it, and only while the round lasts."""
+        game = self.game
+        return (rs.dealt and not rs.entries and rs.issued == rs.next_index and game.r is not None
+                and not game.r.ended and game.round_no == rs.number)
 
     def _order_inbox(self, rs: _Round) -> None:
         tie_s = getattr(self.game.options, "number_tie_ms", 0) / 1000
-        while rs.inbox and rs.dealt:
+        if rs.inbox and rs.dealt:
             ref = rs.inbox[0]
             move = rs.moves[ref]
             t0 = rs.arrived[ref]
@@ -511,7 +548,7 @@ class TablePeer:
                     for r in claims:
                         rs.inbox.remove(r)
                     self._order(rs, "tie", claims, t0)
-                    continue
+                    return
             rs.inbox.pop(0)
             self._order(rs, "move", [ref], t0)
 
@@ -550,22 +587,20 @@ class TablePeer:
             self._after_change(rs)
 
     def _apply_moves(self, rs: _Round, e: Entry, moves: list[Move]) -> bool:
-        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first."""
+        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.
+
+        Every peer takes the same path whatever faces it can see: the cards the move turns face
+        up are revealed first, then the rules judge it with those faces known to all.
+        """
         game = self.game
         first = moves[0]
+        need: list[int] = []
         try:
             if game.clock < e.time:
                 game.tick(e.time)
             if e.kind == "tie":
-                assert isinstance(game, CrescendoGame) and game.r is not None
-                if game.r.window is None:
-                    raise IllegalMove("NUMBER can be called only between one turn and the next")
-                order = [(game.r.window.seat + k) % self.n for k in range(self.n)]
-                first = min(moves, key=lambda m: order.index(self.seat_of[m.player]))
-            try:
-                game.check(first)  # nothing is revealed for a move the rules refuse outright
-            except HiddenFace:
-                pass
+                assert isinstance(game, CrescendoGame)
+                first = game.tie_winner([(m.player, m.pos if m.pos is not None else -1) for m in moves])
             need = game.public_before(first)
             self._grant_public(rs, need)
             if any(game.faces.get(h) is None for h in need):
@@ -578,9 +613,9 @@ class TablePeer:
         except NeedReshuffle:
             self._start_reshuffle(rs)
             return False
-        except HiddenFace:
-            return False
         except IllegalMove as exc:
+            for h in need:
+                game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it
             self._note("rejected", f"{first}: {exc}", self.seat_of[first.player])
         return True
 
@@ -649,8 +684,12 @@ class TablePeer:
             if chain is None or len(chain) != self.n + 1:
                 waiting.append((seat, rv))
                 continue
-            dk.verify_reveal(rs.ctx, rs.keys, chain[-1], rv, prover=seat, recipient=rv.recipient,
-                             positions=rv.positions)
+            try:
+                dk.verify_reveal(rs.ctx, rs.keys, chain[-1], rv, prover=seat, recipient=rv.recipient,
+                                 positions=rv.positions)
+            except DeckFault as exc:
+                self._deck_fault(exc, seat)
+                return
             rs.reveals.append(rv)
             for pos, d in zip(rv.positions, rv.shares):
                 rs.shares.setdefault((rv.deck, pos), {})[seat] = d
@@ -708,7 +747,7 @@ class TablePeer:
         if rs.result["blame"] is not None:
             blame = rs.result["blame"]
             assert isinstance(blame, int)
-            self._fault(f"round {rs.number} audit: {rs.result['audit']!s}", blame)
+            self._fault(f"round {rs.number} audit found a {rs.result['audit']!s} fault", blame)
             return
         self._note("round", f"round {rs.number} verified and signed by all: {rs.result['scores']!s}")
         if game.over:
@@ -726,18 +765,21 @@ class TablePeer:
         report = dk.audit(rs.ctx, [rs.anns[s] for s in range(self.n)], [rs.openings[s] for s in range(self.n)],
                           rs.book, records, rs.reveals)
         blame: int | None = None
-        verdict = str(report)
+        verdict, at = "verified", None
         if report.fault is None:
             faces = {h: report.faces[d][pos] for h, (d, pos) in rs.loc.items() if d in report.faces}
             fault = check_round(game, faces)
             if fault is not None:
-                blame, verdict = self.seat_of[fault.player], f"illegal move: {fault}"
+                blame, verdict, at = self.seat_of[fault.player], "rules", fault.index
+                self._note("audit", f"round {rs.number}: illegal move {fault}", blame)
         else:
-            blame = report.fault.seat
+            blame, verdict = report.fault.seat, report.fault.kind
+            self._note("audit", f"round {rs.number}: {report}", blame)
         totals: list[Value] = list(game.totals)
         scores: list[Value] = list(game.results[-1].scores) if game.results else []
+        # Only what every honest peer computes alike: no free text another implementation could word otherwise.
         return {"round": rs.number, "scores": scores, "totals": totals, "over": game.over,
-                "log": rs.log_hash, "audit": verdict[:200], "blame": blame}
+                "log": rs.log_hash, "audit": verdict, "at": at, "blame": blame}
 
     # ------------------------------------------------------------ time-outs
 
@@ -752,7 +794,9 @@ class TablePeer:
         for chain in rs.decks.values():
             if len(chain) - 1 < self.n:
                 owed.add(len(chain) - 1)
-        if any(ref not in rs.ordered for ref in rs.moves):
+        game = self.game
+        live = game.r is not None and not game.r.ended and game.round_no == rs.number
+        if live and any(ref not in rs.ordered for ref in rs.moves):
             owed.add(self._orderer())
         if len(rs.decks.get(0, ())) == self.n + 1 and not rs.dealt and not rs.entries:
             owed.add(self._orderer())
