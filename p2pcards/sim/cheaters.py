@@ -1,0 +1,465 @@
+"""Cheaters and faults for simulated tables: modified peers, cheating bots, network taps and forged frames.
+
+Every part here works on real `TablePeer`s over `MemNet` with real keys and real deck crypto:
+
+- `CheatingPeer` is a modified client. Its `play` sends whatever its bot chose, legal or not;
+  with `lax=True` its own Crisp engine also accepts its face-dependent illegal moves (so it
+  stays in step with the honest peers, who accept them provisionally); with `clean_result=True`
+  it signs a round result that blames nobody whatever its audit found.
+- `LyingSharePeer` sends decryption shares that do not verify (a wrong share, a proof made for
+  another position or for another recipient); `WithholdingPeer` keeps shares to itself.
+- `CheatBot` wraps an honest bot and, when a `Cheat` sees its chance in the bot's view, plays
+  the cheating move instead (up to `limit` times). `out_of_turn_draw`, `discard_drawn_king`,
+  `replace_with_drawn_king` and `wrong_special` are such cheats.
+- Taps (`MemNet.tap`) and frame helpers: `reseal` (a second signed message for one place in a
+  chain), `forge_signature`, `outsider_frame`, `garbage_frames`, `EquivocationTap`, `ReplayTap`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..bots.base import Bot, RandomBot, View
+from ..cards import crisp_rank
+from ..crypto import deck as dk
+from ..crypto.encoding import Value, encode
+from ..crypto.envelope import GENESIS, Envelope, Signed, parse, seal
+from ..crypto.identity import Identity, generate
+from ..errors import IllegalMove, MalformedMessage
+from ..games.base import Handle, Move, Provisional
+from ..games.crescendo import CrescendoView
+from ..games.crisp import CrispGame, CrispOptions, CrispView
+from ..table.config import TableConfig
+from ..table.messages import move_to_wire
+from ..table.peer import Output, TablePeer, _Round
+from .memnet import MemNet
+
+Cheat = Callable[[View], Move | None]
+Tap = Callable[[int, int, bytes], bytes | None]  # as MemNet.tap: (sender, receiver, frame) -> frame or None
+
+
+def seeded_draws(rng: random.Random) -> Callable[[], bytes]:
+    """A `draw_seed` for TablePeer that makes its round secrets (so its shuffles) reproducible."""
+    return lambda: rng.randbytes(32)
+
+
+def seeded_identity(rng: random.Random, name: str) -> Identity:
+    """An identity whose key comes from `rng` (reproducible simulations only)."""
+    return Identity(Ed25519PrivateKey.from_private_bytes(rng.randbytes(32)), name)
+
+
+def make_seeded_table(game: str, players: int, options: Mapping[str, Any] | None, seed: int,
+                      **peer_args: Any) -> list[TablePeer]:
+    """Like `table_game.make_table`, but the table id, the keys and every round secret come from `seed`."""
+    rng = random.Random(f"table/{seed}")
+    names = [f"p{i}" for i in range(players)]
+    ids = [seeded_identity(rng, n) for n in names]
+    cfg = TableConfig(rng.randbytes(16), game, dict(options or {}), tuple(i.public for i in ids), tuple(names))
+    return [TablePeer(cfg, ident, draw_seed=seeded_draws(random.Random(rng.random())), **peer_args)
+            for ident in ids]
+
+
+@dataclass
+class Run:
+    """A finished simulation: the network, its peers and bots."""
+
+    net: MemNet
+    peers: list[TablePeer]
+    bots: list[Bot | None]
+
+    def honest(self, cheaters: Sequence[int]) -> list[TablePeer]:
+        """The peers not in `cheaters`."""
+        return [p for i, p in enumerate(self.peers) if i not in cheaters]
+
+
+def run_table(game: str, players: int, options: Mapping[str, Any] | None = None, seed: int = 1, *,
+              seat: int | None = None, peer_class: type[TablePeer] | None = None,
+              peer_kwargs: Mapping[str, Any] | None = None, cheat: Cheat | None = None, cheat_limit: int = 1,
+              tap: Callable[[MemNet, list[TablePeer]], Tap] | None = None,
+              setup: Callable[[MemNet, list[TablePeer]], None] | None = None,
+              out_of_turn_chance: float = 0.05, until: float = 300.0, **peer_args: Any) -> Run:
+    """Play a seeded table with random bots; `seat` may get a modified peer, a cheating bot or both."""
+    rng = random.Random(f"run/{seed}")
+    peers = make_seeded_table(game, players, options, seed, **peer_args)
+    bots: list[Bot | None] = [RandomBot(random.Random(rng.random()), out_of_turn_chance) for _ in range(players)]
+    if seat is not None and peer_class is not None:
+        replace_peer(peers, seat, peer_class, **dict(peer_kwargs or {}))
+    if seat is not None and cheat is not None:
+        inner = bots[seat]
+        assert inner is not None
+        bots[seat] = CheatBot(inner, cheat, cheat_limit)
+    net = MemNet(peers, bots, rng)
+    if tap is not None:
+        net.tap = tap(net, peers)
+    net.start()
+    if setup is not None:
+        setup(net, peers)
+    net.run(until=until)
+    return Run(net, peers, bots)
+
+
+# ---------------------------------------------------------------- modified peers
+
+
+class LaxCrispGame(CrispGame):
+    """A Crisp engine that never refuses a move over a face it knows: it defers every such check to the audit."""
+
+    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, *rest: Any) -> None:
+        if not rest or rest[0]:  # `record`, where the engine has it: check() records, legal_moves() does not
+            self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
+
+
+class CheatingPeer(TablePeer):
+    """A modified client: it sends the moves it is told to without asking its own engine first.
+
+    `lax`: its Crisp engine accepts its own face-dependent illegal moves (it plays on in step
+    with the honest peers instead of refusing its own move). `clean_result`: it signs every
+    round result with no blame, whatever its audit found.
+    """
+
+    def __init__(self, config: TableConfig, identity: Identity, *, lax: bool = False,
+                 clean_result: bool = False, **peer_args: Any) -> None:
+        super().__init__(config, identity, **peer_args)
+        self.lax = lax
+        self.clean_result = clean_result
+        self.cheats: list[Move] = []  # the moves it sent that its own honest engine would refuse
+        if lax:
+            if config.game != "crisp":
+                raise ValueError("a lax engine is only built for Crisp")
+            self.game = LaxCrispGame(config.names, CrispOptions.from_dict(config.options), config.first_dealer)
+
+    def play(self, move: Move, now: float) -> list[Output]:
+        """Send `move` whatever the rules say (still only while a round is being played)."""
+        self.now = max(self.now, now)
+        if self.stopped is not None or self.rs is None or not self.rs.dealt or self.rs.entries:
+            raise IllegalMove("the table is not ready for a move")
+        try:
+            self.game.check(move)
+        except IllegalMove:
+            self.cheats.append(move)
+        except Exception:  # HiddenFace, NeedReshuffle: the table sorts these out
+            pass
+        self._send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
+        self._progress()
+        return self._flush()
+
+    def _audit(self, rs: _Round) -> dict[str, Value]:
+        result = super()._audit(rs)
+        if self.clean_result:
+            result = dict(result, blame=None, audit="verified")
+        return result
+
+
+LIES = ("share", "position", "recipient")
+
+
+class LyingSharePeer(TablePeer):
+    """Sends decryption shares whose proofs do not hold for what they claim, from its `after`-th shares message on.
+
+    `lie` is one of LIES: "share" (a wrong share under the right proof), "position" (the share
+    and proof of another position, claimed for this one), "recipient" (a proof made for another
+    recipient, claimed for the real one).
+    """
+
+    def __init__(self, config: TableConfig, identity: Identity, *, lie: str = "share", after: int = 0,
+                 **peer_args: Any) -> None:
+        if lie not in LIES:
+            raise ValueError(f"lie is one of {LIES}")
+        super().__init__(config, identity, **peer_args)
+        self.lie = lie
+        self.after = after
+        self.sent = 0
+        self.lies = 0
+
+    def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
+        self.sent += 1
+        if self.sent <= self.after:
+            super()._send_shares(rs, handles, recipient)
+            return
+        assert rs.keys is not None
+        by_deck: dict[int, list[int]] = {}
+        for h in sorted(handles):
+            d, pos = rs.loc[h]
+            by_deck.setdefault(d, []).append(pos)
+        reveals: list[Value] = []
+        for d, positions in by_deck.items():
+            final = rs.decks[d][-1]
+            rv = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, positions, recipient)
+            reveals.append(self._corrupt(rs, final, rv).to_wire())
+        self.lies += 1
+        self._send(rs.number, "shares", {"reveals": reveals})
+
+    def _corrupt(self, rs: _Round, final: dk.EncryptedDeck, rv: dk.Reveal) -> dk.Reveal:
+        assert rs.keys is not None
+        pos = rv.positions[0]
+        other = (pos + 1) % len(final)
+        if self.lie == "share":
+            shares = (dk.own_share(rs.secret, final, other),) + rv.shares[1:]
+            return dataclasses.replace(rv, shares=shares)
+        if self.lie == "position":
+            theirs = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, [other], rv.recipient)
+            return dataclasses.replace(rv, shares=theirs.shares + rv.shares[1:], proofs=theirs.proofs + rv.proofs[1:])
+        # recipient: a proof bound to some other seat than the one the reveal is for
+        wrong = next(s for s in range(self.n) if s != self.me and s != rv.recipient)
+        theirs = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, list(rv.positions), wrong)
+        return dataclasses.replace(rv, proofs=theirs.proofs)
+
+
+Withhold = Callable[[list[int], "int | None"], bool]
+
+
+class WithholdingPeer(TablePeer):
+    """Keeps to itself the shares `withhold(handles, recipient)` picks (recipient None: a public reveal)."""
+
+    def __init__(self, config: TableConfig, identity: Identity, *, withhold: Withhold, **peer_args: Any) -> None:
+        super().__init__(config, identity, **peer_args)
+        self.withhold = withhold
+        self.withheld: list[tuple[list[int], int | None]] = []
+
+    def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
+        if self.withhold(handles, recipient):
+            self.withheld.append((list(handles), recipient))
+            return
+        super()._send_shares(rs, handles, recipient)
+
+
+def withhold_public(handles: list[int], recipient: int | None) -> bool:
+    """Withhold every public reveal (the whole table waits on it)."""
+    return recipient is None
+
+
+def withhold_private_to(seat: int) -> Withhold:
+    """Withhold every private reveal meant for `seat` (only that seat waits on it)."""
+    return lambda handles, recipient: recipient == seat
+
+
+def replace_peer(peers: list[TablePeer], seat: int, cls: type[TablePeer], **kwargs: Any) -> TablePeer:
+    """Put a modified peer of class `cls` in `seat`, with the same config, identity and peer settings."""
+    old = peers[seat]
+    new = cls(old.cfg, old.identity, draw_seed=old.draw_seed, tolerance=old.tolerance,
+              timeout=old.timeout, **kwargs)
+    peers[seat] = new
+    return new
+
+
+# ---------------------------------------------------------------- cheating bots
+
+
+class CheatBot:
+    """An honest bot that plays `cheat`'s move instead whenever the cheat sees its chance (at most `limit` times)."""
+
+    def __init__(self, inner: Bot, cheat: Cheat, limit: int = 1) -> None:
+        self.inner = inner
+        self.cheat = cheat
+        self.limit = limit
+        self.fired: list[Move] = []
+        self._pending: Move | None = None
+
+    def choose(self, view: View) -> Move | None:
+        """The cheating move when there is a chance left, else the honest bot's move."""
+        if len(self.fired) < self.limit:
+            move = self.cheat(view)
+            if move is not None:
+                self.fired.append(move)
+                return move
+        return self.inner.choose(view)
+
+
+def _me(view: View) -> str:
+    return view.players[view.me]
+
+
+def out_of_turn_draw(view: View) -> Move | None:
+    """Draw while another player's turn is under way (Crisp or Crescendo)."""
+    if view.turn is None or view.turn == view.me or view.over:
+        return None
+    if isinstance(view, CrispView):
+        return Move(_me(view), "draw", source="pile")
+    return Move(_me(view), "draw", source="reserve")
+
+
+def _drawn_king(view: View) -> bool:
+    return (isinstance(view, CrispView) and view.turn == view.me and view.phase == "drawn_pile"
+            and view.drawn is not None and crisp_rank(view.drawn) == "K")
+
+
+def discard_drawn_king(view: View) -> Move | None:
+    """Crisp: throw away a drawn King instead of using it (seen by all as soon as it lands face up)."""
+    return Move(_me(view), "discard") if _drawn_king(view) else None
+
+
+def replace_with_drawn_king(view: View) -> Move | None:
+    """Crisp: swap a drawn King into the hand (face down: only the audit sees it)."""
+    return Move(_me(view), "replace", pos=0) if _drawn_king(view) else None
+
+
+def wrong_special(view: View) -> Move | None:
+    """Crescendo: a special action the Reserve's top card does not show (public backs: seen by all at once)."""
+    if not isinstance(view, CrescendoView) or view.turn != view.me or view.phase != "turn":
+        return None
+    top = view.reserve_top
+    if top is None or view.window_open:
+        return None
+    if top.action != "lock":
+        return Move(_me(view), "lock", pos=0)
+    other = view.players[(view.me + 1) % len(view.players)]
+    return Move(_me(view), "peek", target=other, pos=0)
+
+
+# ---------------------------------------------------------------- frames
+
+
+def reseal(identity: Identity, frame: bytes, **changes: Any) -> bytes:
+    """The same envelope with `changes` (e.g. body=...), signed again by `identity`: same seq, same prev."""
+    env = parse(frame).envelope
+    return seal(identity, dataclasses.replace(env, **changes)).frame
+
+
+def frame_type(frame: bytes) -> str | None:
+    """The message type of a well-formed frame, else None."""
+    try:
+        return parse(frame).envelope.type
+    except MalformedMessage:
+        return None
+
+
+def forge_signature(frame: bytes, body: dict[str, Value] | None = None) -> bytes:
+    """A frame whose message was altered (`body`, or a bumped round) but whose signature is the original."""
+    signed = parse(frame)
+    env = signed.envelope
+    changed = dataclasses.replace(env, body=body) if body is not None else dataclasses.replace(env, round=env.round + 1)
+    return signed.signature + changed.encode()
+
+
+def outsider_frame(table: bytes, mtype: str = "move", body: dict[str, Value] | None = None,
+                   identity: Identity | None = None, rnd: int = 1) -> bytes:
+    """A well-signed first message from a key that has no seat at the table."""
+    ident = identity or generate("outsider")
+    env = Envelope(table, rnd, ident.public, 0, GENESIS, mtype, body if body is not None else {"m": {"a": "draw"}})
+    return seal(ident, env).frame
+
+
+def garbage_frames(rng: random.Random, sample: bytes | None = None) -> list[bytes]:
+    """Bytes no peer should choke on: empty, random, truncated, oversized, not a map, a map of nonsense."""
+    out = [b"", bytes(1), rng.randbytes(63), rng.randbytes(64), rng.randbytes(65), rng.randbytes(500),
+           bytes(64) + encode([1, 2, 3]), bytes(64) + encode({"table": 1}), bytes(64) + b"\xc1",
+           bytes(64) + b"\xdc\xff\xff", rng.randbytes(64) + b"\x81\xa4body" * 10_000]
+    if sample is not None:
+        out += [sample[: len(sample) // 2], sample + b"\x00", sample[:64] + bytes(len(sample) - 64)]
+        flipped = bytearray(sample)
+        flipped[-1] ^= 0x01
+        out.append(bytes(flipped))
+    return out
+
+
+# ---------------------------------------------------------------- taps
+
+
+def chain_taps(*taps: Tap) -> Tap:
+    """One tap that runs each of `taps` in turn (a dropped frame stays dropped)."""
+
+    def tap(sender: int, receiver: int, frame: bytes) -> bytes | None:
+        out: bytes | None = frame
+        for t in taps:
+            if out is None:
+                return None
+            out = t(sender, receiver, out)
+        return out
+
+    return tap
+
+
+class EquivocationTap:
+    """Makes seat `cheater` sign a second message for the place in its chain of its `nth` message of type `mtype`.
+
+    `alter(body) -> body` makes the second body. Receivers in `split` get only the second
+    version (a split view of the chain); receivers in `both` get the first and then the second.
+    """
+
+    def __init__(self, net: MemNet | None, cheater: int, identity: Identity, mtype: str,
+                 alter: Callable[[dict[str, Value]], dict[str, Value]], *, nth: int = 0,
+                 split: Sequence[int] = (), both: Sequence[int] = (), gap: float = 0.05) -> None:
+        self.net = net
+        self.cheater = cheater
+        self.identity = identity
+        self.mtype = mtype
+        self.alter = alter
+        self.nth = nth
+        self.split = set(split)
+        self.both = set(both)
+        self.gap = gap
+        self.seen = 0
+        self.target_seq: int | None = None
+        self.frames: tuple[bytes, bytes] | None = None
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if sender != self.cheater:
+            return frame
+        try:
+            env = parse(frame).envelope
+        except MalformedMessage:
+            return frame
+        if self.target_seq is None and env.type == self.mtype:
+            if self.seen == self.nth:
+                self.target_seq = env.seq
+                other = reseal(self.identity, frame, body=self.alter(dict(env.body)))
+                self.frames = (frame, other)
+            self.seen += 1
+        if self.frames is None or env.seq != self.target_seq or frame != self.frames[0]:
+            return frame
+        if receiver in self.split:
+            return self.frames[1]
+        if receiver in self.both:
+            assert self.net is not None
+            self.net.inject(receiver, self.frames[1], at=self.net.now + self.gap)
+        return frame
+
+
+class ReplayTap:
+    """Delivers each frame of the given types once more, `delay` seconds later (a replay on the network)."""
+
+    def __init__(self, net: MemNet, types: Sequence[str] = ("move", "order", "shares"), delay: float = 0.3,
+                 limit: int = 50) -> None:
+        self.net = net
+        self.types = set(types)
+        self.delay = delay
+        self.limit = limit
+        self.replayed: list[bytes] = []
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if len(self.replayed) < self.limit and frame_type(frame) in self.types:
+            self.replayed.append(frame)
+            self.net.inject(receiver, frame, at=self.net.now + self.delay)
+        return frame
+
+
+class Recorder:
+    """Keeps every frame that crossed the network, by (sender, receiver)."""
+
+    def __init__(self) -> None:
+        self.frames: list[tuple[int, int, bytes]] = []
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        self.frames.append((sender, receiver, frame))
+        return frame
+
+    def of_type(self, mtype: str, sender: int | None = None) -> list[bytes]:
+        """Frames of one type (from one sender)."""
+        return [f for s, _, f in self.frames if (sender is None or s == sender) and frame_type(f) == mtype]
+
+
+def random_identity() -> Identity:
+    """A fresh identity with no seat anywhere."""
+    return generate("x" + secrets.token_hex(4))
+
+
+def signed_of(frame: bytes) -> Signed:
+    """Parse a frame (no signature check)."""
+    return parse(frame)
