@@ -18,11 +18,12 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "key": frozenset({"seat", "public", "proof", "commitment"}),
     "pass": frozenset({"deck", "stage", "cts", "tags"}),
     "move": frozenset({"m"}),
-    "order": frozenset({"i", "t", "k", "refs", "why"}),
+    "order": frozenset({"i", "t", "k", "refs", "frames", "why"}),
     "shares": frozenset({"reveals"}),
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"key"}),
+    "fault": frozenset({"blame", "why"}),
 }
 ORDER_KINDS: Final = frozenset({"deal", "move", "tie", "tick"})
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}

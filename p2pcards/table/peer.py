@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, digest
-from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import (
     BrokenChain,
@@ -36,6 +36,7 @@ from .messages import BODIES, ORDER_KINDS, check_body, move_from_wire, move_to_w
 
 LOG_PERSON = b"p2pc/log/v1"
 LOBBY_TYPES = frozenset({"table", "join", "seats"})
+MAX_WHY = 200
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 
@@ -84,6 +85,7 @@ class _Round:
     deck_cards: dict[int, tuple[tuple[str | int, ...], tuple[str, ...] | None]] = field(default_factory=dict)
     loc: dict[int, tuple[int, int]] = field(default_factory=dict)  # handle -> (deck, position)
     moves: dict[Ref, Move] = field(default_factory=dict)
+    frames: dict[Ref, bytes] = field(default_factory=dict)  # each move's signed frame, relayed in its order
     arrived: dict[Ref, float] = field(default_factory=dict)
     inbox: list[Ref] = field(default_factory=list)  # orderer only: moves not yet ordered
     ordered: set[Ref] = field(default_factory=set)
@@ -106,8 +108,6 @@ class _Round:
     result: dict[str, Value] | None = None
     results: dict[int, dict[str, Value]] = field(default_factory=dict)
     dealt: bool = False
-    stalled_since: float | None = None
-    owed_before: frozenset[int] = frozenset()
 
 
 class _Rounds(Collection[int]):
@@ -160,6 +160,9 @@ class TablePeer:
         self._out: list[Output] = []
         self._own: list[Signed] = []
         self.now = 0.0
+        self._owed_before: frozenset[int] = frozenset()
+        self._mark_before: tuple[int, ...] = ()
+        self._stalled_since: float | None = None
 
     # ------------------------------------------------------------ the interface
 
@@ -259,6 +262,8 @@ class TablePeer:
         if self.stopped is None:
             self.stopped = detail
             self._note("void", f"round {self.round} is void; the table stops")
+            # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
+            self._send(self.round, "fault", {"blame": blame, "why": detail[:MAX_WHY]})
 
     def _deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
         """A proof, pass or point that failed: blame the seat the deck names (its prover or passer)."""
@@ -327,7 +332,7 @@ class TablePeer:
         seat = self.cfg.keys.index(env.sender)
         if env.type in LOBBY_TYPES:
             return  # the lobby's messages, seen again at the table: already taken by the lobby
-        if env.round > self.round and env.type != "ready":
+        if env.round > self.round and env.type not in ("ready", "fault"):
             self.later.append(signed)
             return
         try:
@@ -350,6 +355,12 @@ class TablePeer:
             if len(self.ready) == self.n and self.round == 0:
                 self._begin_round(1)
             return
+        if env.type == "fault":  # whatever its round: a peer that stopped tells everyone
+            blame, why = body["blame"], body["why"]
+            if not (blame is None or (type(blame) is int and 0 <= blame < self.n)) or not isinstance(why, str):
+                raise MalformedMessage("bad fault report")
+            self._fault(f"{self.names[seat]} stopped the table: {why[:MAX_WHY]}", blame)
+            return
         rs = self.rs
         if rs is None or env.round != self.round:
             raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
@@ -371,6 +382,7 @@ class TablePeer:
             move = move_from_wire(body["m"], self.names[seat], self.names)
             ref = (seat, env.seq)
             rs.moves[ref] = move
+            rs.frames[ref] = signed.frame
             rs.arrived[ref] = self.now
             if self.me == self._orderer():
                 rs.inbox.append(ref)
@@ -397,6 +409,7 @@ class TablePeer:
             rs.results[seat] = dict(body)
         elif env.type == "leave":
             self._fault(f"{self.names[seat]} left the table", seat)
+
 
     # ------------------------------------------------------------ rounds, keys and shuffles
 
@@ -471,8 +484,12 @@ class TablePeer:
     def _order(self, rs: _Round, kind: str, refs: Iterable[Ref], time: float | None = None) -> None:
         t = max(self.now if time is None else time, rs.issued_time)
         t = math.ceil(t * 1000) / 1000
+        refs = list(refs)
+        # The order carries the moves' own signed frames: every peer holds exactly what was ordered,
+        # and a mover who signed two versions of one move is caught by whoever holds the other.
         body: dict[str, Value] = {"i": rs.issued, "t": int(round(t * 1000)), "k": kind,
-                                  "refs": [[s, q] for s, q in refs], "why": ""}
+                                  "refs": [[s, q] for s, q in refs], "frames": [rs.frames[r] for r in refs],
+                                  "why": ""}
         rs.issued += 1
         rs.issued_time = t
         self._send(rs.number, "order", body)
@@ -503,11 +520,46 @@ class TablePeer:
                 raise MalformedMessage("an order puts a player's moves out of the order they were sent in")
             rs.last_seq[seat_ref] = seq_ref
             parsed.append((seat_ref, seq_ref))
+        frames = body["frames"]
+        if not isinstance(frames, list) or len(frames) != len(parsed) or not all(isinstance(f, bytes) for f in frames):
+            raise MalformedMessage("an order carries the frame of each move it names")
         rs.next_index += 1
         rs.last_time = t
         rs.ordered.update(parsed)
         rs.log_hash = digest(LOG_PERSON, rs.log_hash + signed.hash)
         rs.entries.append(Entry(i, t, str(kind), tuple(parsed)))
+        for ref, frame in zip(parsed, frames):
+            assert isinstance(frame, bytes)
+            self._take_relayed(rs, ref, frame)
+
+    def _take_relayed(self, rs: _Round, ref: Ref, frame: bytes) -> None:
+        """A move frame the orderer relayed: it must be the move named, signed by its player."""
+        orderer = self._orderer()
+        try:
+            env = parse(frame).envelope
+        except MalformedMessage:
+            env = None
+        if env is None or env.type != "move" or env.sender != self.cfg.keys[ref[0]] or env.seq != ref[1]:
+            self._fault(f"order names {ref} but relays another message", orderer)
+            return
+        if ref[0] == self.me:
+            if rs.frames.get(ref) != frame:
+                self._fault("the orderer relayed a move of ours that we never sent", orderer)
+            return
+        try:
+            signed = self.tracker.accept(frame)
+        except Replay:
+            return  # we have it already, byte for byte
+        except Equivocation as exc:
+            self._fault(str(exc), ref[0])
+            return
+        except Gap:
+            self.held.append(frame)
+            return
+        except RemoteProtocolError as exc:
+            self._fault(f"the orderer relayed a bad frame: {exc}", orderer)
+            return
+        self._handle(signed)
 
     def _progress(self) -> None:
         """Do everything that has become possible, in order."""
@@ -784,46 +836,61 @@ class TablePeer:
     # ------------------------------------------------------------ time-outs
 
     def _owed(self) -> frozenset[int]:
-        """The seats we are waiting on for something the protocol obliges them to send."""
+        """The other seats that hold up what we are waiting for, by what blocks first."""
         rs = self.rs
         if rs is None:
-            return frozenset(s for s in range(self.n) if s not in self.ready)
-        owed: set[int] = set()
+            owed = {s for s in range(self.n) if s not in self.ready}
+        else:
+            owed = self._owed_in_round(rs)
+        owed.discard(self.me)
+        return frozenset(owed)
+
+    def _owed_in_round(self, rs: _Round) -> set[int]:
         if len(rs.anns) < self.n:
-            owed |= {s for s in range(self.n) if s not in rs.anns}
-        for chain in rs.decks.values():
-            if len(chain) - 1 < self.n:
-                owed.add(len(chain) - 1)
+            return {s for s in range(self.n) if s not in rs.anns}
+        passes = {len(chain) - 1 for chain in rs.decks.values() if len(chain) - 1 < self.n}
+        if passes:
+            return passes
+        missing_shares: set[int] = set()
+        for h in rs.learning:
+            got = rs.shares.get(rs.loc[h], {})
+            missing_shares |= {s for s in range(self.n) if s not in got}
+        if rs.entries:
+            first = rs.entries[0]
+            movers = {seat for seat, seq in first.refs if (seat, seq) not in rs.moves}
+            return movers or missing_shares
+        if missing_shares:
+            return missing_shares
         game = self.game
         live = game.r is not None and not game.r.ended and game.round_no == rs.number
         if live and any(ref not in rs.ordered for ref in rs.moves):
-            owed.add(self._orderer())
-        if len(rs.decks.get(0, ())) == self.n + 1 and not rs.dealt and not rs.entries:
-            owed.add(self._orderer())
-        for e in rs.entries:
-            owed |= {seat for seat, seq in e.refs if (seat, seq) not in rs.moves}
-        if rs.book is not None:
-            mine = rs.granted_private.get(self.me, set()) | rs.granted_public
-            for h in mine:
-                if self.game.faces.get(h) is None and h in rs.loc:
-                    got = rs.shares.get(rs.loc[h], {})
-                    owed |= {s for s in range(self.n) if s != self.me and s not in got}
-        if rs.opened:
-            owed |= {s for s in range(self.n) if s not in rs.openings}
-        if rs.result is not None:
-            owed |= {s for s in range(self.n) if s not in rs.results}
-        return frozenset(owed)
+            return {self._orderer()}  # our log is applied, so the orderer's can be too: it owes an order
+        if not rs.dealt:
+            return {self._orderer()}
+        if rs.opened and len(rs.openings) < self.n:
+            return {s for s in range(self.n) if s not in rs.openings}
+        if rs.result is not None and len(rs.results) < self.n:
+            return {s for s in range(self.n) if s not in rs.results}
+        return set()
+
+    def _progress_mark(self) -> tuple[int, ...]:
+        rs = self.rs
+        if rs is None:
+            return (len(self.ready),)
+        return (len(rs.anns), sum(len(c) for c in rs.decks.values()), rs.next_index, len(rs.entries),
+                len(rs.reveals), len(rs.moves), len(rs.openings), len(rs.results))
 
     def _watch(self) -> None:
-        rs = self.rs
-        if rs is None or self.finished:
+        """Blame whoever holds everything up for longer than the time-out."""
+        if self.finished:
             return
         owed = self._owed()
-        if not owed or owed != rs.owed_before:
-            rs.owed_before = owed
-            rs.stalled_since = self.now if owed else None
+        mark = self._progress_mark()
+        if not owed or owed != self._owed_before or mark != self._mark_before:
+            self._owed_before, self._mark_before = owed, mark
+            self._stalled_since = self.now if owed else None
             return
-        assert rs.stalled_since is not None
-        if self.now - rs.stalled_since > self.timeout:
+        assert self._stalled_since is not None
+        if self.now - self._stalled_since > self.timeout:
             late = sorted(owed)
             self._fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s", late[0])
