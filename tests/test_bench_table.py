@@ -1,0 +1,26 @@
+"""`p2pcards bench table` on tiny games: it plays them and prints every figure (no timed assertions)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from p2pcards.bench import KINDS
+from p2pcards.bench import table
+
+
+def test_bench_table_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert KINDS["table"][0] == "p2pcards.bench.table"
+    parser = argparse.ArgumentParser()
+    table.add_arguments(parser)
+    args = parser.parse_args(["--players-crisp", "2", "--players-crescendo", "2", "--limit", "10", "--top", "3"])
+    assert table.run(args) == 0
+    out = capsys.readouterr().out
+    for name in ("crisp, 2 players", "crescendo, 2 players"):
+        assert name in out
+    for figure in ("wall time", "CPU time", "virtual game time", "rounds", "messages", "sent", "shares", "pass",
+                   "crypto", "signing", "encoding", "rules", "rest", "everything else / crypto",
+                   "profiler-free bound", "largest costs outside crypto"):
+        assert figure in out, figure
+    assert out.count("%") > 20
