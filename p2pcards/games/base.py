@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -224,6 +225,11 @@ class EngineBase(Generic[F]):
     def face_for(self, seat: int, handle: Handle) -> F | None:
         """The face of `handle` as `seat` knows it, or None."""
         return self.faces.get(handle) if self.know.knows(seat, handle) else None
+
+    def faces_for(self, seat: int, handles: Iterable[Handle]) -> tuple[F | None, ...]:
+        """`face_for` over many handles at once (views build whole rows)."""
+        seen, public, get = self.know.seen[seat], self.know.public, self.faces.known.get
+        return tuple(get(h) if h in public or h in seen else None for h in handles)
 
     def _face_text(self, handle: Handle) -> str:
         face = self.faces.get(handle)

@@ -760,7 +760,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             turn_number=r.turn_number,
             drawn=drawn,
             drawn_from=r.drawn_from if r.drawn is not None else None,
-            known=tuple(tuple(self.face_for(me, h) for h in row) for row in r.rows),
+            known=tuple(self.faces_for(me, row) for row in r.rows),
             backs=tuple(tuple(self.backs[h] for h in row) for row in r.rows),
             locked=tuple(tuple(lk) for lk in r.locked),
             piles=tuple(len(p) for p in r.piles),
