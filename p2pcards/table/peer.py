@@ -90,6 +90,7 @@ class _Round:
     inbox: list[Ref] = field(default_factory=list)  # orderer only: moves not yet ordered
     ordered: set[Ref] = field(default_factory=set)
     last_seq: dict[int, int] = field(default_factory=dict)  # the last move of each seat that was ordered
+    own_unordered: set[Ref] = field(default_factory=set)
     issued: int = 0  # orderer only: orders sent so far
     issued_time: float = 0.0
     entries: deque[Entry] = field(default_factory=deque)
@@ -151,7 +152,9 @@ class TablePeer:
         self.round = 0
         self.rs: _Round | None = None
         self.ready: set[int] = set()
-        self.held: list[bytes] = []  # frames that came before what they follow
+        # Frames that came before the ones they follow, by (sender, seq): each is offered again
+        # only when its sender's chain reaches it, so no signature is checked twice in vain.
+        self.held: dict[tuple[bytes, int], bytes] = {}
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
         self.stopped: str | None = None
         self.finished = False
@@ -210,7 +213,7 @@ class TablePeer:
         rs = self.rs
         if rs is None or not rs.dealt or rs.entries or self.stopped:
             return True
-        if any(ref[0] == self.me and ref not in rs.ordered for ref in rs.moves):
+        if rs.own_unordered:
             return True
         return bool(rs.learning)
 
@@ -280,8 +283,7 @@ class TablePeer:
             self._fault(str(exc), self._seat_of_blame(exc))
             return
         except Gap:
-            if len(self.held) < 10_000:
-                self.held.append(frame)
+            self._hold(frame)
             return
         except Replay:
             return
@@ -294,25 +296,26 @@ class TablePeer:
         self._handle(signed)
         self._retry_held()
 
+    def _hold(self, frame: bytes) -> None:
+        env = parse(frame).envelope  # it parsed once already: the tracker only called it early
+        if len(self.held) < 10_000:
+            self.held.setdefault((env.sender, env.seq), frame)
+
     def _retry_held(self) -> None:
         progress = True
         while progress and self.held:
             progress = False
-            for frame in list(self.held):
+            for sender in {sender for sender, _ in self.held}:
+                frame = self.held.pop((sender, self.tracker.head(sender)[0]), None)
+                if frame is None:
+                    continue
                 try:
                     signed = self.tracker.accept(frame)
-                except BrokenChain as exc:
-                    self._fault(str(exc), self._seat_of_blame(exc))
-                    return
-                except Gap:
-                    continue
-                except Equivocation as exc:
+                except (BrokenChain, Equivocation) as exc:
                     self._fault(str(exc), self._seat_of_blame(exc))
                     return
                 except RemoteProtocolError:
-                    self.held.remove(frame)
-                    continue
-                self.held.remove(frame)
+                    continue  # e.g. a forged frame that claimed this place: the real one may still come
                 self._handle(signed)
                 progress = True
 
@@ -383,6 +386,8 @@ class TablePeer:
             ref = (seat, env.seq)
             rs.moves[ref] = move
             rs.frames[ref] = signed.frame
+            if seat == self.me:
+                rs.own_unordered.add(ref)
             rs.arrived[ref] = self.now
             if self.me == self._orderer():
                 rs.inbox.append(ref)
@@ -526,6 +531,7 @@ class TablePeer:
         rs.next_index += 1
         rs.last_time = t
         rs.ordered.update(parsed)
+        rs.own_unordered.difference_update(parsed)
         rs.log_hash = digest(LOG_PERSON, rs.log_hash + signed.hash)
         rs.entries.append(Entry(i, t, str(kind), tuple(parsed)))
         for ref, frame in zip(parsed, frames):
@@ -554,7 +560,7 @@ class TablePeer:
             self._fault(str(exc), ref[0])
             return
         except Gap:
-            self.held.append(frame)
+            self._hold(frame)
             return
         except RemoteProtocolError as exc:
             self._fault(f"the orderer relayed a bad frame: {exc}", orderer)
