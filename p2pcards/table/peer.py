@@ -194,7 +194,8 @@ class TablePeer:
     def play(self, move: Move, now: float) -> list[Output]:
         """Send our own move; IllegalMove (nothing sent) when our engine already knows it is not allowed."""
         self.now = max(self.now, now)
-        if self.stopped is not None or self.rs is None or not self.rs.dealt:
+        game = self.game
+        if self.stopped is not None or self.rs is None or not self.rs.dealt or game.r is None or game.r.ended:
             raise IllegalMove("the table is not playing a round")
         if move.player != self.names[self.me]:
             raise IllegalMove("a peer plays only its own seat's moves")
@@ -365,6 +366,9 @@ class TablePeer:
             self._fault(f"{self.names[seat]} stopped the table: {why[:MAX_WHY]}", blame)
             return
         rs = self.rs
+        if rs is not None and env.round < self.round and env.type == "move":
+            self._note("rejected", f"a move of round {env.round} came after its end", seat)
+            return
         if rs is None or env.round != self.round:
             raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
         if env.type == "key":
@@ -414,7 +418,6 @@ class TablePeer:
             rs.results[seat] = dict(body)
         elif env.type == "leave":
             self._fault(f"{self.names[seat]} left the table", seat)
-
 
     # ------------------------------------------------------------ rounds, keys and shuffles
 
