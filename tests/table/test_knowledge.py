@@ -1,0 +1,65 @@
+"""Nobody learns what they should not (issue 4, item 2).
+
+After EVERY frame the in-memory network delivers, for every peer Y (see `KnowledgeCheck`):
+
+1. Cryptographically open to Y: the cards of Y's round for which Y holds a decryption share
+   from every other seat (every share Y has received, whoever it was meant for; Y adds its
+   own). This set must lie within what the rules entitle Y to at that instant:
+   - every card some peer's engine says Y has seen (`know.seen[Y]`) or that is face up
+     (`know.public`) — the engine furthest along the one agreed log knows the most, and
+     knowledge never shrinks within a round;
+   - plus the cards the next ordered move turns face up (`public_before` of the head of a
+     peer's log, once its engine stands where that move applies): a table reveals those
+     faces before it applies the move, because the engine needs them to apply it.
+2. The faces Y's engine holds must lie within what Y can decrypt.
+
+The games below play every move of both games that moves knowledge: Crisp's side-card looks,
+draws, Jacks, Queens (side cards both owners have seen), Kings, forfeits and the round-end
+reveal; Crescendo's setup looks and swaps, draws, peeks, swaps, locks, right and wrong
+NUMBER claims (the penalty card), ties, reshuffles and the round-end reveal. The whole-game
+matrix of test_games.py is checked too (the same games, played once per session).
+"""
+
+from __future__ import annotations
+
+import pytest
+from table_harness import Played, Spec, event_kinds, play
+from test_games import GAMES
+
+# Bots that make the knowledge-moving moves whenever they may, on 2 to 4 seats.
+SHOWOFF: list[Spec] = [
+    Spec("crisp", 2, (("limit", 60),), "showoff"),
+    Spec("crisp", 3, (("limit", 60),), "showoff"),
+    Spec("crisp", 4, (("limit", 40), ("discard_draw", True)), "showoff", 2),
+    Spec("crescendo", 2, (("number_window_s", 0.5),), "showoff"),
+    Spec("crescendo", 3, (("number_window_s", 0),), "showoff"),
+]
+
+
+@pytest.fixture(params=SHOWOFF + GAMES, ids=str)
+def played(request: pytest.FixtureRequest) -> Played:
+    spec: Spec = request.param
+    return play(spec)
+
+
+def test_no_peer_can_decrypt_or_knows_more_than_the_rules_allow(played: Played) -> None:
+    check = played.knowledge
+    # Every delivered frame was followed by a check of every peer that has a round going.
+    assert check.frames > 0 and check.checks >= check.frames
+    assert not check.leaks, check.report()
+
+
+def test_each_peer_learns_its_own_cards_by_decryption(played: Played) -> None:
+    """The check is not vacuous: at the end every peer's engine holds faces, all decrypted by itself."""
+    for peer in played.net.peers:
+        assert peer.game.faces.known, f"{peer.names[peer.me]} was shown no face"
+
+
+def test_the_knowledge_games_play_every_knowledge_moving_move() -> None:
+    kinds: set[str] = set()
+    for spec in SHOWOFF + GAMES:
+        kinds |= event_kinds(play(spec).net)
+    crisp = {"draw", "jack", "queen", "king", "discard", "replace", "forfeit_draw", "forfeit_discard", "reveal_all"}
+    crescendo = {"setup_look", "setup_swap", "peek", "exchange", "lock", "number_right", "number_wrong",
+                 "withdrawn", "reshuffle"}
+    assert crisp | crescendo <= kinds, f"never played: {sorted((crisp | crescendo) - kinds)}"
