@@ -20,6 +20,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "move": frozenset({"m"}),
     "order": frozenset({"i", "t", "k", "refs", "frames", "why"}),
     "shares": frozenset({"reveals"}),
+    "private": frozenset({"to", "box"}),
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"key"}),

@@ -14,7 +14,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, digest
+from ..crypto.encoding import Value, decode, digest, encode
+from ..crypto.sealing import Opener, seal_to
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import (
@@ -163,6 +164,7 @@ class TablePeer:
         self._out: list[Output] = []
         self._own: list[Signed] = []
         self.now = 0.0
+        self._opener = Opener(identity)
         self._owed_before: frozenset[int] = frozenset()
         self._mark_before: tuple[int, ...] = ()
         self._stalled_since: float | None = None
@@ -399,14 +401,26 @@ class TablePeer:
             if seat != self._orderer():
                 raise MalformedMessage("only the round's orderer orders the log")
             self._take_order(rs, signed)
-        elif env.type == "shares":
+        elif env.type in ("shares", "private"):
+            recipient: int | None = None
+            if env.type == "private":
+                to, box = body["to"], body["box"]
+                if type(to) is not int or not 0 <= to < self.n or to == seat or not isinstance(box, bytes):
+                    raise MalformedMessage("a private message names another seat and carries a box")
+                if to != self.me:
+                    return  # sealed to another seat: nothing we can or may read
+                recipient = to
+                opened = decode(self._opener.open(box))
+                if not isinstance(opened, dict) or set(opened) != {"reveals"}:
+                    raise MalformedMessage("a private box holds a map of reveals")
+                body = opened
             reveals = body["reveals"]
             if not isinstance(reveals, list) or not reveals:
                 raise MalformedMessage("shares carry a list of reveals")
             for v in reveals:
                 rv = dk.Reveal.from_wire(v)
-                if rv.prover != seat:
-                    raise MalformedMessage("shares proved for another seat")
+                if rv.prover != seat or rv.recipient != recipient:
+                    raise MalformedMessage("shares proved for another seat, or for another recipient")
                 rs.early_shares.append((seat, rv))
             self._take_shares(rs)
         elif env.type == "open":
@@ -734,7 +748,12 @@ class TablePeer:
         for d, positions in by_deck.items():
             rv = dk.make_reveal(rs.ctx, rs.keys, rs.secret, rs.decks[d][-1], positions, recipient)
             reveals.append(rv.to_wire())
-        self._send(rs.number, "shares", {"reveals": reveals})
+        if recipient is None:
+            self._send(rs.number, "shares", {"reveals": reveals})
+        else:
+            # Sealed: a share is the same value for every recipient (see crypto/sealing.py).
+            box = seal_to(self.cfg.keys[recipient], encode({"reveals": reveals}))
+            self._send(rs.number, "private", {"to": recipient, "box": box})
 
     def _take_shares(self, rs: _Round) -> None:
         if rs.keys is None:
