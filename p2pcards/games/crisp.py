@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cards import CRISP_DECK, crisp_rank, crisp_value
-from ..errors import InputError
+from ..errors import IllegalMove, InputError
 from .base import (
     CRISP_SLOTS,
     EngineBase,
@@ -299,8 +299,11 @@ class CrispGame(EngineBase[str]):
             return "draw_due"
         return "drawn_pile" if r.drawn_from == "pile" else "drawn_discard"
 
-    def check(self, move: Move, record: bool = False) -> None:
-        """Raise IllegalMove when `move` is not allowed now; a face it cannot see passes (recorded when `record`)."""
+    def check(self, move: Move, record: bool = False, blind: bool = False) -> None:
+        """Raise IllegalMove when `move` is not allowed now; a face it cannot see passes (recorded when `record`).
+
+        `blind`: judge as if no face were known, so every peer reaches the same verdict.
+        """
         if self.over:
             raise illegal("the game is over")
         r = self.r
@@ -341,31 +344,34 @@ class CrispGame(EngineBase[str]):
         if move.action == "replace" and r.drawn_from == "pile":
             self._require(move, r.drawn, lambda f: crisp_rank(f) not in FACE_RANKS,
                           f"{move.player} cannot swap a drawn Jack, Queen or King into their hand",
-                          "not J/Q/K", record)
+                          "not J/Q/K", record, blind)
         elif move.action == "discard":
             self._require(move, r.drawn, lambda f: crisp_rank(f) != "K",
-                          f"{move.player} must use a drawn King", "not K", record)
+                          f"{move.player} must use a drawn King", "not K", record, blind)
         elif move.action in SPECIAL_RANK:
             rank = SPECIAL_RANK[move.action]
             self._require(move, r.drawn, lambda f: crisp_rank(f) == rank,
-                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}", record)
+                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}", record, blind)
 
     def public_before(self, move: Move) -> list[Handle]:
         """The cards `move` turns face up, whose faces a table reveals before applying it."""
         r = self.r
         if r is None or r.ended or r.drawn is None or move.player not in self.players:
             return []
-        phase = self.phase()
-        if r.turn != self.players.index(move.player) or phase is None or move.action not in TURN_MOVES[phase]:
+        try:
+            self.check(move, blind=True)
+        except IllegalMove:
             return []  # refused whatever the faces: nothing to reveal
         if move.action in ("discard", "jack", "queen", "king"):
             return [r.drawn]
-        if move.action == "replace" and isinstance(move.pos, int) and 0 <= move.pos <= 2:
+        if move.action == "replace":
+            assert r.turn is not None and move.pos is not None
             return [r.hands[r.turn][move.pos]]
         return []
 
-    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, record: bool) -> None:
-        face = self.faces.get(handle)
+    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, record: bool,
+                 blind: bool = False) -> None:
+        face = None if blind else self.faces.get(handle)
         if face is None:
             if record:
                 self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))

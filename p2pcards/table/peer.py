@@ -300,25 +300,31 @@ class TablePeer:
         self._retry_held()
 
     def _hold(self, frame: bytes) -> None:
-        env = parse(frame).envelope  # it parsed once already: the tracker only called it early
-        if len(self.held) < 10_000:
-            self.held.setdefault((env.sender, env.seq), frame)
+        env = parse(frame).envelope  # it parsed (and its signature verified) before the tracker found the gap
+        place = (env.sender, env.seq)
+        other = self.held.get(place)
+        if other is not None and other != frame:
+            self._fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}",
+                        self.cfg.keys.index(env.sender))
+        elif len(self.held) < 10_000:
+            self.held[place] = frame
 
     def _retry_held(self) -> None:
         progress = True
         while progress and self.held:
             progress = False
-            for sender in {sender for sender, _ in self.held}:
-                frame = self.held.pop((sender, self.tracker.head(sender)[0]), None)
-                if frame is None:
+            for place in sorted(self.held, key=lambda p: p[1]):
+                sender, seq = place
+                if seq > self.tracker.head(sender)[0]:
                     continue
+                frame = self.held.pop(place)  # its turn, or a place filled meanwhile (a replay or a rival)
                 try:
                     signed = self.tracker.accept(frame)
                 except (BrokenChain, Equivocation) as exc:
                     self._fault(str(exc), self._seat_of_blame(exc))
                     return
                 except RemoteProtocolError:
-                    continue  # e.g. a forged frame that claimed this place: the real one may still come
+                    continue  # a replay of what we took meanwhile
                 self._handle(signed)
                 progress = True
 
@@ -425,10 +431,12 @@ class TablePeer:
             self._take_shares(rs)
         elif env.type == "open":
             op = dk.Opening.from_wire(dict(body))
-            if op.seat != seat:
-                raise MalformedMessage("an opening for another seat")
+            if op.seat != seat or seat in rs.openings:
+                raise MalformedMessage("an opening for another seat, or a second one")
             rs.openings[seat] = op
         elif env.type == "result":
+            if seat in rs.results:
+                raise MalformedMessage("a second result for one round")
             rs.results[seat] = dict(body)
         elif env.type == "leave":
             self._fault(f"{self.names[seat]} left the table", seat)
@@ -526,8 +534,10 @@ class TablePeer:
         t = t_ms / 1000
         if t < rs.last_time:
             raise MalformedMessage("an order stamped before the one it follows")
-        if abs(t - self.now) > self.tolerance:
+        if t > self.now + self.tolerance:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {self.now:.3f} s")
+        if kind not in ("move", "tie") and t < self.now - self.tolerance:
+            raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {self.now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs) or len(refs) > self.n:
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
         parsed: list[Ref] = []
@@ -545,6 +555,11 @@ class TablePeer:
         frames = body["frames"]
         if not isinstance(frames, list) or len(frames) != len(parsed) or not all(isinstance(f, bytes) for f in frames):
             raise MalformedMessage("an order carries the frame of each move it names")
+        for ref in parsed:
+            seen = rs.arrived.get(ref)
+            # The orderer stamps a move when it arrived; we saw the same broadcast about then.
+            if seen is not None and abs(seen - t) > self.tolerance:
+                raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         rs.next_index += 1
         rs.last_time = t
         rs.ordered.update(parsed)
@@ -617,7 +632,11 @@ class TablePeer:
             if move.action == "number":
                 if self.now < t0 + tie_s:
                     return  # wait for claims that tie with this one
-                claims = [r for r in rs.inbox if rs.moves[r].action == "number" and rs.arrived[r] <= t0 + tie_s]
+                claims = []
+                for r in rs.inbox:  # the claims at the head of the inbox: never one behind another move
+                    if rs.moves[r].action != "number" or rs.arrived[r] > t0 + tie_s:
+                        break
+                    claims.append(r)
                 players = {rs.moves[r].player for r in claims}
                 if len(claims) > 1 and len(players) == len(claims):
                     for r in claims:
@@ -633,6 +652,9 @@ class TablePeer:
             if rs.reshuffling is not None or game.awaiting:
                 return
             e = rs.entries[0]
+            if rs.dealt and game.r is not None and game.r.ended:
+                self._fault(f"order {e.index} comes after the entry that ended the round", self._orderer())
+                return
             if e.kind == "deal":
                 if len(rs.decks.get(0, ())) != self.n + 1:
                     return
@@ -656,6 +678,12 @@ class TablePeer:
                                     self._orderer())
                     return  # a referenced move has not reached us yet
                 moves = [rs.moves[ref] for ref in e.refs]
+                if (e.kind == "move" and len(moves) != 1) or (e.kind == "tie" and (
+                        len(moves) < 2 or any(m.action != "number" for m in moves)
+                        or len({m.player for m in moves}) != len(moves))):
+                    self._fault(f"order {e.index}: a move entry names one move, a tie two claims or more",
+                                self._orderer())
+                    return
                 if not self._apply_moves(rs, e, moves):
                     return
             rs.entries.popleft()
@@ -824,9 +852,9 @@ class TablePeer:
             if res != rs.result:
                 self._fault(f"{self.names[seat]} signed another result for round {rs.number}", seat)
                 return
-        if rs.result["blame"] is not None:
+        if rs.result["audit"] != "verified":
             blame = rs.result["blame"]
-            assert isinstance(blame, int)
+            assert blame is None or isinstance(blame, int)
             self._fault(f"round {rs.number} audit found a {rs.result['audit']!s} fault", blame)
             return
         self._note("round", f"round {rs.number} verified and signed by all: {rs.result['scores']!s}")
@@ -893,6 +921,9 @@ class TablePeer:
         live = game.r is not None and not game.r.ended and game.round_no == rs.number
         if live and any(ref not in rs.ordered for ref in rs.moves):
             return {self._orderer()}  # our log is applied, so the orderer's can be too: it owes an order
+        wake = game.wake_time() if live else None
+        if wake is not None and wake < self.now - self.tolerance:
+            return {self._orderer()}  # a deadline passed long ago and the orderer has not ticked it
         if not rs.dealt:
             return {self._orderer()}
         if rs.opened and len(rs.openings) < self.n:
