@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import functools
 import pstats
 import random
 import time
@@ -46,7 +45,7 @@ from ..crypto.envelope import parse
 from ..crypto.identity import Identity
 from ..errors import InputError
 from ..sim.memnet import MemNet
-from ..table.config import TableConfig
+from ..sim.table_game import make_table
 from ..table.peer import Note, Send, TablePeer
 
 CATEGORIES: Final = ("crypto", "signing", "encoding", "rules", "rest")
@@ -132,13 +131,7 @@ def _make_bots(game: str, players: int, kind: str, rng: random.Random) -> list[B
 def _make_net(game: str, players: int, options: dict[str, Any], seed: int, bots: str) -> _CountingNet:
     """A table whose keys, table id, round seeds, bots and delays all follow from `seed`."""
     rng = random.Random(f"bench-table/{game}/{seed}")
-    names = [f"p{i}" for i in range(players)]
-    ids = [Identity(Ed25519PrivateKey.from_private_bytes(rng.randbytes(32)), n) for n in names]
-    cfg = TableConfig(rng.randbytes(16), game, options, tuple(i.public for i in ids), tuple(names))
-    peers = []
-    for ident in ids:
-        seeds = random.Random(rng.random())
-        peers.append(TablePeer(cfg, ident, draw_seed=functools.partial(seeds.randbytes, 32)))
+    peers = make_table(game, players, options, rng)
     net = _CountingNet(peers, _make_bots(game, players, bots, rng), random.Random(rng.random()))
     net.frames = []
     return net

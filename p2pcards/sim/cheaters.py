@@ -40,6 +40,7 @@ from ..table.config import TableConfig
 from ..table.messages import move_to_wire
 from ..table.peer import Output, TablePeer, _Round
 from .memnet import MemNet
+from .table_game import make_table
 
 Cheat = Callable[[View], Move | None]
 Tap = Callable[[int, int, bytes], bytes | None]  # as MemNet.tap: (sender, receiver, frame) -> frame or None
@@ -58,12 +59,7 @@ def seeded_identity(rng: random.Random, name: str) -> Identity:
 def make_seeded_table(game: str, players: int, options: Mapping[str, Any] | None, seed: int,
                       **peer_args: Any) -> list[TablePeer]:
     """Like `table_game.make_table`, but the table id, the keys and every round secret come from `seed`."""
-    rng = random.Random(f"table/{seed}")
-    names = [f"p{i}" for i in range(players)]
-    ids = [seeded_identity(rng, n) for n in names]
-    cfg = TableConfig(rng.randbytes(16), game, dict(options or {}), tuple(i.public for i in ids), tuple(names))
-    return [TablePeer(cfg, ident, draw_seed=seeded_draws(random.Random(rng.random())), **peer_args)
-            for ident in ids]
+    return make_table(game, players, options, random.Random(f"table/{seed}"), **peer_args)
 
 
 @dataclass

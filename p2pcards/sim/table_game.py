@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..bots.base import Bot, RandomBot
-from ..crypto.identity import generate
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..crypto.identity import Identity, generate
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .memnet import LinkModel, MemNet
@@ -16,11 +19,26 @@ from .memnet import LinkModel, MemNet
 
 def make_table(game: str, players: int, options: Mapping[str, Any] | None = None,
                rng: random.Random | None = None, **peer_args: Any) -> list[TablePeer]:
-    """Fresh identities and one TablePeer per seat at a new table."""
+    """One TablePeer per seat at a new table.
+
+    With `rng`, the table id, the keys and every round secret come from it, so a simulation can
+    be replayed exactly; such keys are test fixtures, never a real player's. Without it they come
+    from `secrets`, as at a real table.
+    """
     names = [f"p{i}" for i in range(players)]
-    ids = [generate(n) for n in names]
-    cfg = TableConfig(secrets.token_bytes(16), game, dict(options or {}), tuple(i.public for i in ids), tuple(names))
-    return [TablePeer(cfg, ident, **peer_args) for ident in ids]
+    if rng is None:
+        ids = [generate(n) for n in names]
+        table = secrets.token_bytes(16)
+    else:
+        ids = [Identity(Ed25519PrivateKey.from_private_bytes(rng.randbytes(32)), n) for n in names]
+        table = rng.randbytes(16)
+    cfg = TableConfig(table, game, dict(options or {}), tuple(i.public for i in ids), tuple(names))
+    peers = []
+    for ident in ids:
+        if rng is not None:
+            peer_args["draw_seed"] = functools.partial(random.Random(rng.random()).randbytes, 32)
+        peers.append(TablePeer(cfg, ident, **peer_args))
+    return peers
 
 
 def play_table(game: str, players: int, options: Mapping[str, Any] | None = None, seed: int = 1,
@@ -28,7 +46,7 @@ def play_table(game: str, players: int, options: Mapping[str, Any] | None = None
                until: float = 36000.0, **peer_args: Any) -> MemNet:
     """Play a whole game with random bots (or the given ones) and return the network after it."""
     rng = random.Random(seed)
-    peers = make_table(game, players, options, rng, **peer_args)
+    peers = make_table(game, players, options, random.Random(rng.random()), **peer_args)
     if bots is None:
         bots = [RandomBot(random.Random(rng.random()), 0.05) for _ in range(players)]
     net = MemNet(peers, bots, rng, link)

@@ -13,19 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pcards.bots.base import Bot, RandomBot, View
+from p2pcards.sim.table_game import make_table
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.crypto import deck as dk
-from p2pcards.crypto.identity import Identity
 from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Handle, HiddenFace, Move, NeedReshuffle, RoundInput
 from p2pcards.games.crescendo import CrescendoGame
 from p2pcards.games.crisp import CrispGame
 from p2pcards.sim.memnet import LinkModel, MemNet
-from p2pcards.table.config import TableConfig
 from p2pcards.table.peer import TablePeer
 
 Game = CrispGame | CrescendoGame
@@ -111,14 +109,7 @@ def good_bots(game: str, players: int) -> list[Bot]:
 
 def make_peers(game: str, players: int, options: Mapping[str, Any], rng: random.Random) -> list[TablePeer]:
     """A table whose every secret (identity keys, table id, round seeds) comes from `rng`: reproducible."""
-    names = tuple(f"p{i}" for i in range(players))
-    ids = [Identity(Ed25519PrivateKey.from_private_bytes(rng.randbytes(32)), n) for n in names]
-    cfg = TableConfig(rng.randbytes(16), game, dict(options), tuple(i.public for i in ids), names)
-
-    def seeds(r: random.Random) -> Callable[[], bytes]:
-        return lambda: r.randbytes(32)
-
-    return [TablePeer(cfg, ident, draw_seed=seeds(random.Random(rng.random()))) for ident in ids]
+    return make_table(game, players, options, rng)
 
 
 def make_net(game: str, players: int, options: Mapping[str, Any], seed: int,
