@@ -67,7 +67,7 @@ class TableConfig:
         return {
             "table": self.table,
             "game": self.game,
-            "options": {k: _to_ms(k, v) for k, v in sorted(self.options.items())},
+            "options": options_to_wire(self.options),
             "keys": list(self.keys),
             "names": list(self.names),
             "dealer": self.first_dealer,
@@ -84,7 +84,7 @@ class TableConfig:
         try:
             return cls(
                 _bytes(v["table"]), str(v["game"]),
-                {k: _from_ms(k, x) for k, x in opts.items()},
+                options_from_wire(opts),
                 tuple(_bytes(k) for k in _list(v["keys"])),
                 tuple(str(n) for n in _list(v["names"])),
                 int(v["dealer"]),  # type: ignore[arg-type]
@@ -105,6 +105,16 @@ def parse_back(tag: str) -> Back:
 
 
 _SECONDS = {"draw_seconds", "crisp_window_s", "next_start_s", "number_window_s"}
+
+
+def options_to_wire(options: Mapping[str, Any]) -> dict[str, Value]:
+    """Options as a msgpack map: seconds become integer milliseconds (the wire has no floats)."""
+    return {k: _to_ms(k, v) for k, v in sorted(options.items())}
+
+
+def options_from_wire(options: Mapping[str, Value]) -> dict[str, Any]:
+    """Options from their msgpack map; MalformedMessage on a time that is not whole milliseconds."""
+    return {k: _from_ms(k, v) for k, v in options.items()}
 
 
 def _to_ms(key: str, value: Any) -> Value:

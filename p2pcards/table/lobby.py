@@ -16,7 +16,7 @@ from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity, verify
 from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
 from ..games.crisp import DRAW_SECONDS_CHOICES
-from .config import TableConfig, _from_ms, _to_ms
+from .config import TableConfig, options_from_wire, options_to_wire
 from .messages import BODIES, check_body
 from .peer import TablePeer
 
@@ -46,17 +46,9 @@ class Lobby:
     @classmethod
     def open(cls, identity: Identity, table: bytes, game: str, options: Mapping[str, Any]) -> tuple[Lobby, bytes]:
         """A host's lobby and its `table` frame; InputError when the game or an option is not the host's to set."""
-        if game not in HOST_OPTIONS:
-            raise InputError(f"unknown game {game!r}")
-        extra = set(options) - HOST_OPTIONS[game]
-        if extra:
-            raise InputError(f"a host cannot set {', '.join(sorted(extra))} for {game}")
-        if options.get("draw_seconds") not in DRAW_SECONDS_CHOICES:
-            raise InputError("time per draw is 30, 45 or 60 seconds, or no limit")
-        TableConfig(table, game, dict(options), (identity.public, bytes(32)), (identity.name, "?"))  # validates
+        check_host_options(game, options)
         lobby = cls(identity, table, identity.public, game, dict(options), {identity.public: identity.name})
-        body: dict[str, Value] = {"game": game, "options": {k: _to_ms(k, v) for k, v in sorted(options.items())},
-                                  "name": identity.name}
+        body: dict[str, Value] = {"game": game, "options": options_to_wire(options), "name": identity.name}
         return lobby, lobby.outbox.seal(0, "table", body).frame
 
     def join(self) -> bytes:
@@ -100,8 +92,14 @@ class Lobby:
             game, opts, name = body["game"], body["options"], body["name"]
             if not isinstance(game, str) or not isinstance(opts, dict) or not _name_ok(name):
                 raise MalformedMessage("bad table announcement", env.sender.hex())
+            options = options_from_wire(opts)
+            try:
+                check_host_options(game, options)
+            except InputError as exc:
+                raise MalformedMessage(f"the host announced a table the rules do not allow: {exc}",
+                                       env.sender.hex()) from None
             self.game = game
-            self.options = {k: _from_ms(k, v) for k, v in opts.items()}
+            self.options = options
             self.names.setdefault(self.host, str(name))
         elif env.type == "join":
             name = body["name"]
@@ -123,6 +121,18 @@ class Lobby:
         if self.config is None or self.identity.public not in self.config.keys:
             raise InputError("not seated at this table")
         return TablePeer(self.config, self.identity, outbox=self.outbox, tracker=self.tracker, **kwargs)
+
+
+def check_host_options(game: str, options: Mapping[str, Any]) -> None:
+    """InputError unless `game` is known and `options` are only those the rules let a host set, with allowed values."""
+    if game not in HOST_OPTIONS:
+        raise InputError(f"unknown game {game!r}")
+    extra = set(options) - HOST_OPTIONS[game]
+    if extra:
+        raise InputError(f"a host cannot set {', '.join(sorted(extra))} for {game}")
+    if options.get("draw_seconds") not in DRAW_SECONDS_CHOICES:
+        raise InputError("time per draw is 30, 45 or 60 seconds, or no limit")
+    TableConfig(bytes(16), game, dict(options), (bytes(32), bytes([1]) * 32), ("a", "b"))  # the engine's own checks
 
 
 def _name_ok(name: object) -> bool:
