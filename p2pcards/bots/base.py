@@ -82,7 +82,7 @@ def play_game(
             deck = shuffled_deck(game, rng)
             if trace is not None:
                 trace.append(("deck", deck))
-            game.queue_deck(deck)  # type: ignore[arg-type]
+            game.queue_deck(deck)
             continue
         acted = False
         r = game.r

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -169,6 +169,7 @@ class EngineBase(Generic[F]):
         self.inputs: list[RoundInput] = []  # this round's, for the audit's replay
         self.round_start = 0.0
         self.awaiting: list[Handle] = []  # faces the ended round needs before it can be scored
+        self.queued: list[Mapping[Handle, F]] = []  # decks of rounds to come (a referee's)
         self._ended_at = 0.0
 
     @property
@@ -176,6 +177,30 @@ class EngineBase(Generic[F]):
         """True when the next round waits for its deck (the last one ended and was scored)."""
         r = getattr(self, "r", None)
         return not self.over and (r is None or (r.ended and not self.awaiting))
+
+    def deal(self, faces: Mapping[Handle, F], now: float) -> list[Event]:
+        """Deal the next round from `faces` (handle = position in the deck, top first) at `now`."""
+        raise NotImplementedError
+
+    def _parse_deck(self, deck: Sequence[Any]) -> dict[Handle, F]:
+        """The faces of a whole deck listed top first; InputError unless it is exactly this game's deck."""
+        raise NotImplementedError
+
+    def queue_deck(self, deck: Sequence[Any]) -> None:
+        """Give a future round's deck (referee): it is dealt the moment its round is due."""
+        self.queued.append(self._parse_deck(deck))
+        if self.needs_deal:
+            self.events.extend(self.deal(self.queued.pop(0), self.clock))
+
+    def _game_over_or_next(self, when: float, winners: list[int] | None) -> list[Event]:
+        """After a scored round: end the game when `winners` are known, else deal a queued deck if any."""
+        if winners is not None:
+            self.over = True
+            self.winners = winners
+            return [Event("game_over", None, tuple(self.players[i] for i in winners))]
+        if self.queued:
+            return self.deal(self.queued.pop(0), when)
+        return []
 
     def _round_handles(self) -> list[Handle]:
         """Every card in the players' hands or rows (revealed when the round ends)."""

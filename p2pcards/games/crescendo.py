@@ -151,18 +151,14 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         self.results: list[CrescendoRoundResult] = []
         self.backs: dict[Handle, Back] = {}
         self.r: _Round | None = None
-        self.queued: list[Mapping[Handle, CrescendoCard]] = []
         # True: turn the discard pile over as scenarios do. False: raise NeedReshuffle and wait for
         # `reshuffle()`, as a table does while its peers shuffle the cards afresh.
         self.auto_reshuffle = auto_reshuffle
 
     # ------------------------------------------------------------ dealing
 
-    def queue_deck(self, deck: Sequence[CrescendoCard]) -> None:
-        """Give a future round's deck (referee): it is dealt the moment its round is due."""
-        self.queued.append(deck_faces(deck))
-        if self.needs_deal:
-            self.events.extend(self.deal(self.queued.pop(0), self.clock))
+    def _parse_deck(self, deck: Sequence[Any]) -> dict[Handle, CrescendoCard]:
+        return deck_faces(deck)
 
     def deal(self, faces: Mapping[Handle, CrescendoCard], now: float,
              backs: Mapping[Handle, Back] | None = None) -> list[Event]:
@@ -669,13 +665,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             tuple(tuple(self.faces.need(h) for h in row) for row in r.rows),
         ))
         events = [Event("round_end", None, tuple(scores))]
-        if self.round_no >= ROUNDS:
-            self.over = True
-            self.winners = self._winners()
-            events.append(Event("game_over", None, tuple(self.players[i] for i in self.winners)))
-        elif self.queued:
-            events.extend(self.deal(self.queued.pop(0), when))
-        return events
+        return events + self._game_over_or_next(when, self._winners() if self.round_no >= ROUNDS else None)
 
     def _winners(self) -> list[int]:
         def key(seat: int) -> tuple[int, int, int]:

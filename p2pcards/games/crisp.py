@@ -161,15 +161,11 @@ class CrispGame(EngineBase[str]):
         self.results: list[CrispRoundResult] = []
         self.r: _Round | None = None
         self.provisional: list[Provisional] = []
-        self.queued: list[Mapping[Handle, str]] = []
 
     # ------------------------------------------------------------ dealing
 
-    def queue_deck(self, deck: Sequence[str]) -> None:
-        """Give a future round's deck (referee): it is dealt the moment its round is due."""
-        self.queued.append(deck_faces(deck))
-        if self.needs_deal:
-            self.events.extend(self.deal(self.queued.pop(0), self.clock))
+    def _parse_deck(self, deck: Sequence[Any]) -> dict[Handle, str]:
+        return deck_faces(deck)
 
     def deal(self, faces: Mapping[Handle, str], now: float) -> list[Event]:
         """Deal a round from handles 0..51 (the deck, top first); `faces` is what this engine may see."""
@@ -200,7 +196,7 @@ class CrispGame(EngineBase[str]):
 
     # ------------------------------------------------------------ time
 
-    def _next_deadline(self, zero_windows: bool) -> tuple[float, str] | None:
+    def _next_deadline(self) -> tuple[float, str] | None:
         r = self.r
         if r is None or r.ended:
             return None
@@ -221,14 +217,14 @@ class CrispGame(EngineBase[str]):
         times = []
         if r.turn is not None and not r.began and r.opens_at > self.clock:
             times.append(r.opens_at)
-        nxt = self._next_deadline(False)
+        nxt = self._next_deadline()
         if nxt is not None:
             times.append(nxt[0])
         return min(times) if times else None
 
     def next_deadline(self) -> float | None:
         """The next time at which the clock alone changes the state (a window closing, a time-out)."""
-        nxt = self._next_deadline(False)
+        nxt = self._next_deadline()
         return None if nxt is None else nxt[0]
 
     def tick(self, now: float, wait: bool = False) -> list[Event]:
@@ -239,7 +235,7 @@ class CrispGame(EngineBase[str]):
             self.inputs.append(RoundInput("tick", now, wait=wait))
         events: list[Event] = []
         while True:
-            nxt = self._next_deadline(wait)
+            nxt = self._next_deadline()
             if nxt is None:
                 break
             when, kind = nxt
@@ -525,14 +521,11 @@ class CrispGame(EngineBase[str]):
             self.totals[i] += s
         self.results.append(CrispRoundResult(tuple(scores), r.caller, tuple(tuple(h) for h in faces)))
         events = [Event("round_end", None, tuple(scores))]
+        winners = None
         if max(self.totals) >= self.options.limit:
-            self.over = True
             best = min(self.totals)
-            self.winners = [i for i, t in enumerate(self.totals) if t == best]
-            events.append(Event("game_over", None, tuple(self.players[i] for i in self.winners)))
-        elif self.queued:
-            events.extend(self.deal(self.queued.pop(0), when))
-        return events
+            winners = [i for i, t in enumerate(self.totals) if t == best]
+        return events + self._game_over_or_next(when, winners)
 
     # ------------------------------------------------------------ views
 
@@ -609,10 +602,6 @@ class CrispGame(EngineBase[str]):
             legal=legal,
             options=self.options,
         )
-
-    def all_faces_seen(self) -> dict[str, set[Handle]]:
-        """For each player, every handle they have seen (for knowledge checks)."""
-        return {p: set(self.know.seen[i]) | self.know.public for i, p in enumerate(self.players)}
 
 
 _RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
