@@ -584,6 +584,8 @@ class TablePeer:
             if rs.frames.get(ref) != frame:
                 self._fault("the orderer relayed a move of ours that we never sent", orderer)
             return
+        if rs.frames.get(ref) == frame:
+            return  # the very frame we took directly: its signature was checked then
         try:
             signed = self.tracker.accept(frame)
         except Replay:
