@@ -108,8 +108,8 @@ class Lobby:
             self.names[env.sender] = str(name)
         elif env.type == "seats" and env.sender == self.host:
             config = TableConfig.from_wire(body["config"])
-            if config.table != self.table:
-                raise MalformedMessage("seats for another table", env.sender.hex())
+            if config.table != self.table or config.game != self.game or dict(config.options) != self.options:
+                raise MalformedMessage("seats for another table than the one announced", env.sender.hex())
             for key in config.keys:
                 self.tracker.add_sender(key)
             self.config = config

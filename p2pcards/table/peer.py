@@ -303,6 +303,8 @@ class TablePeer:
         env = parse(frame).envelope  # it parsed (and its signature verified) before the tracker found the gap
         place = (env.sender, env.seq)
         other = self.held.get(place)
+        if env.sender not in self.cfg.keys:
+            return  # followed since the lobby, never seated: nothing of it is ours to take
         if other is not None and other != frame:
             self._fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}",
                         self.cfg.keys.index(env.sender))
@@ -326,6 +328,8 @@ class TablePeer:
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
                 self._handle(signed)
+                if self.stopped is not None:
+                    return
                 progress = True
 
     def _seat_of_blame(self, exc: RemoteProtocolError) -> int | None:
@@ -555,10 +559,12 @@ class TablePeer:
         frames = body["frames"]
         if not isinstance(frames, list) or len(frames) != len(parsed) or not all(isinstance(f, bytes) for f in frames):
             raise MalformedMessage("an order carries the frame of each move it names")
+        tie_s = getattr(self.game.options, "number_tie_ms", 0) / 1000 if kind == "tie" else 0.0
         for ref in parsed:
             seen = rs.arrived.get(ref)
-            # The orderer stamps a move when it arrived; we saw the same broadcast about then.
-            if seen is not None and abs(seen - t) > self.tolerance:
+            # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
+            # before the entry it follows; we saw the same broadcast about then.
+            if seen is not None and not seen - self.tolerance - tie_s <= t <= max(seen, rs.last_time) + self.tolerance:
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         rs.next_index += 1
         rs.last_time = t
