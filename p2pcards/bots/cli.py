@@ -108,7 +108,6 @@ class Narrator:
 
     def event(self, e: Event) -> None:
         """Narrate one engine event that a move's own line does not cover."""
-        g = self.game
         who = self.name(e.player)
         if e.kind == "turnover":
             self.say(f"  (the draw pile ran out: the discard pile is turned over, {e.detail[0]} cards)")
