@@ -1,0 +1,87 @@
+"""The command line: every subcommand listed, and bad input gets one clear line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from p2pcards.cards import CRISP_DECK
+from p2pcards.cli import COMMANDS, main
+
+EXAMPLE = Path(__file__).parent / "scenarios" / "examples" / "crisp-one-round.json"
+
+
+def scenario(tmp_path: Path, data: object) -> str:
+    path = tmp_path / "s.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(path)
+
+
+def good() -> dict[str, object]:
+    return {"game": "crisp", "players": ["ann", "bob"], "decks": [list(CRISP_DECK)],
+            "moves": [{"by": "bob", "do": "draw"}]}
+
+
+def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert f"  {name} " in out
+
+
+def test_unknown_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["deal"]) == 2
+    assert "unknown command" in capsys.readouterr().err
+
+
+def test_a_scenario_prints_its_result(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenario", str(EXAMPLE)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["totals"] == {"ann": 20, "bob": 16, "cy": 12}
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: "{not json", "not valid JSON"),
+    (lambda d: [1, 2], "JSON object"),
+    (lambda d: {**d, "game": "chess"}, "unknown game"),
+    (lambda d: {**d, "players": ["ann"]}, "2 to 8 players"),
+    (lambda d: {**d, "dealer": "zed"}, "unknown dealer"),
+    (lambda d: {**d, "decks": [list(CRISP_DECK)[:51]]}, "52 cards"),
+    (lambda d: {**d, "decks": [list(CRISP_DECK)[:-1] + ["ZZ"]]}, "not a Crisp card"),
+    (lambda d: {**d, "options": {"limit": 0}}, "limit"),
+    (lambda d: {**d, "options": {"colour": "red"}}, "unknown Crisp option"),
+    (lambda d: {**d, "moves": [{"by": "zed", "do": "draw"}]}, "unknown player"),
+    (lambda d: {**d, "moves": [{"by": "bob", "do": "fly"}]}, "unknown move"),
+    (lambda d: {**d, "moves": [{"by": "bob", "do": "replace", "slot": "top"}]}, "left, middle or right"),
+    (lambda d: {**d, "moves": [{"do": "wait", "seconds": -1}]}, "negative"),
+])
+def test_a_malformed_scenario_gets_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         mutate: object, message: str) -> None:
+    data = mutate(good())  # type: ignore[operator]
+    assert main(["scenario", scenario(tmp_path, data)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err and captured.err.count("\n") == 1, captured.err
+
+
+def test_a_move_that_needs_a_missing_deck_is_a_file_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(EXAMPLE.read_text())
+    data["moves"].append({"by": "bob", "do": "draw"})  # round 2 has no deck in the file
+    assert main(["scenario", scenario(tmp_path, data)]) == 2
+    assert "round 2" in capsys.readouterr().err
+
+
+def test_an_illegal_move_is_recorded_and_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = good()
+    data["moves"] = [{"by": "ann", "do": "draw"}, {"by": "bob", "do": "crisp"}]
+    assert main(["scenario", scenario(tmp_path, data)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["move"] for r in result["rejected"]] == [0, 1]
+    assert result["state"]["turn"] == "bob" and result["state"]["draw_pile"] == 46
+
+
+def test_a_missing_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenario", "/nonexistent/file.json"]) == 2
+    assert "cannot read" in capsys.readouterr().err
