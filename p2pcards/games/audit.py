@@ -26,6 +26,21 @@ class RulesFault:
         return f"input {self.index} ({self.move or 'claims'}): {self.reason}"
 
 
+def apply_input(game: Game, item: RoundInput) -> None:
+    """Feed one recorded input to an engine; IllegalMove when the rules refuse it."""
+    if item.kind == "tick":
+        game.tick(item.time, item.wait)
+    elif item.kind == "reshuffle":
+        assert isinstance(game, CrescendoGame)
+        game.reshuffle(item.backs)
+    elif item.kind == "tie":
+        assert isinstance(game, CrescendoGame)
+        game.number_tie(item.claims, now=item.time)
+    else:
+        assert item.move is not None
+        game.apply(item.move, now=item.time)
+
+
 def check_round(game: Game, faces: Mapping[Handle, object], inputs: Sequence[RoundInput] | None = None,
                 round_no: int | None = None, start: float | None = None) -> RulesFault | None:
     """Replay round `round_no` of `game` (default: its current round) on a referee engine that knows `faces`."""
@@ -43,17 +58,7 @@ def check_round(game: Game, faces: Mapping[Handle, object], inputs: Sequence[Rou
     referee.deal(faces, start)  # type: ignore[arg-type]
     for i, item in enumerate(inputs):
         try:
-            if item.kind == "tick":
-                referee.tick(item.time, item.wait)
-            elif item.kind == "reshuffle":
-                assert isinstance(referee, CrescendoGame)
-                referee.reshuffle(item.backs)
-            elif item.kind == "tie":
-                assert isinstance(referee, CrescendoGame)
-                referee.number_tie(item.claims, now=item.time)
-            else:
-                assert item.move is not None
-                referee.apply(item.move, now=item.time)
+            apply_input(referee, item)
         except IllegalMove as exc:
             player = item.move.player if item.move else (item.claims[0][0] if item.claims else "")
             return RulesFault(i, player, item.move, str(exc))

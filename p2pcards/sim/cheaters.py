@@ -174,23 +174,13 @@ class LyingSharePeer(TablePeer):
         self.sent = 0
         self.lies = 0
 
-    def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
+    def _make_reveals(self, rs: _Round, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        reveals = super()._make_reveals(rs, handles, recipient)
         self.sent += 1
         if self.sent <= self.after:
-            super()._send_shares(rs, handles, recipient)
-            return
-        assert rs.keys is not None
-        by_deck: dict[int, list[int]] = {}
-        for h in sorted(handles):
-            d, pos = rs.loc[h]
-            by_deck.setdefault(d, []).append(pos)
-        reveals: list[Value] = []
-        for d, positions in by_deck.items():
-            final = rs.decks[d][-1]
-            rv = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, positions, recipient)
-            reveals.append(self._corrupt(rs, final, rv).to_wire())
+            return reveals
         self.lies += 1
-        self._send(rs.number, "shares", {"reveals": reveals})
+        return [self._corrupt(rs, rs.decks[rv.deck][-1], rv) for rv in reveals]
 
     def _corrupt(self, rs: _Round, final: dk.EncryptedDeck, rv: dk.Reveal) -> dk.Reveal:
         assert rs.keys is not None

@@ -775,21 +775,23 @@ class TablePeer:
         self._learn(rs)
 
     def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
-        assert rs.keys is not None
-        by_deck: dict[int, list[int]] = {}
-        for h in sorted(handles):
-            d, pos = rs.loc[h]
-            by_deck.setdefault(d, []).append(pos)
-        reveals: list[Value] = []
-        for d, positions in by_deck.items():
-            rv = dk.make_reveal(rs.ctx, rs.keys, rs.secret, rs.decks[d][-1], positions, recipient)
-            reveals.append(rv.to_wire())
+        reveals: list[Value] = [rv.to_wire() for rv in self._make_reveals(rs, handles, recipient)]
         if recipient is None:
             self._send(rs.number, "shares", {"reveals": reveals})
         else:
             # Sealed: a share is the same value for every recipient (see crypto/sealing.py).
             box = seal_to(self.cfg.keys[recipient], encode({"reveals": reveals}))
             self._send(rs.number, "private", {"to": recipient, "box": box})
+
+    def _make_reveals(self, rs: _Round, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        """Our shares of `handles` for `recipient` (None: everyone), one reveal per deck."""
+        assert rs.keys is not None
+        by_deck: dict[int, list[int]] = {}
+        for h in sorted(handles):
+            d, pos = rs.loc[h]
+            by_deck.setdefault(d, []).append(pos)
+        return [dk.make_reveal(rs.ctx, rs.keys, rs.secret, rs.decks[d][-1], positions, recipient)
+                for d, positions in by_deck.items()]
 
     def _take_shares(self, rs: _Round) -> None:
         if rs.keys is None:

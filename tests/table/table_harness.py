@@ -15,6 +15,7 @@ from typing import Any
 
 
 from p2pcards.bots.base import Bot, RandomBot, View
+from p2pcards.games.audit import apply_input
 from p2pcards.sim.table_game import make_table
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
@@ -191,17 +192,7 @@ def referee_replay(referee: Game, faces: Mapping[Handle, object], inputs: Sequen
     """
     referee.deal(faces, start)  # type: ignore[arg-type]
     for item in inputs:
-        if item.kind == "tick":
-            referee.tick(item.time, item.wait)
-        elif item.kind == "reshuffle":
-            assert isinstance(referee, CrescendoGame)
-            referee.reshuffle(item.backs)
-        elif item.kind == "tie":
-            assert isinstance(referee, CrescendoGame)
-            referee.number_tie(item.claims, now=item.time)
-        else:
-            assert item.move is not None
-            referee.apply(item.move, now=item.time)  # IllegalMove: an honest table let a bad move through
+        apply_input(referee, item)  # IllegalMove: an honest table let a bad move through
 
 
 def new_referee(peer: TablePeer) -> Game:
