@@ -23,7 +23,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "private": frozenset({"to", "box"}),
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
-    "leave": frozenset({"key"}),
+    "leave": frozenset({"why"}),
     "fault": frozenset({"blame", "why"}),
 }
 ORDER_KINDS: Final = frozenset({"deal", "move", "tie", "tick"})

@@ -211,6 +211,15 @@ class TablePeer:
         self._progress()
         return self._flush()
 
+    def leave(self, now: float, why: str = "left") -> list[Output]:
+        """Leave the table for good: the round in play is void and the table stops for everyone."""
+        self.now = max(self.now, now)
+        if self.stopped is None:
+            self._send(self.round, "leave", {"why": why[:MAX_WHY]})
+            self.stopped = f"we left: {why}"
+            self._note("void", f"we left; round {self.round} is void")
+        return self._flush()
+
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         rs = self.rs
@@ -443,7 +452,9 @@ class TablePeer:
                 raise MalformedMessage("a second result for one round")
             rs.results[seat] = dict(body)
         elif env.type == "leave":
-            self._fault(f"{self.names[seat]} left the table", seat)
+            why = body["why"]
+            reason = why[:MAX_WHY] if isinstance(why, str) else ""
+            self._fault(f"{self.names[seat]} left the table ({reason})", seat)
 
     # ------------------------------------------------------------ rounds, keys and shuffles
 

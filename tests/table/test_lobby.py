@@ -59,3 +59,21 @@ def test_lobby_refuses_strangers_bad_options_and_duplicate_names() -> None:
     assert len(host.errors) == 2
     with pytest.raises(InputError):
         twin.table_peer()
+
+
+def test_a_peer_that_leaves_stops_the_table_for_everyone_with_its_name() -> None:
+    from p2pcards.sim.table_game import make_table
+
+    rng = random.Random(9)
+    peers = make_table("crisp", 3, {"limit": 100}, random.Random(3))
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], rng)
+    net.start()
+    net.run(until=2.0)
+    assert not any(p.stopped for p in peers)
+    for out in peers[1].leave(net.now, "dinner is ready"):
+        net._outputs(1, [out])
+    net.run(until=10.0)
+    assert peers[1].stopped and "we left" in peers[1].stopped
+    for p in (peers[0], peers[2]):
+        assert p.stopped is not None and "left the table (dinner is ready)" in p.stopped
+        assert p.faults[-1].blame == "p1"
