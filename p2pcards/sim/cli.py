@@ -11,6 +11,7 @@ from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
 from ..errors import InputError
 from ..table.config import SEATS
+from . import cheat_cli
 from .memnet import LinkModel
 from .table_game import play_table
 
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jitter-ms", type=float, default=12.0, help="per-frame jitter on top (default 12 ms)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quiet", action="store_true", help="only the summary")
+    cheat_cli.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.game} takes {low} to {high} players")
     if not 0 <= args.good <= args.players:
         raise InputError("--good must be between 0 and --players")
+    if args.cheat:
+        options = {"limit": args.limit if args.limit is not None else 30} if args.game == "crisp" else {}
+        return cheat_cli.run_cheat(args.cheat, args.game, args.players, options, args.seed, args.cheater)
     rng = random.Random(args.seed)
     good: type[CrispBot] | type[CrescendoBot] = CrispBot if args.game == "crisp" else CrescendoBot
     bots: list[Bot | None] = [good() if i < args.good else RandomBot(random.Random(rng.random()), 0.05)

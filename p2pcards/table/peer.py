@@ -92,6 +92,8 @@ class _Round:
     ordered: set[Ref] = field(default_factory=set)
     last_seq: dict[int, int] = field(default_factory=dict)  # the last move of each seat that was ordered
     own_unordered: set[Ref] = field(default_factory=set)
+    boxes_due: dict[tuple[int, int], int] = field(default_factory=dict)  # (prover, recipient) -> private boxes owed
+    boxes_seen: dict[tuple[int, int], int] = field(default_factory=dict)
     issued: int = 0  # orderer only: orders sent so far
     issued_time: float = 0.0
     entries: deque[Entry] = field(default_factory=deque)
@@ -384,7 +386,15 @@ class TablePeer:
             blame, why = body["blame"], body["why"]
             if not (blame is None or (type(blame) is int and 0 <= blame < self.n)) or not isinstance(why, str):
                 raise MalformedMessage("bad fault report")
-            self._fault(f"{self.names[seat]} stopped the table: {why[:MAX_WHY]}", blame)
+            # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
+            # a wait of a moment is only traffic in flight.
+            stalled = self._stalled_since is not None and self.now - self._stalled_since >= self.timeout / 2
+            waiting = sorted(self._owed_before) if stalled else []
+            if waiting:
+                self._fault(f"{self.names[seat]} stopped the table ({why[:MAX_WHY]}); we were waiting on "
+                            f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
+            else:
+                self._fault(f"{self.names[seat]} stopped the table: {why[:MAX_WHY]}", blame)
             return
         rs = self.rs
         if rs is not None and env.round < self.round and env.type == "move":
@@ -426,6 +436,8 @@ class TablePeer:
                 to, box = body["to"], body["box"]
                 if type(to) is not int or not 0 <= to < self.n or to == seat or not isinstance(box, bytes):
                     raise MalformedMessage("a private message names another seat and carries a box")
+                # Everyone sees every box go by: who owes whom a private look is public knowledge.
+                rs.boxes_seen[(seat, to)] = rs.boxes_seen.get((seat, to), 0) + 1
                 if to != self.me:
                     return  # sealed to another seat: nothing we can or may read
                 recipient = to
@@ -770,6 +782,9 @@ class TablePeer:
             if not new:
                 continue
             granted.update(new)
+            for prover in range(self.n):
+                if prover != seat:
+                    rs.boxes_due[(prover, seat)] = rs.boxes_due.get((prover, seat), 0) + 1
             if seat != self.me:
                 self._send_shares(rs, new, seat)
             else:
@@ -928,6 +943,11 @@ class TablePeer:
         passes = {len(chain) - 1 for chain in rs.decks.values() if len(chain) - 1 < self.n}
         if passes:
             return passes
+        # A private look withheld stalls its recipient, and through it everyone: the root cause first.
+        boxes = {prover for (prover, to), due in rs.boxes_due.items()
+                 if rs.boxes_seen.get((prover, to), 0) < due and prover != self.me}
+        if boxes:
+            return boxes
         missing_shares: set[int] = set()
         for h in rs.learning:
             got = rs.shares.get(rs.loc[h], {})
