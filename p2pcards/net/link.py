@@ -121,7 +121,7 @@ class PeerProcess:
             if game.r.turn == peer.me and not game.r.began and game.r.opens_at > self.clock():
                 self._bot_soon()
                 return
-        move = bot.choose(peer.view())  # type: ignore[arg-type]
+        move = bot.choose(peer.view())
         if move is None:
             self._bot_soon()
             return

@@ -152,7 +152,7 @@ class MemNet:
             if game.r.turn == peer.me and not game.r.began and opens > self.now:
                 self._push(opens + 0.01, "bot", i, None)  # the next turn may not begin before it opens
                 return
-        move = bot.choose(view)  # type: ignore[arg-type]
+        move = bot.choose(view)
         if move is None:
             self._push(self.now + self.think * 4, "bot", i, None)
             return

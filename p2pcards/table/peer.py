@@ -31,7 +31,8 @@ from ..errors import (
 )
 from ..games.audit import check_round
 from ..games.base import HiddenFace, Move, NeedReshuffle
-from ..games.crescendo import CrescendoGame
+from ..games.crescendo import CrescendoGame, CrescendoView
+from ..games.crisp import CrispView
 from .config import Game, TableConfig, parse_back
 from .messages import BODIES, ORDER_KINDS, check_body, move_from_wire, move_to_wire
 
@@ -51,7 +52,7 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """Something a user or a log should hear of: `kind` is event, rejected, fault, void, round or over."""
+    """Something a user or a log should hear of: `kind` is event, rejected, audit, fault, void, round or over."""
 
     kind: str
     detail: str
@@ -231,7 +232,7 @@ class TablePeer:
             return True
         return bool(rs.learning)
 
-    def view(self) -> object:
+    def view(self) -> CrispView | CrescendoView:
         """Our own player's view of the game (the only view a peer can compute)."""
         return self.game.view(self.names[self.me])
 
