@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from ..bots.base import Bot
 from ..crypto.encoding import MAX_FRAME
 from ..errors import IllegalMove
-from ..games.crisp import CrispGame
 from ..table.peer import Note, Send, TablePeer
 
 HEADER = struct.Struct(">I")
@@ -116,11 +115,6 @@ class PeerProcess:
         peer, bot = self.peer, self.bot
         if bot is None or peer.busy() or peer.finished or peer.stopped:
             return
-        game = peer.game
-        if isinstance(game, CrispGame) and game.r is not None and not game.r.ended:
-            if game.r.turn == peer.me and not game.r.began and game.r.opens_at > self.clock():
-                self._bot_soon()
-                return
         move = bot.choose(peer.view())
         if move is None:
             self._bot_soon()

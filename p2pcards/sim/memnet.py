@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from ..bots.base import Bot
 from ..errors import IllegalMove
-from ..games.crisp import CrispGame
 from ..table.peer import Note, Send, TablePeer
 
 
@@ -145,14 +144,7 @@ class MemNet:
         peer, bot = self.peers[i], self.bots[i]
         if bot is None or peer.busy():
             return
-        view = peer.view()
-        game = peer.game
-        if isinstance(game, CrispGame) and game.r is not None and not game.r.ended:
-            opens = game.r.opens_at
-            if game.r.turn == peer.me and not game.r.began and opens > self.now:
-                self._push(opens + 0.01, "bot", i, None)  # the next turn may not begin before it opens
-                return
-        move = bot.choose(view)
+        move = bot.choose(peer.view())
         if move is None:
             self._push(self.now + self.think * 4, "bot", i, None)
             return
