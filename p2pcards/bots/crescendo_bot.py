@@ -214,13 +214,7 @@ class CrescendoBot:
         for p, s in enumerate(row):
             if s.known:
                 continue
-            doubt = s.joker
-            if p > 0:
-                d = descent(row[p - 1], s)
-                doubt += min(d, 1.0 - d)
-            if p + 1 < len(row):
-                d = descent(s, row[p + 1])
-                doubt += min(d, 1.0 - d)
+            doubt = self._doubt(row, p)
             if doubt > best:
                 best_p, best = p, doubt
         return best_p
