@@ -210,6 +210,13 @@ class EngineBase(Generic[F]):
         """Score the ended round once every face in it is known."""
         raise NotImplementedError
 
+    def _end_round(self, when: float) -> list[Event]:
+        """The round is over: no turn, no window; reveal every card and score when the faces are in."""
+        r: Any = getattr(self, "r")
+        r.ended = True
+        r.window = None
+        return self._reveal_and_settle(when)
+
     def _reveal_and_settle(self, when: float) -> list[Event]:
         """Turn every card face up; score now if every face is known, else wait for `finish_round`."""
         handles = self._round_handles()

@@ -618,13 +618,6 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             return self._end_round(self.clock)
         return [Event("turn", self.players[nxt])]
 
-    def _end_round(self, when: float) -> list[Event]:
-        r = self.r
-        assert r is not None
-        r.ended = True
-        r.window = None
-        return self._reveal_and_settle(when)
-
     def _round_handles(self) -> list[Handle]:
         assert self.r is not None
         return [h for row in self.r.rows for h in row]

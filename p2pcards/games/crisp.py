@@ -496,12 +496,9 @@ class CrispGame(EngineBase[str]):
         return [Event("turn", self.players[nxt])]
 
     def _end_round(self, when: float) -> list[Event]:
-        r = self.r
-        assert r is not None
-        r.ended = True
-        r.turn = None
-        r.window = None
-        return self._reveal_and_settle(when)
+        assert self.r is not None
+        self.r.turn = None
+        return super()._end_round(when)
 
     def _round_handles(self) -> list[Handle]:
         assert self.r is not None
