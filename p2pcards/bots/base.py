@@ -88,12 +88,11 @@ def play_game(
         r = game.r
         assert r is not None
         # Out-of-turn chances first (only while a window is open), from a random seat so nobody is always first.
-        window = r.window
-        if window is None:
-            seats: list[int] = []
-        elif isinstance(game, CrispGame):
-            seats = [window.seat]
-        else:
+        seats: list[int] = []
+        if isinstance(game, CrispGame):
+            assert game.r is not None
+            seats = [w.seat for w in game.r.windows]
+        elif game.r is not None and game.r.window is not None:
             start = rng.randrange(game.n)
             seats = [(start + k) % game.n for k in range(game.n)]
         for seat in seats:

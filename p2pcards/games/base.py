@@ -125,11 +125,20 @@ class Knowledge:
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """An out-of-turn window: who it belongs to (or who just ended a turn) and when it closes."""
+    """An out-of-turn window: who it belongs to (or who just ended a turn), when it opened and closes.
+
+    `after` counts the turns of the round that had ended when it opened (the turn that opened it included).
+    """
 
     seat: int
     opened: float
     deadline: float
+    after: int = 0
+
+    @property
+    def zero(self) -> bool:
+        """A 0 s window: it closes at the next wait or when the next player begins."""
+        return self.deadline == self.opened
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +223,12 @@ class EngineBase(Generic[F]):
         """The round is over: no turn, no window; reveal every card and score when the faces are in."""
         r: Any = getattr(self, "r")
         r.ended = True
-        r.window = None
+        self._close_all_windows()
         return self._reveal_and_settle(when)
+
+    def _close_all_windows(self) -> None:
+        """Close every out-of-turn window of the round (each engine keeps its own)."""
+        raise NotImplementedError
 
     def _reveal_and_settle(self, when: float) -> list[Event]:
         """Turn every card face up; score now if every face is known, else wait for `finish_round`."""

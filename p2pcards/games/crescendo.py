@@ -214,8 +214,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             self.inputs.append(RoundInput("tick", now, wait=wait))
         if r is not None and not r.ended and r.window is not None:
             w = r.window
-            zero = w.deadline == w.opened
-            if w.deadline < now or (wait and zero and w.deadline <= now):
+            if w.deadline < now or (wait and w.zero and w.deadline <= now):
                 self.clock = max(self.clock, w.deadline)
                 events.extend(self._close_window(w.deadline))
         self.clock = max(self.clock, now)
@@ -280,10 +279,9 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             raise illegal(f"it is {self.players[due]}'s {what}, not {move.player}'s")
         if move.action not in TURN_MOVES[phase]:
             raise illegal(self._why_not(move, phase))
-        if move.action in BEGINS_TURN and r.window is not None:
-            w = r.window
-            if w.deadline > w.opened and self.clock <= w.deadline:
-                raise illegal(f"{move.player} cannot begin while the NUMBER window is open (until {w.deadline:g} s)")
+        w = r.window
+        if move.action in BEGINS_TURN and w is not None and self.clock < w.deadline:
+            raise illegal(f"{move.player} cannot begin before the NUMBER window's time is up ({w.deadline:g} s)")
         row = r.rows[me]
         a = move.action
         if a in ("setup_look", "lock", "replace"):
@@ -483,7 +481,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             r.turn = (me + 1) % self.n
             return [Event(a, move.player, tuple(x for x in (move.pos, move.pos2) if x is not None))]
         if a in BEGINS_TURN:
-            r.window = None  # a 0 s window closes when the next player begins
+            r.window = None  # the NUMBER window closes when the next player begins
             r.turn_number += 1
         if a == "draw":
             source = move.source or "reserve"
@@ -618,6 +616,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             return self._end_round(self.clock)
         return [Event("turn", self.players[nxt])]
 
+    def _close_all_windows(self) -> None:
+        assert self.r is not None
+        self.r.window = None
+
     def _round_handles(self) -> list[Handle]:
         assert self.r is not None
         return [h for row in self.r.rows for h in row]
@@ -693,8 +695,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             out.append(Move(player, "discard"))
             out += [Move(player, "replace", pos=i) for i in range(row_n)]
             return out
-        if w is not None and w.deadline > w.opened and self.clock <= w.deadline:
-            return out  # the next player begins only once the NUMBER window has closed
+        if w is not None and self.clock < w.deadline:
+            return out  # the next player begins no earlier than the NUMBER window's end
         if r.reserve or len(r.discard) >= 2:
             out.append(Move(player, "draw", source="reserve"))
         if r.discard:

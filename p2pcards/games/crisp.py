@@ -137,7 +137,8 @@ class _Round:
     drawn_from: str | None = None
     draws_left: int = 1
     due_at: float = 0.0
-    window: Window | None = None
+    windows: list[Window] = field(default_factory=list)  # open crisp windows, oldest first; they overlap
+    turns_ended: int = 0
     caller: int | None = None
     finals_left: int = 0  # final turns still to end, the current one included
     turn_is_final: bool = False
@@ -201,8 +202,8 @@ class CrispGame(EngineBase[str]):
         if r is None or r.ended:
             return None
         found: list[tuple[float, str]] = []
-        if r.window is not None:
-            found.append((r.window.deadline, "window"))
+        if r.windows:
+            found.append((min(w.deadline for w in r.windows), "window"))
         if self.options.draw_seconds is not None and r.turn is not None:
             found.append((r.due_at + self.options.draw_seconds, "timeout"))
         if not found:
@@ -241,13 +242,16 @@ class CrispGame(EngineBase[str]):
             when, kind = nxt
             r = self.r
             assert r is not None
-            zero = kind == "window" and r.window is not None and r.window.deadline == r.window.opened
+            closing = [w for w in r.windows if w.deadline == when] if kind == "window" else []
+            zero = any(w.zero for w in closing)
             if not (when < now or (wait and zero and when <= now)):
                 break
             self.clock = max(self.clock, when)
-            step = [Event("window_closed")] if kind == "window" else self._forfeit(when)
             if kind == "window":
-                r.window = None
+                r.windows = [w for w in r.windows if w not in closing]
+                step = [Event("window_closed", self.players[w.seat]) for w in closing]
+            else:
+                step = self._forfeit(when)
             self.events.extend(step)  # logged as each deadline passes, in time order
             events.extend(step)
         self.clock = now
@@ -380,11 +384,17 @@ class CrispGame(EngineBase[str]):
         name = self.players[me]
         if r.caller is not None:
             raise illegal(f"{self.players[r.caller]} has already called crisp this round")
-        w = r.window
-        if w is None or w.seat != me:
+        w = self._window_of(me)
+        if w is None:
             raise illegal(f"{name} can call crisp only right at the end of their own turn")
         if self.clock > w.deadline:
             raise illegal(f"{name}'s crisp window closed at {w.deadline:g} s")
+
+    def _window_of(self, seat: int) -> Window | None:
+        """`seat`'s crisp window, while it has not been closed (its deadline may have passed unticked)."""
+        r = self.r
+        assert r is not None
+        return next((w for w in r.windows if w.seat == seat), None)
 
     def _do(self, move: Move) -> list[Event]:
         r = self.r
@@ -392,11 +402,16 @@ class CrispGame(EngineBase[str]):
         me = self.seat(move.player)
         a = move.action
         if a == "crisp":
+            w = self._window_of(me)
+            assert w is not None
             r.caller = me
-            r.window = None
-            # Every other seat gets one final turn; a turn already begun counts as the first.
-            r.finals_left = self.n - 1
+            r.windows = []
+            # Every other seat gets one final turn: the turns that ended since the caller's count as
+            # the first of them, in order, and the turn now due or under way is the next one.
+            r.finals_left = self.n - 1 - (r.turns_ended - w.after)
             r.turn_is_final = True
+            if r.finals_left == 0:
+                return [Event("crisp", move.player)] + self._end_round(self.clock)
             return [Event("crisp", move.player)]
         if a == "draw":
             return self._draw(me, move.source or "pile")
@@ -444,9 +459,8 @@ class CrispGame(EngineBase[str]):
         assert r is not None
         if not r.began:
             r.began = True
-            w = r.window
-            if w is not None and w.deadline == w.opened:
-                r.window = None  # a 0 s window closes when the next player begins
+            # A 0 s window closes when the next player begins; my own window when I begin again.
+            r.windows = [w for w in r.windows if not w.zero and w.seat != me]
         events: list[Event] = []
         if source == "discard":
             h = r.discard.pop()
@@ -477,7 +491,9 @@ class CrispGame(EngineBase[str]):
         r = self.r
         assert r is not None and r.turn is not None
         ended = r.turn
-        r.window = None
+        r.turns_ended += 1
+        # A window outlives the turns after it, but not its own player's next turn (here ended by a forfeit).
+        r.windows = [w for w in r.windows if w.seat != ended]
         if r.turn_is_final:
             r.finals_left -= 1
             if r.finals_left == 0:
@@ -492,13 +508,17 @@ class CrispGame(EngineBase[str]):
         r.due_at = r.opens_at
         r.turn_is_final = r.caller is not None
         if r.caller is None and not forfeit:
-            r.window = Window(ended, when, when + self.options.crisp_window_s)
+            r.windows.append(Window(ended, when, when + self.options.crisp_window_s, r.turns_ended))
         return [Event("turn", self.players[nxt])]
 
     def _end_round(self, when: float) -> list[Event]:
         assert self.r is not None
         self.r.turn = None
         return super()._end_round(when)
+
+    def _close_all_windows(self) -> None:
+        assert self.r is not None
+        self.r.windows = []
 
     def _round_handles(self) -> list[Handle]:
         assert self.r is not None
@@ -533,7 +553,8 @@ class CrispGame(EngineBase[str]):
             return []
         me = self.seat(player)
         out: list[Move] = []
-        if r.window is not None and r.window.seat == me and r.caller is None and self.clock <= r.window.deadline:
+        w = self._window_of(me) if r.caller is None else None
+        if w is not None and self.clock <= w.deadline:
             out.append(Move(player, "crisp"))
         if r.turn != me:
             return out
