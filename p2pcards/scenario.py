@@ -17,7 +17,7 @@ from .games.crisp import CrispGame, CrispOptions
 
 Game = CrispGame | CrescendoGame
 
-# do -> (required fields, optional fields), per game: the moves FORMAT.md defines.
+# do -> (required fields, optional fields), per game: the moves docs/scenarios.md defines.
 CRISP_MOVES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "draw": ((), ("from",)),
     "replace": (("slot",), ()),
@@ -156,7 +156,7 @@ def parse_move(game: Game, raw: object, index: int) -> Move | float | list[tuple
 
 
 def run_scenario(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Play a parsed scenario and return the result object FORMAT.md describes."""
+    """Play a parsed scenario and return the result object docs/scenarios.md describes."""
     engine = build(data)
     moves = data.get("moves", [])
     if not isinstance(moves, list):
