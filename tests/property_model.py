@@ -77,6 +77,8 @@ class CrispModel:
         self.drawn_from: str | None = None
         self.turn = first
         self.caller: int | None = None
+        self.ended_turns: list[int] = []  # the seat of each turn of the round that has ended, in order
+        self.last_kind = ""
         self.seen = [set() for _ in range(self.n)]
         self.public: set[str] = set()
         for s in range(self.n):
@@ -103,7 +105,10 @@ class CrispModel:
         if self.ended:
             self._deal(game)
         who = self.players.index(e.player) if e.player else None
+        if k != "round_end":
+            self.last_kind = k
         if k == "turn":
+            self.ended_turns.append(self.turn)
             self.turn = who
         elif k == "draw":
             expect(who == self.turn and self.drawn is None, f"draw by {e.player} out of turn in the model")
@@ -166,6 +171,14 @@ class CrispModel:
 
     def _round_end(self, game: CrispGame, e: Any) -> None:
         expect(self.drawn is None, "round ended with a card in hand")
+        if self.caller is not None:
+            # After a call, late or not, the round ends once every other seat has ended exactly one turn
+            # after the caller's, in order: at the call itself when those turns had all ended already.
+            ended = self.ended_turns + ([] if self.last_kind == "crisp" else [self.turn])
+            c = self.caller
+            last = len(ended) - 1 - ended[::-1].index(c)
+            want = [(c + k) % self.n for k in range(1, self.n)]
+            expect(ended[last + 1:] == want, f"final turns {ended[last + 1:]} after {c}'s call, want {want}")
         for h in self.hands:
             self.public.update(h)
         sums = [sum(crisp_value(f) for f in h) for h in self.hands]
