@@ -109,6 +109,7 @@ class CrescendoView:
     over: bool
     legal: tuple[Move, ...]
     options: CrescendoOptions
+    window_until: float | None = None  # while a NUMBER window is open: its end (the next player may begin then)
 
 
 @dataclass
@@ -759,6 +760,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             over=self.over,
             legal=legal,
             options=self.options,
+            window_until=r.window.deadline if r.window is not None else None,
         )
 
 

@@ -123,6 +123,7 @@ class CrispView:
     over: bool
     legal: tuple[Move, ...]
     options: CrispOptions
+    call_until: float | None = None  # while I may call crisp: the end of my crisp window
 
 
 @dataclass
@@ -597,6 +598,7 @@ class CrispGame(EngineBase[str]):
         drawn = None
         if r.drawn is not None and r.turn == me:
             drawn = self.face_for(me, r.drawn)
+        window = self._window_of(me) if any(m.action == "crisp" for m in legal) else None
         return CrispView(
             me=me,
             players=self.players,
@@ -612,13 +614,14 @@ class CrispGame(EngineBase[str]):
             discard=tuple(self.faces.get(h) for h in reversed(r.discard)),
             draw_pile=self.faces_for(me, reversed(r.draw_pile)),
             caller=r.caller,
-            can_call=any(m.action == "crisp" for m in legal),
+            can_call=window is not None,
             final_turns_left=r.finals_left,
             totals=tuple(self.totals),
             rounds_played=len(self.results),
             over=self.over,
             legal=legal,
             options=self.options,
+            call_until=None if window is None else window.deadline,
         )
 
 
