@@ -305,7 +305,7 @@ class CrescendoModel:
 
     def _event(self, game: CrescendoGame, e: Any) -> None:
         k = e.kind
-        if k in ("deal", "reshuffle", "window_closed", "window_open", "turn", "withdrawn", "game_over"):
+        if k in ("deal", "reshuffle", "window_closed", "window_open", "turn", "withdrawn", "dropped", "game_over"):
             return
         if self.ended:
             self._deal(game)

@@ -398,7 +398,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         return fresh
 
     def number_tie(self, claims: Sequence[tuple[str, int]], now: float | None = None) -> list[Event]:
-        """Claims that arrived together: the first in tie order is resolved, the others withdrawn."""
+        """Claims that arrived together: the first valid one in tie order is resolved, the other valid ones
+        withdrawn, the invalid ones dropped; IllegalMove when none is valid."""
         if now is not None and now != self.clock:
             self.tick(now)
         if self.over:
@@ -406,9 +407,9 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         r = self.r
         if r is None or r.ended:
             raise illegal("no round is being played")
-        move = self.tie_winner(claims)
+        move, valid = self._tie(claims)
         at = self.clock
-        events = [Event("withdrawn", p) for p, _ in claims if p != move.player]
+        events = [Event("withdrawn" if p in valid else "dropped", p) for p, _ in claims if p != move.player]
         events.extend(self._do(move))
         self.inputs.append(RoundInput("tie", at, claims=tuple(claims)))
         self.events.extend(events)
@@ -416,6 +417,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
 
     def tie_winner(self, claims: Sequence[tuple[str, int]]) -> Move:
         """The claim that simultaneous claims resolve: the first valid one in tie order from the active player."""
+        return self._tie(claims)[0]
+
+    def _tie(self, claims: Sequence[tuple[str, int]]) -> tuple[Move, set[str]]:
+        """The winning claim of a tie and the players whose claims are valid; IllegalMove when none is."""
         r = self.r
         if r is None or r.ended or r.window is None or self.clock > r.window.deadline:
             raise illegal("NUMBER can be called only between one turn and the next")
@@ -432,7 +437,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             raise illegal("no valid claim")
         order = tie_order(r.window.seat, self.n)
         player, pos = min(valid, key=lambda c: order.index(self.seat(c[0])))
-        return Move(player, "number", pos=pos)
+        return Move(player, "number", pos=pos), {p for p, _ in valid}
 
     def public_before(self, move: Move) -> list[Handle]:
         """The cards `move` turns face up, whose faces a table reveals before applying it (none if it is refused)."""
