@@ -106,12 +106,15 @@ class CrispBot:
         me = view.players[view.me]
         pool = unseen_pool(view)
         turns = self._count_turn(view)
-        if view.can_call and view.phase is None:
-            # Less and less demanding as the round drags on, so that tables of good bots end their rounds.
+        if view.can_call and view.phase in (None, "draw_due"):
+            # My window outlives the turns after mine (with a short next-start delay even up to my own
+            # next turn, not yet begun). Less and less demanding as the round drags on, so that tables
+            # of good bots end their rounds.
             needed = max(0.0, self.call_confidence - self.patience * max(0, turns - 4))
             if turns >= 25 or self.p_lowest(view, pool) >= needed:
                 return Move(me, "crisp")
-            return None
+            if view.phase is None:
+                return None
         if view.phase is None:
             return None
         if view.phase == "draw_due":
