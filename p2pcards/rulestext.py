@@ -54,16 +54,20 @@ def _plural(x: float, word: str) -> str:
 
 def _crisp(o: CrispOptions) -> list[Section]:
     window, start = _plural(o.crisp_window_s, "second"), _plural(o.next_start_s, "second")
-    if o.crisp_window_s > o.next_start_s:
+    when = f"you may call from the moment your turn ends until {window} later. "
+    if o.crisp_window_s == 0:
+        when = "at this table you must call at once, before any time passes. "
+        overlap = f"The next player may begin {start} after your turn ends."
+    elif o.crisp_window_s < o.next_start_s:
+        overlap = f"Your window ends before the next player may begin, {start} after your turn ends."
+    elif o.crisp_window_s == o.next_start_s:
+        overlap = ("The next player may begin just as your window ends; a call at that same moment, after "
+                   "they have begun, makes their turn the first of the final turns.")
+    else:
         overlap = (f"The next player may begin {start} after your turn ends, and your window stays "
                    f"open for the whole {window} even if they have begun, or already finished, their "
                    "turn by then. A late call makes the turns that ended since yours the first of "
                    "the final turns, in order, and the turn under way (or due) the next one.")
-    else:
-        overlap = (f"The next player may begin {start} after your turn ends; a call made after they "
-                   "have begun makes their turn the first of the final turns.")
-    if o.crisp_window_s == 0:
-        overlap += " With a 0-second window you must call at once: the window closes as soon as the next player begins."
     sections: list[Section] = [
         ("The game", [
             "A memory and bluffing game for 2 to 8 players with one 52-card deck (no jokers). "
@@ -110,8 +114,7 @@ def _crisp(o: CrispOptions) -> list[Section]:
         ]),
         ("Calling crisp", [
             "If you believe your total is the lowest at the table, call \"crisp\" right after "
-            f"your turn: you may call from the moment your turn ends until {window} later. "
-            + overlap,
+            "your turn: " + when + overlap,
             ["Every other player then has exactly one final turn, in order from the caller's "
              "left. The caller may still be the target of a Queen.",
              "Only one player may call per round, and nobody may call during the final turns.",

@@ -84,8 +84,10 @@ def test_crisp_numbers_come_from_the_table_options() -> None:
 
 def test_crisp_window_no_longer_than_the_next_start_does_not_claim_overlap() -> None:
     text = flat(rules_text("crisp", {"crisp_window_s": 1, "next_start_s": 2}))
-    assert "until 1 second later" in text
+    assert "until 1 second later" in text and "Your window ends before the next player may begin" in text
     assert "stays open for the whole" not in text
+    zero = flat(rules_text("crisp", {"crisp_window_s": 0}))
+    assert "you must call at once" in zero and "stays open for the whole" not in zero
 
 
 def test_crescendo_numbers_come_from_the_table_options() -> None:
