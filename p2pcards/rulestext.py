@@ -18,7 +18,6 @@ from .games.crisp import CrispOptions
 WIDTH = 78
 
 
-
 @dataclass(frozen=True, slots=True)
 class Pre:
     """Lines already laid out (a table), printed as they are, indented."""
