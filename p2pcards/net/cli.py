@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.players} processes, one per seat, linked by TCP on 127.0.0.1 ...", flush=True)
     start = time.perf_counter()
     # The seats report only at the end, so a terminal sees the time go by.
-    with Progress(f"localgame {args.game}") as progress, progress.ticking(lambda: f"{args.players} seats playing; they report when the game is over"):
+    note = f"{args.players} seats playing; they report when the game is over"
+    with Progress(f"localgame {args.game}") as progress, progress.ticking(lambda: note):
         seats = run_local_game(args.game, args.players, options, bots, seed=seed)
     print(f"done in {time.perf_counter() - start:.1f} s (seed {seed})")
     ok = True

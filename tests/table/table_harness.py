@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 
 from p2pcards.bots.base import Bot, RandomBot, View
 from p2pcards.games.audit import apply_input
@@ -412,6 +414,15 @@ def _bots(spec: Spec) -> Callable[[random.Random], Sequence[Bot]]:
 
 
 _PLAYED: dict[Spec, Played] = {}
+SLOW_SEATS = 6  # whole games from this many seats up take tens of seconds: they run with `pytest -m slow`
+
+
+def params(specs: Sequence[Spec]) -> list[Any]:
+    """Fixture params for whole games: one xdist group per game (one worker plays it for all its tests);
+    the largest tables marked slow."""
+    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.xdist_group(str(spec))]
+                         + ([pytest.mark.slow] if spec.players >= SLOW_SEATS else []))
+            for spec in specs]
 
 
 def play(spec: Spec) -> Played:

@@ -23,7 +23,7 @@ matrix of test_games.py is checked too (the same games, played once per session)
 from __future__ import annotations
 
 import pytest
-from table_harness import Played, Spec, event_kinds, play
+from table_harness import Played, Spec, event_kinds, params, play
 from test_games import GAMES
 
 # Bots that make the knowledge-moving moves whenever they may, on 2 to 4 seats.
@@ -36,7 +36,7 @@ SHOWOFF: list[Spec] = [
 ]
 
 
-@pytest.fixture(params=SHOWOFF + GAMES, ids=str)
+@pytest.fixture(scope="session", params=params(SHOWOFF + GAMES))
 def played(request: pytest.FixtureRequest) -> Played:
     spec: Spec = request.param
     return play(spec)
@@ -55,6 +55,7 @@ def test_each_peer_learns_its_own_cards_by_decryption(played: Played) -> None:
         assert peer.game.faces.known, f"{peer.names[peer.me]} was shown no face"
 
 
+@pytest.mark.slow  # it needs every game, the slow ones too
 def test_the_knowledge_games_play_every_knowledge_moving_move() -> None:
     kinds: set[str] = set()
     for spec in SHOWOFF + GAMES:
