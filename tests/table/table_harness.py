@@ -418,11 +418,23 @@ SLOW_SEATS = 6  # whole games from this many seats up take tens of seconds: they
 
 
 def params(specs: Sequence[Spec]) -> list[Any]:
-    """Fixture params for whole games: one xdist group per game (one worker plays it for all its tests);
-    the largest tables marked slow."""
-    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.xdist_group(str(spec))]
-                         + ([pytest.mark.slow] if spec.players >= SLOW_SEATS else []))
+    """Fixture params for whole games, the largest tables marked slow."""
+    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.slow] if spec.players >= SLOW_SEATS else [])
             for spec in specs]
+
+
+def assert_no_leak(played: Played) -> None:
+    """Nobody could decrypt, or knew, more than the rules allow, at any delivered frame."""
+    check = played.knowledge
+    # Every delivered frame was followed by a check of every peer that has a round going.
+    assert check.frames > 0 and check.checks >= check.frames
+    assert not check.leaks, check.report()
+
+
+def assert_learned_by_decryption(played: Played) -> None:
+    """The check is not vacuous: at the end every peer's engine holds faces, all decrypted by itself."""
+    for peer in played.net.peers:
+        assert peer.game.faces.known, f"{peer.names[peer.me]} was shown no face"
 
 
 def play(spec: Spec) -> Played:
