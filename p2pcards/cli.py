@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from .errors import InputError
 
 # name -> (module, one-line help). Each module has `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "scenario": ("p2pcards.scenario", "play a scenario file on the rules engine and print the result as JSON"),
+    "scenario": ("p2pcards.scenario", "play a scenario file (format: docs/scenarios.md) on the rules engine "
+                 "and print the result as JSON"),
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
@@ -20,11 +24,78 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line (an InputError), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise the mistake as an InputError, pointing at --help."""
+        raise InputError(f"{message} (see {self.prog} --help)")
+
+
+def whole(low: int) -> Callable[[str], int]:
+    """An option type: a whole number of at least `low`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+    parse.__name__ = "whole number"  # argparse names the type in its messages
+    return parse
+
+
+def amount(low: float, above: bool = False) -> Callable[[str], float]:
+    """An option type: a finite number of at least `low` (greater than it when `above`)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < low or (above and value == low):
+            raise argparse.ArgumentTypeError(f"must be {'more than' if above else 'at least'} {low:g}, not {text}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+def check_seats(game: str, players: int, option: str = "--players") -> None:
+    """Refuse a number of players the game does not seat (InputError naming the option and the range)."""
+    from .table.config import SEATS  # here, so that `p2pcards --help` imports no game
+    low, high = SEATS[game]
+    if not low <= players <= high:
+        raise InputError(f"{option}: {game} seats {low} to {high} players, not {players}")
+
+
+def check_good(good: int, players: int) -> None:
+    """Refuse more good bots than seats."""
+    if good > players:
+        raise InputError(f"--good: at most one good bot per seat ({players}), not {good}")
+
+
+def add_game_options(parser: argparse.ArgumentParser, seeds: str) -> None:
+    """The options every command that plays one game takes, with the same names and defaults; `seeds` says what --seed seeds."""
+    parser.add_argument("game", choices=("crisp", "crescendo"), help="which game")
+    parser.add_argument("--players", type=whole(1), default=3,
+                        help="seats at the table: crisp 2 to 8, crescendo 2 to 6 (default 3)")
+    parser.add_argument("--good", type=whole(0), default=1,
+                        help="how many seats get a good bot; the rest play at random (default 1)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"seed of {seeds} (default: a random one, printed at the end)")
+
+
+def seed_of(args: argparse.Namespace) -> int:
+    """The --seed given, or a fresh random one."""
+    seed: int = args.seed if args.seed is not None else random.randrange(1_000_000)
+    return seed
+
+
 def load_command(name: str) -> argparse.ArgumentParser:
     """The parser of one subcommand; only its own module is imported."""
     module_name, help_text = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"p2pcards {name}", description=help_text)
+    parser = Parser(prog=f"p2pcards {name}", description=help_text)
     module.add_arguments(parser)
     parser.set_defaults(_module=module)
     return parser
@@ -55,9 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"p2pcards: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    args = load_command(name).parse_args(args_list[1:])
     try:
+        args = load_command(name).parse_args(args_list[1:])
         status: int = args._module.run(args)
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
     except InputError as exc:
         print(f"p2pcards {name}: {exc}", file=sys.stderr)
         return 2

@@ -239,7 +239,7 @@ def state_output(engine: Game) -> dict[str, Any]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`scenario FILE`."""
-    parser.add_argument("file", help="a scenario file (see shared/scenarios/FORMAT.md)")
+    parser.add_argument("file", help="a scenario file, in the format docs/scenarios.md describes")
 
 
 def run(args: argparse.Namespace) -> int:

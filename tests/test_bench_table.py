@@ -14,7 +14,7 @@ def test_bench_table_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> N
     assert KINDS["table"][0] == "p2pcards.bench.table"
     parser = argparse.ArgumentParser()
     table.add_arguments(parser)
-    args = parser.parse_args(["--players-crisp", "2", "--players-crescendo", "2", "--limit", "10", "--top", "3"])
+    args = parser.parse_args(["--crisp-players", "2", "--crescendo-players", "2", "--limit", "10", "--top", "3"])
     assert table.run(args) == 0
     out = capsys.readouterr().out
     for name in ("crisp, 2 players", "crescendo, 2 players"):

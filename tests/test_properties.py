@@ -21,6 +21,7 @@ import copy
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -379,6 +380,7 @@ def _play_game_checked(game: Game, deck: list[Any], seed: int, max_moves: int) -
     check_game_over(game, rng)
 
 
+@pytest.mark.slow  # a wait, a probe of every move and the legal moves checked after every step
 @settings(max_examples=120, **SETTINGS)
 @given(crisp_games())
 def test_crisp_waits_probes_and_legal_moves(case: tuple[CrispGame, list[str], int]) -> None:
@@ -387,6 +389,7 @@ def test_crisp_waits_probes_and_legal_moves(case: tuple[CrispGame, list[str], in
     drive(game, deck, seed, wait_chance=0.15, illegal_tries=2, legal_every=3, legal_limit=12, max_steps=30000)
 
 
+@pytest.mark.slow  # a wait, a probe of every move and the legal moves checked after every step
 @settings(max_examples=30, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_waits_probes_and_legal_moves(case: tuple[CrescendoGame, list[Any], int]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from ..cli import check_seats, whole
+
 KINDS: dict[str, tuple[str, str]] = {
     "engine": ("p2pcards.bench.engine", "full games per second with random bots on the referee engine"),
     "bots": ("p2pcards.bench.bots", "each good bot's win rate against random bots, with a confidence interval"),
@@ -14,16 +16,36 @@ KINDS: dict[str, tuple[str, str]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """`bench KIND [ARGS...]`: the kind's own arguments are parsed by its module."""
-    parser.add_argument("kind", choices=sorted(KINDS), help="which benchmark")
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
+    """`bench KIND [OPTIONS]`: one subcommand per benchmark, each with its own options and --help."""
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND",
+                                  help="which benchmark; `p2pcards bench KIND --help` lists its options")
+    for kind, (module_name, help_text) in KINDS.items():
+        module = importlib.import_module(module_name)
+        sub = kinds.add_parser(kind, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(_bench=module)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen benchmark; only its module is imported."""
-    module_name, help_text = KINDS[args.kind]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"p2pcards bench {args.kind}", description=help_text)
-    module.add_arguments(parser)
-    status: int = module.run(parser.parse_args(args.rest))
+    """Run the chosen benchmark."""
+    status: int = args._bench.run(args)
     return status
+
+
+def add_table_options(parser: argparse.ArgumentParser, crisp: int, crescendo: int) -> None:
+    """--game and the seats at each game's table, named alike in every benchmark."""
+    parser.add_argument("--game", choices=("crisp", "crescendo", "both"), default="both",
+                        help="which game (default both)")
+    parser.add_argument("--crisp-players", type=whole(1), default=crisp,
+                        help=f"seats at the Crisp table, 2 to 8 (default {crisp})")
+    parser.add_argument("--crescendo-players", type=whole(1), default=crescendo,
+                        help=f"seats at the Crescendo table, 2 to 6 (default {crescendo})")
+
+
+def chosen_tables(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The games chosen with --game and their seats, each checked (InputError before anything is printed)."""
+    games = ("crisp", "crescendo") if args.game == "both" else (args.game,)
+    tables = [(game, getattr(args, f"{game}_players")) for game in games]
+    for game, players in tables:
+        check_seats(game, players, f"--{game}-players")
+    return tables

@@ -7,16 +7,19 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from ..bots.base import Bot, Game, RandomBot, play_game
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
+from ..cli import whole
 from ..games.crescendo import CrescendoGame
 from ..games.crisp import CrispGame
+from ..progress import Progress
+from . import add_table_options, chosen_tables
 
+BATCH = 25  # games per task given to a worker process
 NAMES = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")
 
 
@@ -81,16 +84,26 @@ def wilson(successes: float, n: int, z: float = 1.959964) -> tuple[float, float]
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def run_table(name: str, players: int, games: int, seed: int, jobs: int) -> tuple[Tally, float]:
+def run_table(name: str, players: int, games: int, seed: int, jobs: int,
+              progress: Progress | None = None) -> tuple[Tally, float]:
     """Play `games` games over `jobs` processes; the tally and the wall-clock seconds."""
     start = time.perf_counter()
-    chunks = [range(k, games, jobs) for k in range(jobs)]
+    # Batches of at most BATCH games, so that progress can be shown as they come back.
+    chunks = [range(k, min(k + BATCH, games)) for k in range(0, games, BATCH)]
+    tallies: list[Tally] = []
+
+    def done(tally: Tally) -> None:
+        tallies.append(tally)
+        if progress is not None:
+            progress.update(sum(t.games for t in tallies), f"{sum(t.games for t in tallies)} of {games} games")
+
     if jobs == 1:
-        tallies = [play_batch(name, players, seed, chunks[0])]
+        for chunk in chunks:
+            done(play_batch(name, players, seed, chunk))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(play_batch, name, players, seed, c) for c in chunks]
-            tallies = [f.result() for f in futures]
+            for future in as_completed([pool.submit(play_batch, name, players, seed, c) for c in chunks]):
+                done(future.result())
     elapsed = time.perf_counter() - start
     total = Tally(sum(t.wins for t in tallies), sum(t.games for t in tallies), sum(t.moves for t in tallies))
     return total, elapsed
@@ -98,34 +111,29 @@ def run_table(name: str, players: int, games: int, seed: int, jobs: int) -> tupl
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: games per game, seed, worker processes, which game, table sizes."""
-    parser.add_argument("--games", type=int, default=1000, help="games per game (default 1000)")
+    parser.add_argument("--games", type=whole(1), default=1000, help="how many games of each chosen game (default 1000)")
+    add_table_options(parser, crisp=4, crescendo=4)
     parser.add_argument("--seed", type=int, default=1, help="seed of every deck and random bot (default 1)")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+    parser.add_argument("--jobs", type=whole(1), default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: 2, or 1 on a one-core machine)")
-    parser.add_argument("--game", choices=("crisp", "crescendo", "both"), default="both", help="which game (default both)")
-    parser.add_argument("--crisp-players", type=int, default=4, help="seats at the Crisp table (default 4)")
-    parser.add_argument("--crescendo-players", type=int, default=4, help="seats at the Crescendo table (default 4)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the tables and print one line of figures per game."""
-    if args.games < 1 or args.jobs < 1:
-        print("p2pcards bench bots: --games and --jobs must be at least 1")
-        return 2
     tables = {
-        "crisp": (args.crisp_players, "CrispBot", "limit 100, no discard-pile draws, no time limit"),
-        "crescendo": (args.crescendo_players, "CrescendoBot", "three rounds, 2 s NUMBER windows"),
+        "crisp": ("CrispBot", "limit 100, no discard-pile draws, no time limit"),
+        "crescendo": ("CrescendoBot", "three rounds, 2 s NUMBER windows"),
     }
-    chosen = ["crisp", "crescendo"] if args.game == "both" else [args.game]
+    chosen = chosen_tables(args)
     print(f"bench bots: {args.games} games per game, seed {args.seed}, {args.jobs} process(es)")
     print("Each game: one good bot against random bots (RandomBot: uniform legal moves, out-of-turn")
     print("moves 10% of the chances). The good bot's seat rotates game by game. A win shared by k")
     print("players counts 1/k. Interval: Wilson score, 95%.")
-    runner: Callable[[str, int, int, int, int], tuple[Tally, float]] = run_table
-    for name in chosen:
-        players, bot, options = tables[name]
-        print(f"\n{name}: {players} players, 1 {bot} + {players - 1} RandomBot ({options})")
-        tally, elapsed = runner(name, players, args.games, args.seed, args.jobs)
+    for name, players in chosen:
+        bot, options = tables[name]
+        print(f"\n{name}: {players} players, 1 {bot} + {players - 1} RandomBot ({options})", flush=True)
+        with Progress(name, total=args.games) as progress:
+            tally, elapsed = run_table(name, players, args.games, args.seed, args.jobs, progress)
         low, high = wilson(tally.wins, tally.games)
         rate = tally.wins / tally.games
         print(f"  {bot} win rate {rate:6.1%}  95% CI [{low:.1%}, {high:.1%}]  "

@@ -23,7 +23,9 @@ from ..crypto import deck as D
 from ..crypto import group, identity
 from ..crypto.encoding import Value
 from ..crypto.envelope import Outbox
+from ..cli import whole
 from ..errors import InputError
+from ..progress import Progress
 
 # operation -> libsodium binding it is
 PRIMITIVES: Final = {
@@ -279,26 +281,26 @@ def format_table(rows: list[Row], costs: dict[str, float]) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `p2pcards bench crypto`."""
     parser.add_argument("--configs", default=DEFAULT_CONFIGS, help=f"CARDSxSEATS list (default {DEFAULT_CONFIGS})")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per step; the best is kept (default 3)")
+    parser.add_argument("--repeat", type=whole(1), default=3, help="timed runs per step; the best is kept (default 3)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print the table."""
     configs = parse_configs(args.configs)
-    if args.repeat < 1:
-        raise InputError("--repeat must be at least 1")
     rows: list[Row] = []
     all_costs: list[dict[str, float]] = []
-    for n, seats in configs:
-        # Costs are measured next to the steps they bound, so a change in machine load hits both alike.
-        costs = measure_costs()
-        config_rows = bench_config(n, seats, costs, args.repeat)
-        after = measure_costs()
-        costs = {op: min(costs[op], after[op]) for op in PRIMITIVES}
-        for r in config_rows:
-            bound = sum(r.counts.get(op, 0) * costs[op] for op in PRIMITIVES)
-            rows.append(Row(r.cards, r.seats, r.step, r.seconds, bound, r.counts, r.wire))
-        all_costs.append(costs)
+    with Progress("bench crypto", total=len(configs)) as progress:
+        for done, (n, seats) in enumerate(configs):
+            progress.update(done, f"{n} cards, {seats} seats", force=True)
+            # Costs are measured next to the steps they bound, so a change in machine load hits both alike.
+            costs = measure_costs()
+            config_rows = bench_config(n, seats, costs, args.repeat)
+            after = measure_costs()
+            costs = {op: min(costs[op], after[op]) for op in PRIMITIVES}
+            for r in config_rows:
+                bound = sum(r.counts.get(op, 0) * costs[op] for op in PRIMITIVES)
+                rows.append(Row(r.cards, r.seats, r.step, r.seconds, bound, r.counts, r.wire))
+            all_costs.append(costs)
     best = {op: min(c[op] for c in all_costs) for op in PRIMITIVES}
     print(format_table(rows, best))
     return 0

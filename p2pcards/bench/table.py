@@ -43,10 +43,12 @@ from nacl import bindings as _b
 from ..bots.base import Bot, RandomBot
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity
-from ..errors import InputError
+from ..cli import whole
+from ..progress import Progress, game_progress
 from ..sim.memnet import MemNet
 from ..sim.table_game import make_table
 from ..table.peer import Note, Send, TablePeer
+from . import add_table_options, chosen_tables
 
 CATEGORIES: Final = ("crypto", "signing", "encoding", "rules", "rest")
 # Sub-labels shown under their category (the part before the slash).
@@ -93,14 +95,12 @@ Dist = dict[str, float]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: seed, table sizes, Crisp's limit, which games, which bots, how many hot spots to list."""
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--players-crisp", type=int, default=4, help="seats at the Crisp table (default 4)")
-    parser.add_argument("--players-crescendo", type=int, default=6, help="seats at the Crescendo table (default 6)")
-    parser.add_argument("--limit", type=int, default=100, help="Crisp's game limit (default the game's 100)")
-    parser.add_argument("--games", default="crisp,crescendo", help="which games, comma-separated (default both)")
+    add_table_options(parser, crisp=4, crescendo=6)
+    parser.add_argument("--limit", type=whole(1), default=100, help="Crisp's game limit (default the game's 100)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the keys, shuffles, delays and bots (default 1)")
     parser.add_argument("--bots", choices=("random", "good"), default="random",
                         help="RandomBot (default) or the good bots of p2pcards/bots")
-    parser.add_argument("--top", type=int, default=12, help="non-crypto hot spots to list per game (default 12)")
+    parser.add_argument("--top", type=whole(0), default=12, help="non-crypto hot spots to list per game (default 12)")
 
 
 # ------------------------------------------------------------------ one game
@@ -208,9 +208,19 @@ class GameRun:
         return self.net.peers[0]
 
 
-def play(game: str, players: int, options: dict[str, Any], seed: int, bots: str, profile: bool) -> GameRun:
+def play(game: str, players: int, options: dict[str, Any], seed: int, bots: str, profile: bool,
+         progress: Progress | None = None) -> GameRun:
     """Play one whole game: under cProfile when `profile`, else with the crypto primitives timed."""
     net = _make_net(game, players, options, seed, bots)
+    if progress is not None and progress.enabled:
+        shown = progress
+        step = 1.0 if profile else 0.0
+
+        def show(net: MemNet, receiver: int) -> None:
+            done, note = game_progress(net.peers[0].game)
+            shown.update(step + done, f"{'profiled' if profile else 'plain'} run, {note}")
+
+        net.on_deliver = show
     if profile:
         prof = cProfile.Profile()
         wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -480,11 +490,7 @@ def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int)
 
 def run(args: argparse.Namespace) -> int:
     """Play each chosen game plain and under the profiler, and print its figures."""
-    games = [g.strip() for g in args.games.split(",") if g.strip()]
-    unknown = [g for g in games if g not in ("crisp", "crescendo")]
-    if unknown or not games:
-        raise InputError(f"--games takes crisp and/or crescendo, not {args.games!r}")
-    tables = {"crisp": (args.players_crisp, {"limit": args.limit}), "crescendo": (args.players_crescendo, {})}
+    tables = chosen_tables(args)
     print(f"bench table: whole games of bots over the in-memory network (real signatures, real deck "
           f"crypto), seed {args.seed}, {args.bots} bots")
     print("Each game runs twice with the same seed: plain for the times and traffic, under cProfile for the")
@@ -496,11 +502,12 @@ def run(args: argparse.Namespace) -> int:
     print("around each); the plain-run estimate adds to those the plain run's remaining CPU, split between")
     print("categories as the profile splits its Python time.")
     ratios: list[str] = []
-    for name in games:
-        players, options = tables[name]
-        print()
-        plain = play(name, players, options, args.seed, args.bots, profile=False)
-        profiled = play(name, players, options, args.seed, args.bots, profile=True)
+    for name, players in tables:
+        options: dict[str, Any] = {"limit": args.limit} if name == "crisp" else {}
+        print(flush=True)
+        with Progress(f"{name}, {players} players", total=2.0) as progress:
+            plain = play(name, players, options, args.seed, args.bots, profile=False, progress=progress)
+            profiled = play(name, players, options, args.seed, args.bots, profile=True, progress=progress)
         ratio = report(name, players, plain, profiled, args.top)
         ratios.append(f"{name} {ratio:.2f}")
     print()

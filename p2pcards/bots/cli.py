@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..cards import CrescendoCard, crisp_value
-from ..errors import InputError
+from ..cli import add_game_options, amount, check_good, check_seats, seed_of
 from ..games.base import CRISP_SLOTS, Event, Move
 from ..games.crescendo import CrescendoGame
 from ..games.crisp import CrispGame
@@ -19,16 +19,13 @@ from .crescendo_bot import CrescendoBot
 from .crisp_bot import CrispBot
 
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal")
-LIMITS = {"crisp": (2, 8), "crescendo": (2, 6)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`botgame GAME [--players N] [--good K] [--seed S] [--delay SECONDS]`."""
-    parser.add_argument("game", choices=("crisp", "crescendo"), help="which game to watch")
-    parser.add_argument("--players", type=int, default=4, help="seats at the table (default 4)")
-    parser.add_argument("--good", type=int, default=1, help="how many good bots; the rest play at random (default 1)")
-    parser.add_argument("--seed", type=int, default=None, help="seed for the decks and the random bots (default: random)")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait after each move, for watching (default 0)")
+    add_game_options(parser, "the decks and the random bots")
+    parser.add_argument("--delay", type=amount(0), default=0.0,
+                        help="seconds to wait after each move, for watching (default 0)")
 
 
 class Narrator:
@@ -264,11 +261,8 @@ def make_bots(game_name: str, players: int, good: int, rng: random.Random) -> tu
 
 def play(game_name: str, players: int, good: int, seed: int, delay: float, out: TextIO) -> int:
     """Play and narrate one game; returns 0."""
-    low, high = LIMITS[game_name]
-    if not low <= players <= high:
-        raise InputError(f"{game_name} needs {low} to {high} players, not {players}")
-    if not 0 <= good <= players:
-        raise InputError(f"--good must be between 0 and {players}")
+    check_seats(game_name, players)
+    check_good(good, players)
     rng = random.Random(seed)
     names = list(NAMES[:players])
     game: Game = CrispGame(names) if game_name == "crisp" else CrescendoGame(names)
@@ -286,7 +280,4 @@ def play(game_name: str, players: int, good: int, seed: int, delay: float, out: 
 
 def run(args: argparse.Namespace) -> int:
     """Run `p2pcards botgame`."""
-    seed = args.seed if args.seed is not None else random.randrange(1_000_000)
-    if args.delay < 0:
-        raise InputError("--delay must be 0 or more seconds")
-    return play(args.game, args.players, args.good, seed, args.delay, sys.stdout)
+    return play(args.game, args.players, args.good, seed_of(args), args.delay, sys.stdout)

@@ -5,30 +5,31 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..errors import InputError
-from ..table.config import SEATS
+from ..cli import add_game_options, check_good, check_seats, seed_of, whole
+from ..progress import Progress
 from .local import run_local_game
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Game, players, bots, limit."""
-    parser.add_argument("game", choices=sorted(SEATS))
-    parser.add_argument("--players", type=int, default=3)
-    parser.add_argument("--good", type=int, default=1, help="how many seats get a good bot (default 1)")
-    parser.add_argument("--limit", type=int, default=None, help="Crisp's game limit (default 100)")
+    """Game, players, bots, seed, limit."""
+    add_game_options(parser, "the random bots; keys and shuffles stay secret, so a game cannot be replayed")
+    parser.add_argument("--limit", type=whole(1), default=None, help="Crisp's game limit (default 100)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the seats, wait for the game's end, print each seat's verdict."""
-    low, high = SEATS[args.game]
-    if not low <= args.players <= high or not 0 <= args.good <= args.players:
-        raise InputError(f"{args.game} takes {low} to {high} players, and --good at most that many")
+    check_seats(args.game, args.players)
+    check_good(args.good, args.players)
+    seed = seed_of(args)
     options = {"limit": args.limit} if args.limit is not None and args.game == "crisp" else {}
     bots = ["good"] * args.good + ["random"] * (args.players - args.good)
     print(f"{args.players} processes, one per seat, linked by TCP on 127.0.0.1 ...", flush=True)
     start = time.perf_counter()
-    seats = run_local_game(args.game, args.players, options, bots)
-    print(f"done in {time.perf_counter() - start:.1f} s")
+    # The seats report only at the end, so a terminal sees the time go by.
+    note = f"{args.players} seats playing; they report when the game is over"
+    with Progress(f"localgame {args.game}") as progress, progress.ticking(lambda: note):
+        seats = run_local_game(args.game, args.players, options, bots, seed=seed)
+    print(f"done in {time.perf_counter() - start:.1f} s (seed {seed})")
     ok = True
     for s in seats:
         state = "finished" if s.get("finished") else f"stopped: {s.get('stopped')}"

@@ -28,7 +28,7 @@ from ..table.peer import TablePeer
 from .link import PeerProcess
 
 
-def _bot(game: str, kind: str, seed: int) -> Bot:
+def _bot(game: str, kind: str, seed: str) -> Bot:
     if kind == "good":
         return CrispBot() if game == "crisp" else CrescendoBot()
     return RandomBot(random.Random(seed), 0.05)
@@ -39,7 +39,7 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(order["key"]))
     identity = Identity(key, config.names[order["seat"]])
     peer = TablePeer(config, identity, timeout=float(order.get("timeout", 15)))
-    proc = PeerProcess(peer, _bot(config.game, order["bot"], order["seat"]))
+    proc = PeerProcess(peer, _bot(config.game, order["bot"], f"{order.get('seed', 0)}/{order['seat']}"))
     port = await proc.listen()
     print(json.dumps({"port": port}), flush=True)
     ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
@@ -60,8 +60,11 @@ def child_main() -> int:
 
 
 def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
-                   bots: list[str] | None = None, limit_s: float = 600.0) -> list[dict[str, Any]]:
-    """Play one game with one real process per seat; returns each seat's summary."""
+                   bots: list[str] | None = None, limit_s: float = 600.0, seed: int = 0) -> list[dict[str, Any]]:
+    """Play one game with one real process per seat; returns each seat's summary.
+
+    `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
+    """
     names = [f"p{i}" for i in range(players)]
     ids = [generate(n) for n in names]
     config = TableConfig(secrets.token_bytes(16), game, dict(options or {}),
@@ -75,7 +78,7 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
             assert proc.stdin is not None and proc.stdout is not None
             raw = ident.key.private_bytes_raw().hex()
             proc.stdin.write(json.dumps({"seat": seat, "key": raw, "config": encode(config.to_wire()).hex(),
-                                         "bot": bots[seat], "limit_s": limit_s}) + "\n")
+                                         "bot": bots[seat], "limit_s": limit_s, "seed": seed}) + "\n")
             proc.stdin.flush()
             ports.append(json.loads(proc.stdout.readline())["port"])
         for proc in procs:

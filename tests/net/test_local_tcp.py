@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from p2pcards.net.local import run_local_game
+
+pytestmark = pytest.mark.slow  # whole games between processes
 
 
 def test_three_processes_play_crisp_over_tcp() -> None:

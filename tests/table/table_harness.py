@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 
 from p2pcards.bots.base import Bot, RandomBot, View
 from p2pcards.games.audit import apply_input
@@ -412,6 +414,27 @@ def _bots(spec: Spec) -> Callable[[random.Random], Sequence[Bot]]:
 
 
 _PLAYED: dict[Spec, Played] = {}
+SLOW_SEATS = 6  # whole games from this many seats up take tens of seconds: they run with `pytest -m slow`
+
+
+def params(specs: Sequence[Spec]) -> list[Any]:
+    """Fixture params for whole games, the largest tables marked slow."""
+    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.slow] if spec.players >= SLOW_SEATS else [])
+            for spec in specs]
+
+
+def assert_no_leak(played: Played) -> None:
+    """Nobody could decrypt, or knew, more than the rules allow, at any delivered frame."""
+    check = played.knowledge
+    # Every delivered frame was followed by a check of every peer that has a round going.
+    assert check.frames > 0 and check.checks >= check.frames
+    assert not check.leaks, check.report()
+
+
+def assert_learned_by_decryption(played: Played) -> None:
+    """The check is not vacuous: at the end every peer's engine holds faces, all decrypted by itself."""
+    for peer in played.net.peers:
+        assert peer.game.faces.known, f"{peer.names[peer.me]} was shown no face"
 
 
 def play(spec: Spec) -> Played:

@@ -136,6 +136,7 @@ def test_discarding_a_drawn_king_is_rejected_with_blame_and_the_game_goes_on() -
         assert any(n.kind == "rejected" and "King" in n.detail for n in p.notes)
 
 
+@pytest.mark.slow  # whole Crescendo games until one gives the cheat its chance
 def test_crescendo_special_action_the_reserve_does_not_show_is_rejected() -> None:
     run = until_fired(lambda seed: run_table("crescendo", 3, {}, seed, seat=CHEATER, peer_class=CheatingPeer,
                                              cheat=wrong_special, out_of_turn_chance=0.0, until=300.0))

@@ -9,7 +9,8 @@ inputs, and the referee's scores must be the ones the peers signed.
 from __future__ import annotations
 
 import pytest
-from table_harness import Played, Spec, event_kinds, move_actions, new_referee, play, referee_replay, round_faces
+from table_harness import (Played, Spec, assert_learned_by_decryption, assert_no_leak, event_kinds, move_actions,
+                           new_referee, params, play, referee_replay, round_faces)
 
 CRISP_SHORT = (("limit", 30),)
 CRISP_TIMED = (("limit", 30), ("draw_seconds", 30))  # dawdlers let turns run out: forfeits
@@ -30,7 +31,7 @@ GAMES: list[Spec] = [
 ]
 
 
-@pytest.fixture(params=GAMES, ids=str)
+@pytest.fixture(scope="session", params=params(GAMES))
 def played(request: pytest.FixtureRequest) -> Played:
     spec: Spec = request.param
     return play(spec)
@@ -90,6 +91,17 @@ def test_the_result_is_the_referees(played: Played) -> None:
     assert referee.winners == peer.game.winners
 
 
+def test_no_peer_can_decrypt_or_knows_more_than_the_rules_allow(played: Played) -> None:
+    """As in test_knowledge.py, on this matrix."""
+    assert_no_leak(played)
+
+
+def test_each_peer_learns_its_own_cards_by_decryption(played: Played) -> None:
+    """As in test_knowledge.py, on this matrix."""
+    assert_learned_by_decryption(played)
+
+
+@pytest.mark.slow  # it needs every game of the matrix, the slow ones too
 def test_the_games_cover_the_timed_and_optional_rules() -> None:
     """Forfeits (both kinds), draws from the discard pile, NUMBER claims, several rounds: the matrix plays them."""
     kinds: set[str] = set()

@@ -16,14 +16,14 @@ After EVERY frame the in-memory network delivers, for every peer Y (see `Knowled
 The games below play every move of both games that moves knowledge: Crisp's side-card looks,
 draws, Jacks, Queens (side cards both owners have seen), Kings, forfeits and the round-end
 reveal; Crescendo's setup looks and swaps, draws, peeks, swaps, locks, right and wrong
-NUMBER claims (the penalty card), ties, reshuffles and the round-end reveal. The whole-game
-matrix of test_games.py is checked too (the same games, played once per session).
+NUMBER claims (the penalty card), ties, reshuffles and the round-end reveal. test_games.py
+makes the same checks on its whole-game matrix (there, so that one test worker plays each game).
 """
 
 from __future__ import annotations
 
 import pytest
-from table_harness import Played, Spec, event_kinds, play
+from table_harness import Played, Spec, assert_learned_by_decryption, assert_no_leak, event_kinds, params, play
 from test_games import GAMES
 
 # Bots that make the knowledge-moving moves whenever they may, on 2 to 4 seats.
@@ -36,25 +36,21 @@ SHOWOFF: list[Spec] = [
 ]
 
 
-@pytest.fixture(params=SHOWOFF + GAMES, ids=str)
+@pytest.fixture(scope="session", params=params(SHOWOFF))
 def played(request: pytest.FixtureRequest) -> Played:
     spec: Spec = request.param
     return play(spec)
 
 
 def test_no_peer_can_decrypt_or_knows_more_than_the_rules_allow(played: Played) -> None:
-    check = played.knowledge
-    # Every delivered frame was followed by a check of every peer that has a round going.
-    assert check.frames > 0 and check.checks >= check.frames
-    assert not check.leaks, check.report()
+    assert_no_leak(played)
 
 
 def test_each_peer_learns_its_own_cards_by_decryption(played: Played) -> None:
-    """The check is not vacuous: at the end every peer's engine holds faces, all decrypted by itself."""
-    for peer in played.net.peers:
-        assert peer.game.faces.known, f"{peer.names[peer.me]} was shown no face"
+    assert_learned_by_decryption(played)
 
 
+@pytest.mark.slow  # it needs every game, the slow ones too
 def test_the_knowledge_games_play_every_knowledge_moving_move() -> None:
     kinds: set[str] = set()
     for spec in SHOWOFF + GAMES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from table_harness import Spec, play
@@ -24,6 +25,7 @@ def tables(draw: st.DrawFn) -> Spec:
     return Spec(game, players, tuple(sorted(options.items())), bots, draw(st.integers(1, 10**6)))
 
 
+@pytest.mark.slow  # ten whole games at random tables
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_any_table_agrees_and_leaks_nothing(spec: Spec) -> None:
