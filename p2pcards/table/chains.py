@@ -8,61 +8,32 @@ second signed message for one place in a chain is equivocation: its sender is bl
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from typing import Protocol
+from collections.abc import Callable, Collection, Iterator
 
 from ..crypto.envelope import ChainTracker, Signed, parse
 from ..errors import BrokenChain, Equivocation, Gap, MalformedMessage, RemoteProtocolError, Replay
 from .config import TableConfig
 from .log import Log
 from .messages import BODIES, check_body
+from .outputs import Emitter
 
 MAX_HELD = 10_000
-
-
-class Host(Protocol):
-    """What the chains need of their peer: its seat and round, and where accepted messages and faults go."""
-
-    @property
-    def me(self) -> int:
-        """Our seat."""
-
-    @property
-    def round(self) -> int:
-        """The round we are in (the tracker accepts it and the next)."""
-
-    @property
-    def sent(self) -> int:
-        """How many messages we have signed."""
-
-    @property
-    def stopped(self) -> bool:
-        """True once the table has stopped."""
-
-    def handle(self, signed: Signed) -> None:
-        """Take one accepted message."""
-
-    def fault(self, detail: str, blame: int | None) -> None:
-        """Stop the table, blaming seat `blame`."""
-
-    def reject(self, detail: str, blame: int | None) -> None:
-        """Note a message dropped, blaming seat `blame`."""
 
 
 class _Rounds(Collection[int]):
     """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
 
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def __init__(self, current: Callable[[], int]) -> None:
+        self.current = current
 
     def __contains__(self, r: object) -> bool:
-        return isinstance(r, int) and 0 <= r <= self.host.round + 1
+        return isinstance(r, int) and 0 <= r <= self.current() + 1
 
     def __iter__(self) -> Iterator[int]:
-        return iter(range(self.host.round + 2))
+        return iter(range(self.current() + 2))
 
     def __len__(self) -> int:
-        return self.host.round + 2
+        return self.current() + 2
 
 
 class Chains:
@@ -70,13 +41,16 @@ class Chains:
 
     LOBBY_TYPES = frozenset({"table", "join", "seats"})
 
-    def __init__(self, cfg: TableConfig, host: Host, tracker: ChainTracker | None = None) -> None:
-        self.host = host
+    def __init__(self, cfg: TableConfig, me: int, emitter: Emitter, handle: Callable[[Signed], None],
+                 current: Callable[[], int], tracker: ChainTracker | None = None) -> None:
+        self.me = me
+        self.emitter = emitter
+        self.handle = handle  # where every accepted message goes
         self.keys = cfg.keys
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
         self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
-        self.tracker.rounds = _Rounds(host)
+        self.tracker.rounds = _Rounds(current)
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
 
@@ -86,8 +60,8 @@ class Chains:
 
     def received(self, seat: int) -> int:
         """How many messages of `seat`'s chain we have taken (ours: how many we sent)."""
-        if seat == self.host.me:
-            return self.host.sent
+        if seat == self.me:
+            return self.emitter.outbox.next_seq
         return self.tracker.head(self.keys[seat])[0]
 
     def accept(self, frame: bytes) -> None:
@@ -95,7 +69,7 @@ class Chains:
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
-            self.host.fault(str(exc), self.blamed(exc))
+            self.emitter.fault(str(exc), self.blamed(exc))
             return
         except Gap:
             self.hold(frame)
@@ -103,9 +77,9 @@ class Chains:
         except Replay:
             return
         except RemoteProtocolError as exc:
-            self.host.reject(f"message dropped: {exc}", self.blamed(exc))
+            self.emitter.note("rejected", f"message dropped: {exc}", self.blamed(exc))
             return
-        self.host.handle(signed)
+        self.handle(signed)
         self.retry_held()
 
     def hold(self, frame: bytes) -> None:
@@ -117,7 +91,7 @@ class Chains:
         if seat is None:
             return  # followed since the lobby, never seated: nothing of it is ours to take
         if other is not None and other != frame:
-            self.host.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat)
+            self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat)
         elif len(self.held) < MAX_HELD:
             self.held[place] = frame
 
@@ -134,12 +108,12 @@ class Chains:
                 try:
                     signed = self.tracker.accept(frame)
                 except (BrokenChain, Equivocation) as exc:
-                    self.host.fault(str(exc), self.blamed(exc))
+                    self.emitter.fault(str(exc), self.blamed(exc))
                     return
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
-                self.host.handle(signed)
-                if self.host.stopped:
+                self.handle(signed)
+                if self.emitter.stopped is not None:
                     return
                 progress = True
 
@@ -150,11 +124,11 @@ class Chains:
         except MalformedMessage:
             env = None
         if env is None or env.type != "move" or env.sender != self.keys[ref[0]] or env.seq != ref[1]:
-            self.host.fault(f"order names {ref} but relays another message", orderer)
+            self.emitter.fault(f"order names {ref} but relays another message", orderer)
             return
-        if ref[0] == self.host.me:
+        if ref[0] == self.me:
             if log.frames.get(ref) != frame:
-                self.host.fault("the orderer relayed a move of ours that we never sent", orderer)
+                self.emitter.fault("the orderer relayed a move of ours that we never sent", orderer)
             return
         if log.frames.get(ref) == frame:
             return  # the very frame we took directly: its signature was checked then
@@ -163,15 +137,15 @@ class Chains:
         except Replay:
             return  # we have it already, byte for byte
         except Equivocation as exc:
-            self.host.fault(str(exc), ref[0])
+            self.emitter.fault(str(exc), ref[0])
             return
         except Gap:
             self.hold(frame)
             return
         except RemoteProtocolError as exc:
-            self.host.fault(f"the orderer relayed a bad frame: {exc}", orderer)
+            self.emitter.fault(f"the orderer relayed a bad frame: {exc}", orderer)
             return
-        self.host.handle(signed)
+        self.handle(signed)
 
     def blamed(self, exc: RemoteProtocolError) -> int | None:
         """The seat an error blames (by key in hex, or by name), if it is seated here."""

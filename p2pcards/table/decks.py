@@ -22,12 +22,13 @@ class Decks:
     """The decks of one round, seen by seat `me` of `seats`: keys, passes, and where each handle lies."""
 
     def __init__(self, ctx: dk.RoundContext, secret: dk.RoundSecret, me: int, port: Port,
-                 cards: Cards, tags: tuple[str, ...] | None) -> None:
+                 cards: Cards, tags: tuple[str, ...] | None, finished: Callable[[int], None]) -> None:
         self.ctx = ctx
         self.secret = secret
         self.me = me
         self.seats = ctx.seats
         self.port = port
+        self.finished = finished  # called with each deck id whose last pass is verified
         self.round_cards = (cards, tags)  # deck 0, shuffled once every key is in
         self.anns: dict[int, dk.KeyAnnouncement] = {}
         self.keys: dk.RoundKeys | None = None
@@ -72,8 +73,9 @@ class Decks:
         if self.reshuffling is None:
             self.reshuffling = max(self.chains) + 1
             self.start(self.reshuffling, cards, tags)
+            self.advance()
 
-    def advance(self, finished: Callable[[int], None]) -> None:
+    def advance(self) -> None:
         """Verify passes in seat order as they become checkable; make ours at our stage; `finished(deck)` for each chain done.
 
         A pass that fails is a fault of its seat (the port stops the table).
@@ -100,7 +102,7 @@ class Decks:
                 chain.append(new)
                 progress = True
                 if len(chain) - 1 == self.seats:
-                    finished(deck_id)
+                    self.finished(deck_id)
                     if self.port.stopped:
                         return
 

@@ -26,13 +26,13 @@ from ..errors import DeckFault, IllegalMove, LocalError, MalformedMessage, Remot
 from ..games.base import HiddenFace, Move, NeedReshuffle
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .bodies import EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
+from .bodies import Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
 from .chains import Chains
 from .config import Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
 from .messages import MAX_REASON, move_to_wire
-from .outputs import Note, NoteKind, Output, Send
+from .outputs import Emitter, Note, NoteKind, Output, Send
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -41,45 +41,6 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 MAX_WHY = MAX_REASON
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
-
-
-class _Port:
-    """How the peer's parts reach it: a round's parts (outputs.Port, for round `number`) and the chains (chains.Host)."""
-
-    def __init__(self, peer: TablePeer, number: int = 0) -> None:
-        self.peer = peer
-        self.number = number
-        self.me = peer.me
-
-    @property
-    def stopped(self) -> bool:
-        return self.peer.stopped is not None
-
-    @property
-    def round(self) -> int:
-        return self.peer.round
-
-    @property
-    def sent(self) -> int:
-        return self.peer.outbox.next_seq
-
-    def send(self, mtype: str, body: dict[str, Value]) -> None:
-        self.peer._send(self.number, mtype, body)
-
-    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
-        self.peer._note(kind, detail, blame)
-
-    def fault(self, detail: str, blame: int | None) -> None:
-        self.peer._fault(detail, blame)
-
-    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
-        self.peer._deck_fault(exc, fallback)
-
-    def handle(self, signed: Signed) -> None:
-        self.peer._handle(signed)
-
-    def reject(self, detail: str, blame: int | None) -> None:
-        self.peer._note("rejected", detail, blame)
 
 
 class TablePeer:
@@ -101,18 +62,14 @@ class TablePeer:
         self.timeout = timeout
         # A lobby hands over the chains it began; a table set up in advance starts them here.
         self.outbox = outbox or Outbox(identity, config.table)
-        self.chains = Chains(config, _Port(self), tracker)
+        self.emit = Emitter(self.outbox, config.names, lambda: self.round)
+        self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
         self.parts = Parts()
         self.round = 0
         self.rs: Round | None = None
         self.ready: set[int] = set()
-        self.stopped: str | None = None
         self.finished = False
-        self.faults: list[Note] = []
-        self.notes: list[Note] = []
-        self._out: list[Output] = []
-        self._own: list[Signed] = []
         self.now = 0.0
         self._opener = Opener(identity)
         self.watchdog = Watchdog(timeout)
@@ -123,6 +80,21 @@ class TablePeer:
     def game(self) -> Game:
         """Our engine (it sees the faces the protocol revealed to us)."""
         return self.rules.game
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the table stopped for us (a fault, or our leaving), or None while it goes on."""
+        return self.emit.stopped
+
+    @property
+    def notes(self) -> list[Note]:
+        """Every note so far (faults included)."""
+        return self.emit.notes
+
+    @property
+    def faults(self) -> list[Note]:
+        """Every fault noted so far."""
+        return self.emit.faults
 
     @property
     def tracker(self) -> ChainTracker:
@@ -189,7 +161,7 @@ class TablePeer:
         self.now = max(self.now, now)
         if self.stopped is None:
             self._send(self.round, "leave", {"why": why[:MAX_WHY]})
-            self.stopped = f"we left: {why}"
+            self.emit.stopped = f"we left: {why}"
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()
 
@@ -222,38 +194,21 @@ class TablePeer:
 
     def _flush(self) -> list[Output]:
         # We apply our own messages like everyone else's, once the step that sent them is done.
-        while self._own and self.stopped is None:
-            self._handle(self._own.pop(0))
+        emit = self.emit
+        while emit.own and emit.stopped is None:
+            self._handle(emit.own.pop(0))
             self._progress()
-        out, self._out = self._out, []
+        out, emit.out = emit.out, []
         return out
 
     def _send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
-        signed = self.outbox.seal(rnd, mtype, body)
-        self._out.append(Send(signed.frame))
-        self._own.append(signed)
+        self.emit.send(rnd, mtype, body)
 
     def _note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
-        note = Note(kind, detail, None if blame is None else self.names[blame])
-        self.notes.append(note)
-        self._out.append(note)
+        self.emit.note(kind, detail, blame)
 
     def _fault(self, detail: str, blame: int | None) -> None:
-        """A peer broke the protocol: the round is void and the table stops (protocol.md, Failures)."""
-        note = Note("fault", detail, None if blame is None else self.names[blame])
-        self.faults.append(note)
-        self.notes.append(note)
-        self._out.append(note)
-        if self.stopped is None:
-            self.stopped = detail
-            self._note("void", f"round {self.round} is void; the table stops")
-            # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
-            self._send(self.round, "fault", {"blame": blame, "why": detail[:MAX_WHY]})
-
-    def _deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
-        """A proof, pass or point that failed: blame the seat the deck names (its prover or passer)."""
-        seat = exc.seat if isinstance(exc.seat, int) and 0 <= exc.seat < self.n else fallback
-        self._fault(f"{type(exc).__name__}: {exc}", seat)
+        self.emit.fault(detail, blame)
 
     def _orderer(self) -> int:
         return self.game.dealer_of(max(self.round, 1))
@@ -277,49 +232,33 @@ class TablePeer:
         except MalformedMessage as exc:
             self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
         except DeckFault as exc:
-            self._deck_fault(exc, seat)
+            self.emit.deck_fault(exc, seat)
         except RemoteProtocolError as exc:
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
 
     def _dispatch(self, seat: int, signed: Signed) -> None:
         env = signed.envelope
+        if env.type in ("ready", "fault"):  # whatever the round
+            self._table_message(seat, env.round, parse_body(env.type, env.body, self.names, seat))
+            return
         rs = self.rs
-        if env.type not in ("ready", "fault"):
-            if rs is not None and env.round < self.round and env.type == "move":
-                self._note("rejected", f"a move of round {env.round} came after its end", seat)
-                return
-            if rs is None or env.round != self.round:
-                raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
+        if rs is not None and env.round < self.round and env.type == "move":
+            self._note("rejected", f"a move of round {env.round} came after its end", seat)
+            return
+        if rs is None or env.round != self.round:
+            raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
         body = parse_body(env.type, env.body, self.names, seat)
         match body:
-            case Ready():
-                if env.round != 0 or body.config != self.cfg.digest():
-                    raise MalformedMessage("agreed to another table config")
-                self.ready.add(seat)
-                if len(self.ready) == self.n and self.round == 0:
-                    self._begin_round(1)
-            case Fault():  # whatever its round: a peer that stopped tells everyone
-                # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
-                # a wait of a moment is only traffic in flight.
-                waiting = self.watchdog.waited(self.now)
-                if waiting:
-                    self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
-                                f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
-                else:
-                    self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
             case Leave():
                 self._fault(f"{self.names[seat]} left the table ({body.why})", seat)
-        if rs is None or isinstance(body, (Ready, Fault, Leave)):
-            return
-        match body:
             case dk.KeyAnnouncement():
                 rs.decks.take_key(seat, body)
-                if rs.decks.keys is not None:
+                if rs.stage is Stage.KEYS and rs.decks.keys is not None:
                     rs.enter(Stage.SHUFFLING)
-                    self._advance_decks(rs)
+                    rs.decks.advance()
             case dk.EncryptedDeck():
                 rs.decks.take_pass(seat, body)
-                self._advance_decks(rs)
+                rs.decks.advance()
             case Move():
                 ref = (seat, env.seq)
                 rs.log.add_move(ref, body, signed.frame, self.now, seat == self.me, self.me == self._orderer())
@@ -342,25 +281,41 @@ class TablePeer:
             case RoundResult():
                 rs.settlement.take_result(seat, body)
 
+    def _table_message(self, seat: int, rnd: int, body: Body) -> None:
+        """A ready (agreement to the table's config) or a fault report (a peer that stopped tells everyone)."""
+        match body:
+            case Ready():
+                if rnd != 0 or body.config != self.cfg.digest():
+                    raise MalformedMessage("agreed to another table config")
+                self.ready.add(seat)
+                if len(self.ready) == self.n and self.round == 0:
+                    self._begin_round(1)
+            case Fault():
+                # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
+                # a wait of a moment is only traffic in flight.
+                waiting = self.watchdog.waited(self.now)
+                if waiting:
+                    self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
+                                f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
+                else:
+                    self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
+
     # ------------------------------------------------------------ rounds and decks
 
     def _begin_round(self, number: int) -> None:
         self.round = number
         ctx = dk.RoundContext(self.cfg.table, number, self.names)
-        port = _Port(self, number)
+        port = self.emit.port(number)
         decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
-                      self.cfg.cards(), self.cfg.tags())
+                      self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
-        self.rs = Round(number, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
+        self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._send(number, "key", decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:
             self._handle(signed)
-
-    def _advance_decks(self, rs: Round) -> None:
-        rs.decks.advance(lambda deck_id: self._deck_final(rs, deck_id))
 
     def _deck_final(self, rs: Round, deck_id: int) -> None:
         """A deck's last pass is verified: deal it (deck 0) or hand the engine its fresh Reserve."""
@@ -383,12 +338,12 @@ class TablePeer:
         if rs is None or self.stopped is not None:
             return
         rs.reveals.take_early()
-        self._apply_entries(rs)
-        if self.me == self._orderer() and self.stopped is None and self._log_open(rs):
+        rs.apply_entries(self.rules, self._orderer(), self.chains.received)
+        if self.me == self._orderer() and self.stopped is None and rs.log_open(self.game):
             nxt = rs.log.next_order(self.now)
             if nxt is not None:
                 self._order(rs, *nxt)
-            elif self._log_open(rs) and not rs.log.inbox:
+            elif rs.log_open(self.game) and not rs.log.inbox:
                 # Every engine's clock moves only with the log: the orderer ticks it at each
                 # moment the clock alone changes something (a turn opening, a window, a time-out).
                 d = self.game.wake_time()
@@ -401,92 +356,15 @@ class TablePeer:
         order = rs.log.stamp(kind, refs, self.now if time is None else time)
         self._send(rs.number, "order", order.to_wire())
 
-    def _log_open(self, rs: Round) -> bool:
-        """The orderer adds to the log only once its engine has applied all of it, and only while the round lasts."""
-        game = self.game
-        return (rs.stage is Stage.PLAYING and rs.log.settled and game.r is not None
-                and not game.r.ended and game.round_no == rs.number)
-
-    def _apply_entries(self, rs: Round) -> None:
-        game, log = self.game, rs.log
-        while log.entries and self.stopped is None:
-            if rs.decks.reshuffling is not None or game.awaiting:
-                return
-            e = log.entries[0]
-            if rs.dealt and game.r is not None and game.r.ended:
-                self._fault(f"order {e.index} comes after the entry that ended the round", self._orderer())
-                return
-            if e.kind == "deal":
-                final = rs.decks.final(0)
-                if final is None:
-                    return
-                self.rules.deal(e.time, final)
-                rs.enter(Stage.PLAYING)
-            elif e.kind == "tick":
-                game.tick(e.time)
-            else:
-                moves = log.head_moves()
-                if moves is None:
-                    seat, seq = next(ref for ref in e.refs if ref not in log.moves)
-                    if self.chains.received(seat) > seq:
-                        self._fault(f"order {e.index} names a message of {self.names[seat]} that is no move",
-                                    self._orderer())
-                    return  # a referenced move has not reached us yet
-                if (e.kind == "move" and len(moves) != 1) or (e.kind == "tie" and (
-                        len(moves) < 2 or not all(self.rules.ties(m) for m in moves)
-                        or len({m.player for m in moves}) != len(moves))):
-                    self._fault(f"order {e.index}: a move entry names one move, a tie two claims or more",
-                                self._orderer())
-                    return
-                if not self._apply_moves(rs, e, moves):
-                    return
-            log.entries.popleft()
-            rs.reveals.after_change()
-
-    def _apply_moves(self, rs: Round, e: Entry, moves: list[Move]) -> bool:
-        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.
-
-        Every peer takes the same path whatever faces it can see: the cards the move turns face
-        up are revealed first, then the rules judge it with those faces known to all.
-        """
-        game = self.game
-        first = moves[0]
-        need: list[int] = []
-        try:
-            if game.clock < e.time:
-                game.tick(e.time)
-            first = self.rules.winner(moves)
-            need = game.public_before(first)
-            rs.reveals.grant_public(need)
-            if any(game.faces.get(h) is None for h in need):
-                return False
-            self.rules.apply(moves, e.time)
-        except NeedReshuffle:
-            rs.decks.start_reshuffle(*self.rules.reshuffle_deck())
-            self._advance_decks(rs)
-            return False
-        except IllegalMove as exc:
-            for h in need:
-                game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it
-            self._note("rejected", f"{first}: {exc}", self.seat_of[first.player])
-        return True
-
     def _round_end(self, rs: Round) -> None:
-        game = self.game
-        if rs.stage is Stage.PLAYING:
-            if game.round_no != rs.number or game.r is None or not game.r.ended or game.awaiting or rs.log.entries:
-                return
-            rs.enter(Stage.SETTLING)
-            rs.settlement.open()
-        if rs.stage is not Stage.SETTLING or self.stopped is not None or not rs.settlement.advance(rs.log_hash):
+        if not rs.settle(self.game):
             return
-        rs.enter(Stage.DONE)
         result = rs.settlement.result
         assert result is not None
         self._note("round", f"round {rs.number} verified and signed by all: {list(result.scores)}")
-        if game.over:
+        if self.game.over:
             self.finished = True
-            self._note("over", "winners: " + ", ".join(self.names[w] for w in game.winners))
+            self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
             return
         self._begin_round(rs.number + 1)
 

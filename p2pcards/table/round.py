@@ -23,12 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..crypto import deck as dk
+from ..errors import IllegalMove
+from ..games.base import Move, NeedReshuffle
 from .bodies import RoundResult
 from .config import Game
 from .decks import Decks
-from .log import Log
+from .log import Entry, Log
 from .outputs import Port
 from .reveals import Reveals
+from .rules import Rules
 from .settle import Settlement
 
 
@@ -57,8 +60,10 @@ class Parts:
 class Round:
     """One round's parts and stage, for the peer at `decks.me`."""
 
-    def __init__(self, number: int, log: Log, decks: Decks, reveals: Reveals, settlement: Settlement) -> None:
+    def __init__(self, number: int, port: Port, log: Log, decks: Decks, reveals: Reveals,
+                 settlement: Settlement) -> None:
         self.number = number
+        self.port = port
         self.stage = Stage.KEYS
         self.log = log
         self.decks = decks
@@ -94,6 +99,89 @@ class Round:
     def ctx(self) -> dk.RoundContext:
         """The context every deck operation of this round is bound to."""
         return self.decks.ctx
+
+    def apply_entries(self, rules: Rules, orderer: int, received: Callable[[int], int]) -> None:
+        """Apply the log's entries to the engine in order, as far as reveals and reshuffles let us.
+
+        `received(seat)` is how many messages of `seat`'s chain we hold: an entry naming one of
+        them that is no move is the orderer's fault; one naming a message still to come waits.
+        """
+        game, log, names = rules.game, self.log, self.decks.ctx.players
+        while log.entries and not self.port.stopped:
+            if self.decks.reshuffling is not None or game.awaiting:
+                return
+            e = log.entries[0]
+            if self.dealt and game.r is not None and game.r.ended:
+                self.port.fault(f"order {e.index} comes after the entry that ended the round", orderer)
+                return
+            if e.kind == "deal":
+                final = self.decks.final(0)
+                if final is None:
+                    return
+                rules.deal(e.time, final)
+                self.enter(Stage.PLAYING)
+            elif e.kind == "tick":
+                game.tick(e.time)
+            else:
+                moves = log.head_moves()
+                if moves is None:
+                    seat, seq = next(ref for ref in e.refs if ref not in log.moves)
+                    if received(seat) > seq:
+                        self.port.fault(f"order {e.index} names a message of {names[seat]} that is no move", orderer)
+                    return  # a referenced move has not reached us yet
+                if (e.kind == "move" and len(moves) != 1) or (e.kind == "tie" and (
+                        len(moves) < 2 or not all(rules.ties(m) for m in moves)
+                        or len({m.player for m in moves}) != len(moves))):
+                    self.port.fault(f"order {e.index}: a move entry names one move, a tie two claims or more", orderer)
+                    return
+                if not self._apply_moves(rules, e, moves):
+                    return
+            log.entries.popleft()
+            self.reveals.after_change()
+
+    def _apply_moves(self, rules: Rules, e: Entry, moves: list[Move]) -> bool:
+        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.
+
+        Every peer takes the same path whatever faces it can see: the cards the move turns face
+        up are revealed first, then the rules judge it with those faces known to all.
+        """
+        game = rules.game
+        first = moves[0]
+        need: list[int] = []
+        try:
+            if game.clock < e.time:
+                game.tick(e.time)
+            first = rules.winner(moves)
+            need = game.public_before(first)
+            self.reveals.grant_public(need)
+            if any(game.faces.get(h) is None for h in need):
+                return False
+            rules.apply(moves, e.time)
+        except NeedReshuffle:
+            self.decks.start_reshuffle(*rules.reshuffle_deck())
+            return False
+        except IllegalMove as exc:
+            for h in need:
+                game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it
+            self.port.note("rejected", f"{first}: {exc}", game.players.index(first.player))
+        return True
+
+    def log_open(self, game: Game) -> bool:
+        """The orderer adds to the log only once its engine has applied all of it, and only while the round lasts."""
+        return (self.stage is Stage.PLAYING and self.log.settled and game.r is not None
+                and not game.r.ended and game.round_no == self.number)
+
+    def settle(self, game: Game) -> bool:
+        """Once the engine has ended and scored the round: open, audit, compare results; True when all signed ours."""
+        if self.stage is Stage.PLAYING:
+            if game.round_no != self.number or game.r is None or not game.r.ended or game.awaiting or self.log.entries:
+                return False
+            self.enter(Stage.SETTLING)
+            self.settlement.open()
+        if self.stage is not Stage.SETTLING or self.port.stopped or not self.settlement.advance(self.log_hash):
+            return False
+        self.enter(Stage.DONE)
+        return True
 
     def owed(self, game: Game, now: float, tolerance: float, orderer: int) -> set[int]:
         """The seats that hold up what we are waiting for, by what blocks first."""
