@@ -7,7 +7,9 @@ Every part here works on real `TablePeer`s over `MemNet` with real keys and real
   stays in step with the honest peers, who accept them provisionally); with `clean_result=True`
   it signs a round result that blames nobody whatever its audit found.
 - `LyingSharePeer` sends decryption shares that do not verify (a wrong share, a proof made for
-  another position or for another recipient); `WithholdingPeer` keeps shares to itself.
+  another position or for another recipient); `WithholdingPeer` keeps shares to itself. Each
+  swaps one part of the table for a modified one (`LyingReveals`, `WithholdingReveals`,
+  `CleanSettlement`) through `TablePeer.parts`; none reaches into the peer's private methods.
 - `CheatBot` wraps an honest bot and, when a `Cheat` sees its chance in the bot's view, plays
   the cheating move instead (up to `limit` times). `out_of_turn_draw`, `discard_drawn_king`,
   `replace_with_drawn_king` and `wrong_special` are such cheats.

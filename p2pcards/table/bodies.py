@@ -189,11 +189,10 @@ class Fault:
     @classmethod
     def from_wire(cls, body: Mapping[str, Value], seats: int) -> Fault:
         """Parse a fault report."""
-        blame, why = body["blame"], body["why"]
-        if not (blame is None or (type(blame) is int and 0 <= blame < seats)) or not isinstance(why, str):
-            raise MalformedMessage("bad fault report")
-        assert blame is None or isinstance(blame, int)
-        return cls(blame, why[:MAX_REASON])
+        why = body["why"]
+        if not isinstance(why, str):
+            raise MalformedMessage("a fault report gives its reason")
+        return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON])
 
 
 Body = (Ready | Fault | Leave | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private

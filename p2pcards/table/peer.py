@@ -38,7 +38,6 @@ from .rules import Rules, rules_for
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
-MAX_WHY = MAX_REASON
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 
@@ -160,7 +159,7 @@ class TablePeer:
         """Leave the table for good: the round in play is void and the table stops for everyone."""
         self.now = max(self.now, now)
         if self.stopped is None:
-            self._send(self.round, "leave", {"why": why[:MAX_WHY]})
+            self._send(self.round, "leave", {"why": why[:MAX_REASON]})
             self.emit.stopped = f"we left: {why}"
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()
