@@ -89,7 +89,6 @@ class Decks:
                     continue
                 if stage == self.me and deck_id not in self.passed:
                     self.passed.add(deck_id)
-                    assert self.keys is not None
                     self.port.send("pass", self.shuffle(chain[-1]).to_wire())
                 new = self.early.pop((deck_id, stage + 1), None)
                 if new is None:

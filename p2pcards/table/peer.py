@@ -66,6 +66,7 @@ class TablePeer:
         self.rules: Rules = rules_for(config.new_game())
         self.parts = Parts()
         self.round = 0
+        self.orderer = self.game.dealer_of(1)  # the round's dealer orders its log
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.finished = False
@@ -179,7 +180,7 @@ class TablePeer:
         """The earliest time at which `tick` has something to do even if nothing arrives, or None."""
         times = [self.now + 0.5] if self.stopped is None and not self.finished else []
         rs = self.rs
-        if rs is not None and self.me == self._orderer():
+        if rs is not None and self.me == self.orderer:
             d = self.game.wake_time()
             if d is not None:
                 times.append(d + 1e-3)
@@ -208,9 +209,6 @@ class TablePeer:
 
     def _fault(self, detail: str, blame: int | None) -> None:
         self.emit.fault(detail, blame)
-
-    def _orderer(self) -> int:
-        return self.game.dealer_of(max(self.round, 1))
 
     # ------------------------------------------------------------ dispatch
 
@@ -260,13 +258,13 @@ class TablePeer:
                 rs.decks.advance()
             case Move():
                 ref = (seat, env.seq)
-                rs.log.add_move(ref, body, signed.frame, self.now, seat == self.me, self.me == self._orderer())
+                rs.log.add_move(ref, body, signed.frame, self.now, seat == self.me, self.me == self.orderer)
             case Order():
-                if seat != self._orderer():
+                if seat != self.orderer:
                     raise MalformedMessage("only the round's orderer orders the log")
                 rs.log.take(body, signed.hash, self.now)
                 for ref, frame in zip(body.refs, body.frames):
-                    self.chains.take_relayed(rs.log, ref, frame, self._orderer())
+                    self.chains.take_relayed(rs.log, ref, frame, self.orderer)
             case Shares():
                 rs.reveals.take(seat, None, body.reveals)
                 rs.reveals.take_early()
@@ -303,6 +301,7 @@ class TablePeer:
 
     def _begin_round(self, number: int) -> None:
         self.round = number
+        self.orderer = self.game.dealer_of(number)
         ctx = dk.RoundContext(self.cfg.table, number, self.names)
         port = self.emit.port(number)
         decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
@@ -322,7 +321,7 @@ class TablePeer:
         assert final is not None
         if deck_id == 0:
             rs.decks.place(list(range(len(final))), 0)
-            if self.me == self._orderer():
+            if self.me == self.orderer:
                 self._order(rs, "deal", ())
         else:
             rs.decks.place(self.rules.reshuffled(final), deck_id)
@@ -337,8 +336,8 @@ class TablePeer:
         if rs is None or self.stopped is not None:
             return
         rs.reveals.take_early()
-        rs.apply_entries(self.rules, self._orderer(), self.chains.received)
-        if self.me == self._orderer() and self.stopped is None and rs.log_open(self.game):
+        rs.apply_entries(self.rules, self.orderer, self.chains.received)
+        if self.me == self.orderer and self.stopped is None and rs.log_open(self.game):
             nxt = rs.log.next_order(self.now)
             if nxt is not None:
                 self._order(rs, *nxt)
@@ -375,7 +374,7 @@ class TablePeer:
         if rs is None:
             owed = {s for s in range(self.n) if s not in self.ready}
         else:
-            owed = rs.owed(self.game, self.now, self.tolerance, self._orderer())
+            owed = rs.owed(self.game, self.now, self.tolerance, self.orderer)
         owed.discard(self.me)
         return frozenset(owed)
 
