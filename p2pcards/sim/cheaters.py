@@ -7,7 +7,9 @@ Every part here works on real `TablePeer`s over `MemNet` with real keys and real
   stays in step with the honest peers, who accept them provisionally); with `clean_result=True`
   it signs a round result that blames nobody whatever its audit found.
 - `LyingSharePeer` sends decryption shares that do not verify (a wrong share, a proof made for
-  another position or for another recipient); `WithholdingPeer` keeps shares to itself.
+  another position or for another recipient); `WithholdingPeer` keeps shares to itself. Each
+  swaps one part of the table for a modified one (`LyingReveals`, `WithholdingReveals`,
+  `CleanSettlement`) through `TablePeer.parts`; none reaches into the peer's private methods.
 - `CheatBot` wraps an honest bot and, when a `Cheat` sees its chance in the bot's view, plays
   the cheating move instead (up to `limit` times). `out_of_turn_draw`, `discard_drawn_king`,
   `replace_with_drawn_king` and `wrong_special` are such cheats.
@@ -18,6 +20,7 @@ Every part here works on real `TablePeer`s over `MemNet` with real keys and real
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -37,8 +40,12 @@ from ..games.base import Handle, Move, Provisional
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispGame, CrispOptions, CrispView
 from ..table.config import TableConfig
-from ..table.messages import move_to_wire
-from ..table.peer import Output, TablePeer, _Round
+from ..table.bodies import RoundResult
+from ..table.peer import Output, TablePeer
+from ..table.reveals import Reveals
+from ..table.round import Parts
+from ..table.rules import rules_for
+from ..table.settle import Settlement
 from .memnet import MemNet
 from .table_game import make_table
 
@@ -112,12 +119,20 @@ class LaxCrispGame(CrispGame):
             self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
 
 
+class CleanSettlement(Settlement):
+    """A settlement that signs every round result with no blame, whatever its audit found."""
+
+    def audit(self, log_hash: bytes) -> RoundResult:
+        """Our audit's result, with its verdict wiped clean."""
+        return dataclasses.replace(super().audit(log_hash), blame=None, audit="verified")
+
+
 class CheatingPeer(TablePeer):
     """A modified client: it sends the moves it is told to without asking its own engine first.
 
     `lax`: its Crisp engine accepts its own face-dependent illegal moves (it plays on in step
     with the honest peers instead of refusing its own move). `clean_result`: it signs every
-    round result with no blame, whatever its audit found.
+    round result with no blame, whatever its audit found (`CleanSettlement`).
     """
 
     def __init__(self, config: TableConfig, identity: Identity, *, lax: bool = False,
@@ -129,12 +144,15 @@ class CheatingPeer(TablePeer):
         if lax:
             if config.game != "crisp":
                 raise ValueError("a lax engine is only built for Crisp")
-            self.game = LaxCrispGame(config.names, CrispOptions.from_dict(config.options), config.first_dealer)
+            self.rules = rules_for(LaxCrispGame(config.names, CrispOptions.from_dict(config.options),
+                                                config.first_dealer))
+        if clean_result:
+            self.parts = Parts(settlement=CleanSettlement)
 
     def play(self, move: Move, now: float) -> list[Output]:
         """Send `move` whatever the rules say (still only while a round is being played)."""
         self.now = max(self.now, now)
-        if self.stopped is not None or self.rs is None or not self.rs.dealt or self.rs.entries:
+        if self.stopped is not None or self.rs is None or not self.rs.dealt or self.rs.log.entries:
             raise IllegalMove("the table is not ready for a move")
         try:
             self.game.check(move)
@@ -142,18 +160,43 @@ class CheatingPeer(TablePeer):
             self.cheats.append(move)
         except Exception:  # HiddenFace, NeedReshuffle: the table sorts these out
             pass
-        self._send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
-        self._progress()
-        return self._flush()
-
-    def _audit(self, rs: _Round) -> dict[str, Value]:
-        result = super()._audit(rs)
-        if self.clean_result:
-            result = dict(result, blame=None, audit="verified")
-        return result
+        return self.send_move(move)
 
 
 LIES = ("share", "position", "recipient")
+
+
+class LyingReveals(Reveals):
+    """Reveals whose shares lie as `liar` says (from its `after`-th shares message on), counted on `liar`."""
+
+    def __init__(self, *args: Any, liar: LyingSharePeer) -> None:
+        super().__init__(*args)
+        self.liar = liar
+
+    def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        """Our true reveals, corrupted once the liar's honest messages are spent."""
+        reveals = super().make_reveals(handles, recipient)
+        self.liar.sent += 1
+        if self.liar.sent <= self.liar.after:
+            return reveals
+        self.liar.lies += 1
+        return [self._corrupt(self.decks.chains[rv.deck][-1], rv) for rv in reveals]
+
+    def _corrupt(self, final: dk.EncryptedDeck, rv: dk.Reveal) -> dk.Reveal:
+        decks = self.decks
+        assert decks.keys is not None
+        pos = rv.positions[0]
+        other = (pos + 1) % len(final)
+        if self.liar.lie == "share":
+            shares = (dk.own_share(decks.secret, final, other),) + rv.shares[1:]
+            return dataclasses.replace(rv, shares=shares)
+        if self.liar.lie == "position":
+            theirs = dk.make_reveal(decks.ctx, decks.keys, decks.secret, final, [other], rv.recipient)
+            return dataclasses.replace(rv, shares=theirs.shares + rv.shares[1:], proofs=theirs.proofs + rv.proofs[1:])
+        # recipient: a proof bound to some other seat than the one the reveal is for
+        wrong = next(s for s in range(self.seats) if s != self.me and s != rv.recipient)
+        theirs = dk.make_reveal(decks.ctx, decks.keys, decks.secret, final, list(rv.positions), wrong)
+        return dataclasses.replace(rv, proofs=theirs.proofs)
 
 
 class LyingSharePeer(TablePeer):
@@ -161,7 +204,7 @@ class LyingSharePeer(TablePeer):
 
     `lie` is one of LIES: "share" (a wrong share under the right proof), "position" (the share
     and proof of another position, claimed for this one), "recipient" (a proof made for another
-    recipient, claimed for the real one).
+    recipient, claimed for the real one). Its rounds' reveals are `LyingReveals`.
     """
 
     def __init__(self, config: TableConfig, identity: Identity, *, lie: str = "share", after: int = 0,
@@ -173,32 +216,25 @@ class LyingSharePeer(TablePeer):
         self.after = after
         self.sent = 0
         self.lies = 0
-
-    def _make_reveals(self, rs: _Round, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
-        reveals = super()._make_reveals(rs, handles, recipient)
-        self.sent += 1
-        if self.sent <= self.after:
-            return reveals
-        self.lies += 1
-        return [self._corrupt(rs, rs.decks[rv.deck][-1], rv) for rv in reveals]
-
-    def _corrupt(self, rs: _Round, final: dk.EncryptedDeck, rv: dk.Reveal) -> dk.Reveal:
-        assert rs.keys is not None
-        pos = rv.positions[0]
-        other = (pos + 1) % len(final)
-        if self.lie == "share":
-            shares = (dk.own_share(rs.secret, final, other),) + rv.shares[1:]
-            return dataclasses.replace(rv, shares=shares)
-        if self.lie == "position":
-            theirs = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, [other], rv.recipient)
-            return dataclasses.replace(rv, shares=theirs.shares + rv.shares[1:], proofs=theirs.proofs + rv.proofs[1:])
-        # recipient: a proof bound to some other seat than the one the reveal is for
-        wrong = next(s for s in range(self.n) if s != self.me and s != rv.recipient)
-        theirs = dk.make_reveal(rs.ctx, rs.keys, rs.secret, final, list(rv.positions), wrong)
-        return dataclasses.replace(rv, proofs=theirs.proofs)
+        self.parts = Parts(reveals=functools.partial(LyingReveals, liar=self))
 
 
 Withhold = Callable[[list[int], "int | None"], bool]
+
+
+class WithholdingReveals(Reveals):
+    """Reveals that keep to themselves the shares `holder.withhold` picks, noted in `holder.withheld`."""
+
+    def __init__(self, *args: Any, holder: WithholdingPeer) -> None:
+        super().__init__(*args)
+        self.holder = holder
+
+    def send_shares(self, handles: list[int], recipient: int | None) -> None:
+        """Send our shares unless the holder withholds them."""
+        if self.holder.withhold(handles, recipient):
+            self.holder.withheld.append((list(handles), recipient))
+            return
+        super().send_shares(handles, recipient)
 
 
 class WithholdingPeer(TablePeer):
@@ -208,12 +244,7 @@ class WithholdingPeer(TablePeer):
         super().__init__(config, identity, **peer_args)
         self.withhold = withhold
         self.withheld: list[tuple[list[int], int | None]] = []
-
-    def _send_shares(self, rs: _Round, handles: list[int], recipient: int | None) -> None:
-        if self.withhold(handles, recipient):
-            self.withheld.append((list(handles), recipient))
-            return
-        super()._send_shares(rs, handles, recipient)
+        self.parts = Parts(reveals=functools.partial(WithholdingReveals, holder=self))
 
 
 def withhold_public(handles: list[int], recipient: int | None) -> bool:

@@ -91,6 +91,6 @@ def run(args: argparse.Namespace) -> int:
     ok = True
     for peer in net.peers:
         state = "finished" if peer.finished else f"stopped: {peer.stopped}" if peer.stopped else "unfinished"
-        print(f"  {peer.names[peer.me]:<4} {state:<10} totals {peer.game.totals} log {peer.rs.log_hash.hex()[:12] if peer.rs else '-'}")
+        print(f"  {peer.names[peer.me]:<4} {state:<10} totals {peer.game.totals} log {peer.log_hash.hex()[:12] if peer.log_hash else '-'}")
         ok = ok and peer.finished
     return 0 if ok else 1

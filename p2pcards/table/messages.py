@@ -26,7 +26,6 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "leave": frozenset({"why"}),
     "fault": frozenset({"blame", "why"}),
 }
-ORDER_KINDS: Final = frozenset({"deal", "move", "tie", "tick"})
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200
 

@@ -177,12 +177,13 @@ class Recorder:
 
 def round_faces(rs: Any, n: int) -> dict[Handle, object]:
     """Every face of a round from the crypto audit of the openings the peers exchanged, by handle."""
-    records = [dk.DeckRecord(d, rs.deck_cards[d][0], rs.deck_cards[d][1], tuple(chain_[1:]))
-               for d, chain_ in sorted(rs.decks.items())]
-    report = dk.audit(rs.ctx, [rs.anns[s] for s in range(n)], [rs.openings[s] for s in range(n)],
-                      rs.book, records, rs.reveals)
+    decks = rs.decks
+    records = [dk.DeckRecord(d, decks.cards[d][0], decks.cards[d][1], tuple(chain_[1:]))
+               for d, chain_ in sorted(decks.chains.items())]
+    report = dk.audit(rs.ctx, [decks.anns[s] for s in range(n)], [rs.settlement.openings[s] for s in range(n)],
+                      decks.book, records, rs.reveals.reveals)
     assert report.verified, f"round {rs.number}: crypto audit failed: {report}"
-    return {h: report.faces[d][pos] for h, (d, pos) in rs.loc.items()}
+    return {h: report.faces[d][pos] for h, (d, pos) in decks.loc.items()}
 
 
 def referee_replay(referee: Game, faces: Mapping[Handle, object], inputs: Sequence[RoundInput],
@@ -214,17 +215,17 @@ def decryptable(peer: TablePeer) -> set[Handle | tuple[str, int, int]]:
     A card at (deck, position) is open to seat Y when Y holds a decryption share of it from
     every other seat: Y adds its own share and removes the mask. Every share Y received
     counts, whatever its recipient (all frames are broadcast), and so do shares Y holds but
-    has not verified yet (`early_shares`, waiting for their deck): bytes in hand are knowledge.
+    has not verified yet (`Reveals.early`, waiting for their deck): bytes in hand are knowledge.
     A decryptable position with no handle is reported as ("unmapped", deck, position).
     """
     rs = peer.rs
     if rs is None:
         return set()
-    held: dict[tuple[int, int], set[int]] = {k: set(v) for k, v in rs.shares.items()}
-    for seat, rv in rs.early_shares:
+    held: dict[tuple[int, int], set[int]] = {k: set(v) for k, v in rs.reveals.shares.items()}
+    for seat, rv in rs.reveals.early:
         for pos in rv.positions:
             held.setdefault((rv.deck, pos), set()).add(seat)
-    handle_at = {where: h for h, where in rs.loc.items()}
+    handle_at = {where: h for h, where in rs.decks.loc.items()}
     others = [s for s in range(peer.n) if s != peer.me]
     out: set[Handle | tuple[str, int, int]] = set()
     for where, seats in held.items():
@@ -245,12 +246,12 @@ def about_to_turn_up(peer: TablePeer) -> set[Handle]:
     A move the rules already refuse reveals nothing.
     """
     rs, game = peer.rs, peer.game
-    if rs is None or not rs.entries or rs.number != game.round_no or game.r is None:
+    if rs is None or not rs.log.entries or rs.number != game.round_no or game.r is None:
         return set()
-    e = rs.entries[0]
-    if e.kind not in ("move", "tie") or game.clock < e.time or any(ref not in rs.moves for ref in e.refs):
+    e = rs.log.entries[0]
+    if e.kind not in ("move", "tie") or game.clock < e.time or any(ref not in rs.log.moves for ref in e.refs):
         return set()
-    moves = [rs.moves[ref] for ref in e.refs]
+    moves = [rs.log.moves[ref] for ref in e.refs]
     first = moves[0]
     if e.kind == "tie":
         window = getattr(game.r, "window", None)

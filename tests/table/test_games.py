@@ -56,8 +56,8 @@ def test_every_round_has_one_log_and_one_signed_result(played: Played) -> None:
         assert len(hashes) == 1, f"round {rnd}: the peers applied different logs"
         results = [seats[s].rs.result for s in range(n)]
         assert results[0] is not None and all(r == results[0] for r in results), f"round {rnd}: results differ"
-        assert results[0]["log"] == seats[0].rs.log_hash
-        assert results[0]["blame"] is None and results[0]["audit"] == "verified"
+        assert results[0].log == seats[0].rs.log_hash
+        assert results[0].blame is None and results[0].audit == "verified"
         for s in range(n):  # every peer holds every seat's signed result, all the same
             assert seats[s].rs.results == {k: results[0] for k in range(n)}
         inputs = [seats[s].inputs for s in range(n)]
@@ -83,9 +83,9 @@ def test_the_result_is_the_referees(played: Played) -> None:
         referee_replay(referee, faces, record.inputs, record.start)
         assert referee.round_no == rnd and referee.r is not None and referee.r.ended and not referee.awaiting
         signed = record.rs.result
-        assert list(referee.results[-1].scores) == signed["scores"], f"round {rnd}"
-        assert list(referee.totals) == signed["totals"], f"round {rnd}"
-        assert referee.over == signed["over"]
+        assert list(referee.results[-1].scores) == list(signed.scores), f"round {rnd}"
+        assert list(referee.totals) == list(signed.totals), f"round {rnd}"
+        assert referee.over == signed.over
     assert referee.over
     assert referee.totals == peer.game.totals
     assert referee.winners == peer.game.winners

@@ -1,0 +1,160 @@
+"""Frames in: every seat's signed chain, frames that came before the ones they follow, messages of later rounds.
+
+A frame is taken when its signature verifies and it is the next link of its sender's chain.
+One that skips ahead waits in `held` until its sender's chain reaches it (so no signature is
+checked twice in vain); an accepted message of a round not begun yet waits in `later`. A
+second signed message for one place in a chain is equivocation: its sender is blamed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+
+from ..crypto.envelope import ChainTracker, Signed, parse
+from ..errors import BrokenChain, Equivocation, Gap, MalformedMessage, RemoteProtocolError, Replay
+from .config import TableConfig
+from .log import Log
+from .messages import BODIES, check_body
+from .outputs import Emitter
+
+MAX_HELD = 10_000
+
+
+class _Rounds(Collection[int]):
+    """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
+
+    def __init__(self, current: Callable[[], int]) -> None:
+        self.current = current
+
+    def __contains__(self, r: object) -> bool:
+        return isinstance(r, int) and 0 <= r <= self.current() + 1
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.current() + 2))
+
+    def __len__(self) -> int:
+        return self.current() + 2
+
+
+class Chains:
+    """Every seat's chain as one peer takes it, and the frames and messages that wait for their turn."""
+
+    LOBBY_TYPES = frozenset({"table", "join", "seats"})
+
+    def __init__(self, cfg: TableConfig, me: int, emitter: Emitter, handle: Callable[[Signed], None],
+                 current: Callable[[], int], tracker: ChainTracker | None = None) -> None:
+        self.me = me
+        self.emitter = emitter
+        self.handle = handle  # where every accepted message goes
+        self.keys = cfg.keys
+        self.names = cfg.names
+        self._seats = {key: i for i, key in enumerate(cfg.keys)}
+        self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
+        self.tracker.rounds = _Rounds(current)
+        self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
+        self.later: list[Signed] = []  # accepted messages of a round not begun yet
+
+    def seat(self, key: bytes) -> int | None:
+        """The seat of an identity key, or None when it has no seat here."""
+        return self._seats.get(key)
+
+    def received(self, seat: int) -> int:
+        """How many messages of `seat`'s chain we have taken (ours: how many we sent)."""
+        if seat == self.me:
+            return self.emitter.outbox.next_seq
+        return self.tracker.head(self.keys[seat])[0]
+
+    def accept(self, frame: bytes) -> None:
+        """Take a frame from the network: hand it on, hold it, drop it, or blame its sender."""
+        try:
+            signed = self.tracker.accept(frame)
+        except (BrokenChain, Equivocation) as exc:
+            self.emitter.fault(str(exc), self.blamed(exc))
+            return
+        except Gap:
+            self.hold(frame)
+            return
+        except Replay:
+            return
+        except RemoteProtocolError as exc:
+            self.emitter.note("rejected", f"message dropped: {exc}", self.blamed(exc))
+            return
+        self.handle(signed)
+        self.retry_held()
+
+    def hold(self, frame: bytes) -> None:
+        """Keep a frame that skips ahead of its sender's chain (two different ones for one place: equivocation)."""
+        env = parse(frame).envelope  # it parsed (and its signature verified) before the tracker found the gap
+        place = (env.sender, env.seq)
+        other = self.held.get(place)
+        seat = self.seat(env.sender)
+        if seat is None:
+            return  # followed since the lobby, never seated: nothing of it is ours to take
+        if other is not None and other != frame:
+            self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat)
+        elif len(self.held) < MAX_HELD:
+            self.held[place] = frame
+
+    def retry_held(self) -> None:
+        """Offer again every held frame its sender's chain has reached."""
+        progress = True
+        while progress and self.held:
+            progress = False
+            for place in sorted(self.held, key=lambda p: p[1]):
+                sender, seq = place
+                if seq > self.tracker.head(sender)[0]:
+                    continue
+                frame = self.held.pop(place)  # its turn, or a place filled meanwhile (a replay or a rival)
+                try:
+                    signed = self.tracker.accept(frame)
+                except (BrokenChain, Equivocation) as exc:
+                    self.emitter.fault(str(exc), self.blamed(exc))
+                    return
+                except RemoteProtocolError:
+                    continue  # a replay of what we took meanwhile
+                self.handle(signed)
+                if self.emitter.stopped is not None:
+                    return
+                progress = True
+
+    def take_relayed(self, log: Log, ref: tuple[int, int], frame: bytes, orderer: int) -> None:
+        """A move frame the orderer relayed in an order: it must be the move named, signed by its player."""
+        try:
+            env = parse(frame).envelope
+        except MalformedMessage:
+            env = None
+        if env is None or env.type != "move" or env.sender != self.keys[ref[0]] or env.seq != ref[1]:
+            self.emitter.fault(f"order names {ref} but relays another message", orderer)
+            return
+        if ref[0] == self.me:
+            if log.frames.get(ref) != frame:
+                self.emitter.fault("the orderer relayed a move of ours that we never sent", orderer)
+            return
+        if log.frames.get(ref) == frame:
+            return  # the very frame we took directly: its signature was checked then
+        try:
+            signed = self.tracker.accept(frame)
+        except Replay:
+            return  # we have it already, byte for byte
+        except Equivocation as exc:
+            self.emitter.fault(str(exc), ref[0])
+            return
+        except Gap:
+            self.hold(frame)
+            return
+        except RemoteProtocolError as exc:
+            self.emitter.fault(f"the orderer relayed a bad frame: {exc}", orderer)
+            return
+        self.handle(signed)
+
+    def blamed(self, exc: RemoteProtocolError) -> int | None:
+        """The seat an error blames (by key in hex, or by name), if it is seated here."""
+        if exc.blame is None:
+            return None
+        try:
+            seat = self.seat(bytes.fromhex(exc.blame))
+        except ValueError:
+            seat = None
+        if seat is None and exc.blame in self.names:
+            seat = self.names.index(exc.blame)
+        return seat

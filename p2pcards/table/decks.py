@@ -1,0 +1,138 @@
+"""One round's decks: round keys, the card book, and each deck's chain of shuffle passes.
+
+Every shuffle pass of the round goes through `Decks`: ours is made here when the chain
+reaches our stage, and every other seat's is verified here (in seat order, as it becomes
+checkable) before anything builds on it. Deck 0 is the round's deck; Crescendo's reshuffles
+add decks 1, 2, ... while the round runs. Each chain is a machine of its own: passes that
+arrive before the one they follow wait in `early`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..crypto import deck as dk
+from ..errors import DeckFault, MalformedMessage
+from .outputs import Port
+
+Cards = tuple[str | int, ...]
+
+
+class Decks:
+    """The decks of one round, seen by seat `me` of `seats`: keys, passes, and where each handle lies."""
+
+    def __init__(self, ctx: dk.RoundContext, secret: dk.RoundSecret, me: int, port: Port,
+                 cards: Cards, tags: tuple[str, ...] | None, finished: Callable[[int], None]) -> None:
+        self.ctx = ctx
+        self.secret = secret
+        self.me = me
+        self.seats = ctx.seats
+        self.port = port
+        self.finished = finished  # called with each deck id whose last pass is verified
+        self.round_cards = (cards, tags)  # deck 0, shuffled once every key is in
+        self.anns: dict[int, dk.KeyAnnouncement] = {}
+        self.keys: dk.RoundKeys | None = None
+        self.book: dk.CardBook | None = None
+        self.chains: dict[int, list[dk.EncryptedDeck]] = {}  # deck id -> the initial deck, then each pass
+        self.cards: dict[int, tuple[Cards, tuple[str, ...] | None]] = {}  # deck id -> its public cards and tags
+        self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
+        self.passed: set[int] = set()  # decks we have made our pass on
+        self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
+        self.reshuffling: int | None = None  # deck id of a fresh shuffle in progress
+
+    def announcement(self) -> dk.KeyAnnouncement:
+        """Our round key, with its proof and our commitment."""
+        return dk.announce(self.ctx, self.secret)
+
+    def take_key(self, seat: int, ann: dk.KeyAnnouncement) -> None:
+        """A seat's round key (DeckFault on a bad proof); the last one starts deck 0's shuffle."""
+        if ann.seat != seat or seat in self.anns:
+            raise MalformedMessage("a key for another seat, or a second key")
+        dk.verify_announcement(self.ctx, ann)
+        self.anns[seat] = ann
+        if len(self.anns) == self.seats:
+            self.keys = dk.round_keys(self.ctx, [self.anns[s] for s in range(self.seats)])
+            cards, tags = self.round_cards
+            self.book = dk.card_book(self.ctx, cards)
+            self.start(0, cards, tags)
+
+    def take_pass(self, seat: int, new: dk.EncryptedDeck) -> None:
+        """A seat's pass, kept until the pass before it is verified (`advance` checks it)."""
+        if new.stage != seat + 1:
+            raise MalformedMessage("a pass for another seat's stage")
+        self.early[(new.deck, new.stage)] = new
+
+    def start(self, deck_id: int, cards: Cards, tags: tuple[str, ...] | None) -> None:
+        """Begin a deck's chain of passes from its public cards (call `advance` next)."""
+        assert self.keys is not None and self.book is not None
+        self.cards[deck_id] = (cards, tags)
+        self.chains[deck_id] = [dk.initial_deck(self.ctx, self.keys, self.book, cards, tags, deck_id)]
+
+    def start_reshuffle(self, cards: Cards, tags: tuple[str, ...]) -> None:
+        """A fresh deck of face-up cards to shuffle while the round waits (once per reshuffle due)."""
+        if self.reshuffling is None:
+            self.reshuffling = max(self.chains) + 1
+            self.start(self.reshuffling, cards, tags)
+            self.advance()
+
+    def advance(self) -> None:
+        """Verify passes in seat order as they become checkable; make ours at our stage; `finished(deck)` for each chain done.
+
+        A pass that fails is a fault of its seat (the port stops the table).
+        """
+        progress = True
+        while progress and not self.port.stopped:
+            progress = False
+            for deck_id, chain in self.chains.items():
+                stage = len(chain) - 1
+                if stage == self.seats:
+                    continue
+                if stage == self.me and deck_id not in self.passed:
+                    self.passed.add(deck_id)
+                    self.port.send("pass", self.shuffle(chain[-1]).to_wire())
+                new = self.early.pop((deck_id, stage + 1), None)
+                if new is None:
+                    continue
+                try:
+                    dk.verify_pass(self.ctx, chain[-1], new)
+                except DeckFault as exc:
+                    self.port.deck_fault(exc, stage)
+                    return
+                chain.append(new)
+                progress = True
+                if len(chain) - 1 == self.seats:
+                    self.finished(deck_id)
+                    if self.port.stopped:
+                        return
+
+    def shuffle(self, prev: dk.EncryptedDeck) -> dk.EncryptedDeck:
+        """Our pass on `prev`."""
+        assert self.keys is not None
+        return dk.shuffle_pass(self.ctx, self.keys, self.secret, prev)
+
+    def final(self, deck_id: int) -> dk.EncryptedDeck | None:
+        """A deck once every seat has passed it, else None."""
+        chain = self.chains.get(deck_id)
+        return chain[-1] if chain is not None and len(chain) == self.seats + 1 else None
+
+    def place(self, handles: list[int], deck_id: int) -> None:
+        """The engine's `handles` are the cards of a finished deck, position by position."""
+        for pos, h in enumerate(handles):
+            self.loc[h] = (deck_id, pos)
+        if deck_id == self.reshuffling:
+            self.reshuffling = None
+
+    def owed(self) -> set[int]:
+        """The seats whose key or pass holds up a deck."""
+        if len(self.anns) < self.seats:
+            return {s for s in range(self.seats) if s not in self.anns}
+        return {len(chain) - 1 for chain in self.chains.values() if len(chain) - 1 < self.seats}
+
+    def progress(self) -> tuple[int, int]:
+        """Keys in and passes verified: what the watchdog sees move."""
+        return len(self.anns), sum(len(c) for c in self.chains.values())
+
+    def records(self) -> list[dk.DeckRecord]:
+        """Every deck of the round, for the audit."""
+        return [dk.DeckRecord(d, self.cards[d][0], self.cards[d][1], tuple(chain[1:]))
+                for d, chain in sorted(self.chains.items())]

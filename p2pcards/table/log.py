@@ -1,0 +1,164 @@
+"""One round's log: the moves that arrived, the orders that place them, and the entries still to apply.
+
+The round's orderer stamps each move (or tied claims, a tick, the deal) with its clock and
+signs an order; every peer checks each order against its own clock and the moves it saw, and
+hashes the orders into the log hash the round's result signs. Moves wait here until ordered;
+entries wait until the engine applies them (after the reveals they need).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..crypto.encoding import digest
+from ..errors import MalformedMessage
+from ..games.base import Move
+from .bodies import EntryKind, Order, Ref
+
+LOG_PERSON = b"p2pc/log/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One place in a round's log, as the orderer stamped it."""
+
+    index: int
+    time: float
+    kind: EntryKind
+    refs: tuple[Ref, ...]
+
+
+class Log:
+    """The moves and orders of one round, for `seats` seats, checked against our clock within `tolerance`."""
+
+    def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
+                 ties: Callable[[Move], bool] = lambda move: False) -> None:
+        self.seats = seats
+        self.tolerance = tolerance
+        self.tie_window = tie_window
+        self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
+        self.moves: dict[Ref, Move] = {}
+        self.frames: dict[Ref, bytes] = {}  # each move's signed frame, relayed in its order
+        self.arrived: dict[Ref, float] = {}
+        self.inbox: list[Ref] = []  # orderer only: moves not yet ordered
+        self.ordered: set[Ref] = set()
+        self.last_seq: dict[int, int] = {}  # the last move of each seat that was ordered
+        self.own_unordered: set[Ref] = set()
+        self.issued = 0  # orderer only: orders sent so far
+        self.issued_time = 0.0
+        self.entries: deque[Entry] = deque()  # ordered, not yet applied
+        self.next_index = 0
+        self.last_time = 0.0
+        self._hash = bytes(32)
+
+    @property
+    def log_hash(self) -> bytes:
+        """The hash chain of every order taken so far."""
+        return self._hash
+
+    @property
+    def settled(self) -> bool:
+        """Every order issued (by us, if we order) is taken and applied."""
+        return not self.entries and self.issued == self.next_index
+
+    def add_move(self, ref: Ref, move: Move, frame: bytes, now: float, mine: bool, ordering: bool) -> None:
+        """A move arrived (ours too, once sent); `ordering`: we are the orderer and will place it."""
+        self.moves[ref] = move
+        self.frames[ref] = frame
+        self.arrived[ref] = now
+        if mine:
+            self.own_unordered.add(ref)
+        if ordering:
+            self.inbox.append(ref)
+
+    # ------------------------------------------------------------ the orderer's side
+
+    def stamp(self, kind: EntryKind, refs: Iterable[Ref], time: float) -> Order:
+        """The next order to sign: `refs` placed at `time` (never before the last one), in whole milliseconds."""
+        t = math.ceil(max(time, self.issued_time) * 1000) / 1000
+        refs = tuple(refs)
+        # The order carries the moves' own signed frames: every peer holds exactly what was ordered,
+        # and a mover who signed two versions of one move is caught by whoever holds the other.
+        order = Order(self.issued, int(round(t * 1000)), kind, refs, tuple(self.frames[r] for r in refs))
+        self.issued += 1
+        self.issued_time = t
+        return order
+
+    def claims_due(self) -> float | None:
+        """When the orderer's wait for claims that tie with the first one in its inbox ends."""
+        claims = [self.arrived[r] for r in self.inbox if self.ties(self.moves[r])]
+        return min(claims) + self.tie_window if claims else None
+
+    def next_order(self, now: float) -> tuple[EntryKind, list[Ref], float] | None:
+        """The orderer's next entry from its inbox (taken out of it), or None (empty, or waiting for ties)."""
+        if not self.inbox:
+            return None
+        ref = self.inbox[0]
+        t0 = self.arrived[ref]
+        if self.ties(self.moves[ref]):
+            if now < t0 + self.tie_window:
+                return None  # wait for claims that tie with this one
+            claims = []
+            for r in self.inbox:  # the claims at the head of the inbox: never one behind another move
+                if not self.ties(self.moves[r]) or self.arrived[r] > t0 + self.tie_window:
+                    break
+                claims.append(r)
+            if len(claims) > 1 and len({self.moves[r].player for r in claims}) == len(claims):
+                for r in claims:
+                    self.inbox.remove(r)
+                return "tie", claims, t0
+        self.inbox.pop(0)
+        return "move", [ref], t0
+
+    # ------------------------------------------------------------ everyone's side
+
+    def take(self, order: Order, order_hash: bytes, now: float) -> Entry:
+        """Check an order against the log and our clock and queue its entry; MalformedMessage when it is wrong."""
+        i, t, kind, refs = order.index, order.time, order.kind, order.refs
+        if i != self.next_index:
+            raise MalformedMessage(f"order {i} where {self.next_index} is due")
+        if t < self.last_time:
+            raise MalformedMessage("an order stamped before the one it follows")
+        if t > now + self.tolerance:
+            raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {now:.3f} s")
+        if kind not in ("move", "tie") and t < now - self.tolerance:
+            raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
+        if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
+            raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
+        last = dict(self.last_seq)
+        for seat, seq in refs:
+            if (seat, seq) in self.ordered:
+                raise MalformedMessage("an order names a move already ordered")
+            if seq <= last.get(seat, -1):
+                raise MalformedMessage("an order puts a player's moves out of the order they were sent in")
+            last[seat] = seq
+        tie_s = self.tie_window if kind == "tie" else 0.0
+        for ref in refs:
+            seen = self.arrived.get(ref)
+            # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
+            # before the entry it follows; we saw the same broadcast about then.
+            if seen is not None and not seen - self.tolerance - tie_s <= t <= max(seen, self.last_time) + self.tolerance:
+                raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
+        self.last_seq = last
+        self.next_index += 1
+        self.last_time = t
+        self.ordered.update(refs)
+        self.own_unordered.difference_update(refs)
+        self._hash = digest(LOG_PERSON, self._hash + order_hash)
+        entry = Entry(i, t, kind, refs)
+        self.entries.append(entry)
+        return entry
+
+    def head_moves(self) -> list[Move] | None:
+        """The moves the next entry names, or None while one of them has not reached us."""
+        e = self.entries[0]
+        if any(ref not in self.moves for ref in e.refs):
+            return None
+        return [self.moves[ref] for ref in e.refs]
+
+    def unordered(self) -> bool:
+        """Some move we hold has not been ordered yet."""
+        return any(ref not in self.ordered for ref in self.moves)

@@ -1,0 +1,131 @@
+"""What a peer hands back (frames to broadcast, notes), the emitter that signs and queues them, and the port through which a round's parts emit them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ..crypto.encoding import Value
+from ..crypto.envelope import Outbox, Signed
+from ..errors import DeckFault
+from .messages import MAX_REASON
+
+NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over"]
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A frame to broadcast to every other peer at the table."""
+
+    frame: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something a user or a log should hear of, and whom it blames (a seat's name) if anyone."""
+
+    kind: NoteKind
+    detail: str
+    blame: str | None = None
+
+
+Output = Send | Note
+
+
+class Port(Protocol):
+    """How a round's parts speak: sign and send a message of their round, note, or stop the table."""
+
+    @property
+    def stopped(self) -> bool:
+        """True once the table has stopped (a part does nothing more then)."""
+
+    def send(self, mtype: str, body: dict[str, Value]) -> None:
+        """Sign and broadcast a message of this round (we apply it too, once the step is done)."""
+
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
+        """Tell the user (and the log) something, blaming seat `blame` if not None."""
+
+    def fault(self, detail: str, blame: int | None) -> None:
+        """A peer broke the protocol: the round is void and the table stops."""
+
+    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+        """A proof, pass or point that failed: blame the seat the deck names, else `fallback`."""
+
+
+class Emitter:
+    """Everything a peer emits: signed frames (queued to be applied as our own too), notes and faults.
+
+    The first fault stops the table: the round is void, and a `fault` message tells the others.
+    """
+
+    def __init__(self, outbox: Outbox, names: tuple[str, ...], round: Callable[[], int]) -> None:
+        self.outbox = outbox
+        self.names = names
+        self.round = round  # the round a fault voids
+        self.stopped: str | None = None
+        self.notes: list[Note] = []
+        self.faults: list[Note] = []
+        self.out: list[Output] = []  # what the current step hands back
+        self.own: list[Signed] = []  # what we signed in it, to apply once the step is done
+
+    def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
+        """Sign and broadcast a message of round `rnd`."""
+        signed = self.outbox.seal(rnd, mtype, body)
+        self.out.append(Send(signed.frame))
+        self.own.append(signed)
+
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
+        """Tell the user something, blaming seat `blame` if not None."""
+        note = Note(kind, detail, None if blame is None else self.names[blame])
+        self.notes.append(note)
+        self.out.append(note)
+        if kind == "fault":
+            self.faults.append(note)
+
+    def fault(self, detail: str, blame: int | None) -> None:
+        """A peer broke the protocol: the round is void and the table stops (protocol.md, Failures)."""
+        self.note("fault", detail, blame)
+        if self.stopped is None:
+            self.stopped = detail
+            self.note("void", f"round {self.round()} is void; the table stops")
+            # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
+            self.send(self.round(), "fault", {"blame": blame, "why": detail[:MAX_REASON]})
+
+    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+        """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""
+        seat = exc.seat if isinstance(exc.seat, int) and 0 <= exc.seat < len(self.names) else fallback
+        self.fault(f"{type(exc).__name__}: {exc}", seat)
+
+    def port(self, number: int) -> RoundPort:
+        """The port of round `number`'s parts."""
+        return RoundPort(self, number)
+
+
+class RoundPort:
+    """A `Port` for one round: its messages are signed for that round."""
+
+    def __init__(self, emitter: Emitter, number: int) -> None:
+        self.emitter = emitter
+        self.number = number
+
+    @property
+    def stopped(self) -> bool:
+        """True once the table has stopped."""
+        return self.emitter.stopped is not None
+
+    def send(self, mtype: str, body: dict[str, Value]) -> None:
+        """Sign and send a message of this round."""
+        self.emitter.send(self.number, mtype, body)
+
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
+        """Tell the user something."""
+        self.emitter.note(kind, detail, blame)
+
+    def fault(self, detail: str, blame: int | None) -> None:
+        """Stop the table."""
+        self.emitter.fault(detail, blame)
+
+    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+        """Stop the table over a deck fault."""
+        self.emitter.deck_fault(exc, fallback)

@@ -1,0 +1,170 @@
+"""One round's reveals: what the rules grant each seat, the decryption shares we send and take, what we learn.
+
+Each card's reveal is a small machine of its own: granted (to one seat, or to all), shares sent
+by every other seat, then combined by whoever it was granted to. Shares that arrive before
+their deck is fully shuffled wait in `early`; cards granted to us wait in `learning` until
+every other seat's share of them is in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..crypto import deck as dk
+from ..crypto.encoding import Value, encode
+from ..crypto.sealing import seal_to
+from ..errors import DeckFault, MalformedMessage
+from .config import Game
+from .decks import Decks
+from .outputs import Port
+
+
+class Reveals:
+    """The reveals of one round at seat `me`: grants, shares in and out, faces learned into `game`."""
+
+    def __init__(self, decks: Decks, game: Game, keys: tuple[bytes, ...], port: Port) -> None:
+        self.decks = decks
+        self.game = game
+        self.keys = keys  # every seat's identity key: private shares are sealed to it
+        self.me = decks.me
+        self.seats = decks.seats
+        self.port = port
+        self.granted_public: set[int] = set()
+        self.granted_private: dict[int, set[int]] = {}
+        self.learning: set[int] = set()  # granted to us (or public), face not yet combined
+        self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> verified share
+        self.reveals: list[dk.Reveal] = []  # every verified reveal, for the audit
+        self.early: list[tuple[int, dk.Reveal]] = []  # (prover, reveal) whose deck is not final yet
+        self.boxes_due: dict[tuple[int, int], int] = {}  # (prover, recipient) -> private boxes owed
+        self.boxes_seen: dict[tuple[int, int], int] = {}
+
+    # ------------------------------------------------------------ granting (our shares out)
+
+    def after_change(self) -> None:
+        """After the engine moved on: grant every reveal its knowledge now entitles, and learn what we can."""
+        know = self.game.know
+        self.grant_public([h for h in know.public if h not in self.granted_public])
+        for seat in range(self.seats):
+            granted = self.granted_private.setdefault(seat, set())
+            new = [h for h in know.seen[seat] if h not in granted and h not in know.public]
+            if not new:
+                continue
+            granted.update(new)
+            for prover in range(self.seats):
+                if prover != seat:
+                    self.boxes_due[(prover, seat)] = self.boxes_due.get((prover, seat), 0) + 1
+            if seat != self.me:
+                self.send_shares(new, seat)
+            else:
+                self.learning.update(new)
+        self.learn()
+
+    def grant_public(self, handles: Iterable[int]) -> None:
+        """Turn `handles` face up for everyone: send our shares of them, and learn what we can."""
+        new = [h for h in handles if h not in self.granted_public]
+        if not new:
+            return
+        self.granted_public.update(new)
+        self.learning.update(new)
+        self.send_shares(new, None)
+        self.learn()
+
+    def send_shares(self, handles: list[int], recipient: int | None) -> None:
+        """Send our shares of `handles` to `recipient` (sealed to it), or to everyone (None)."""
+        reveals: list[Value] = [rv.to_wire() for rv in self.make_reveals(handles, recipient)]
+        if recipient is None:
+            self.port.send("shares", {"reveals": reveals})
+        else:
+            # Sealed: a share is the same value for every recipient (see crypto/sealing.py).
+            box = seal_to(self.keys[recipient], encode({"reveals": reveals}))
+            self.port.send("private", {"to": recipient, "box": box})
+
+    def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        """Our shares of `handles` for `recipient` (None: everyone), one reveal per deck."""
+        decks = self.decks
+        assert decks.keys is not None
+        by_deck: dict[int, list[int]] = {}
+        for h in sorted(handles):
+            d, pos = decks.loc[h]
+            by_deck.setdefault(d, []).append(pos)
+        return [dk.make_reveal(decks.ctx, decks.keys, decks.secret, decks.chains[d][-1], positions, recipient)
+                for d, positions in by_deck.items()]
+
+    # ------------------------------------------------------------ taking (their shares in)
+
+    def box_seen(self, prover: int, recipient: int) -> None:
+        """A private box went by: who owes whom a private look is public knowledge."""
+        self.boxes_seen[(prover, recipient)] = self.boxes_seen.get((prover, recipient), 0) + 1
+
+    def take(self, prover: int, recipient: int | None, reveals: Iterable[dk.Reveal]) -> None:
+        """Reveals that `prover` sent for `recipient`, kept until their deck is final (`take_early` verifies)."""
+        for rv in reveals:
+            if rv.prover != prover or rv.recipient != recipient:
+                raise MalformedMessage("shares proved for another seat, or for another recipient")
+            self.early.append((prover, rv))
+
+    def take_early(self) -> None:
+        """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn."""
+        decks = self.decks
+        if decks.keys is None:
+            return
+        waiting: list[tuple[int, dk.Reveal]] = []
+        for seat, rv in self.early:
+            final = decks.final(rv.deck)
+            if final is None:
+                waiting.append((seat, rv))
+                continue
+            try:
+                dk.verify_reveal(decks.ctx, decks.keys, final, rv, prover=seat, recipient=rv.recipient,
+                                 positions=rv.positions)
+            except DeckFault as exc:
+                self.port.deck_fault(exc, seat)
+                return
+            self.reveals.append(rv)
+            for pos, d in zip(rv.positions, rv.shares):
+                self.shares.setdefault((rv.deck, pos), {})[seat] = d
+        self.early = waiting
+        self.learn()
+
+    def learn(self) -> None:
+        """Decrypt every card we are entitled to and hold every other seat's share of; score a round that waited."""
+        decks, game = self.decks, self.game
+        if decks.book is None:
+            return
+        learned = False
+        for h in list(self.learning):
+            if game.faces.get(h) is not None:
+                self.learning.discard(h)
+                continue
+            d, pos = decks.loc[h]
+            got = self.shares.get((d, pos), {})
+            if len(got) + (self.me not in got) < self.seats:
+                continue
+            final = decks.chains[d][-1]
+            shares = [got[s] if s != self.me else dk.own_share(decks.secret, final, pos) for s in range(self.seats)]
+            try:
+                face = dk.combine(decks.ctx, decks.book, final, pos, shares)
+            except DeckFault as exc:
+                self.port.fault(f"{exc} (the audit will name the seat)", None)
+                return
+            game.learn(h, face)  # type: ignore[arg-type]
+            self.learning.discard(h)
+            learned = True
+        if learned and game.awaiting and all(game.faces.get(h) is not None for h in game.awaiting):
+            for event in game.finish_round():
+                self.port.note("event", str(event))
+
+    # ------------------------------------------------------------ what is owed
+
+    def boxes_owed(self) -> set[int]:
+        """The other seats that owe a private look (to anyone: it stalls its recipient, and so everyone)."""
+        return {prover for (prover, to), due in self.boxes_due.items()
+                if self.boxes_seen.get((prover, to), 0) < due and prover != self.me}
+
+    def shares_owed(self) -> set[int]:
+        """The seats whose shares of a card we are learning have not come."""
+        missing: set[int] = set()
+        for h in self.learning:
+            got = self.shares.get(self.decks.loc[h], {})
+            missing |= {s for s in range(self.seats) if s not in got}
+        return missing

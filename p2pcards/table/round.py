@@ -1,0 +1,240 @@
+"""One round at one peer: its stage, its parts, what is owed, and the watchdog that blames a stall.
+
+A round is several machines running at once, each in its own part:
+
+- the stage (`Stage`, one table of what follows what): keys, shuffling, playing, settling, done;
+- each deck's chain of shuffle passes (`Decks`: deck 0, then every Crescendo reshuffle);
+- the log (`Log`): moves arrive, the orderer places them, the engine applies the entries;
+- each card's reveal (`Reveals`): granted, shares sent by every other seat, combined;
+- the settlement (`Settlement`): openings, the audit, every seat's signed result.
+
+Messages are recorded where they arrive and wait in the buffer of the machine they belong to
+until it can take them: passes ahead of their stage (`Decks.early`), shares whose deck is not
+final (`Reveals.early`), moves not yet ordered (`Log.moves`, the orderer's `Log.inbox`), orders
+whose moves have not reached us or whose cards are not revealed yet (`Log.entries`). Before
+the round there are two more, at the peer: frames ahead of their sender's chain (`held`) and
+messages of a round not begun (`later`). One loop (`TablePeer._progress`) advances whatever can.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..crypto import deck as dk
+from ..errors import IllegalMove
+from ..games.base import Move, NeedReshuffle
+from .bodies import RoundResult
+from .config import Game
+from .decks import Decks
+from .log import Entry, Log
+from .outputs import Port
+from .reveals import Reveals
+from .rules import Rules
+from .settle import Settlement
+
+
+class Stage(enum.IntEnum):
+    """Where a round stands; each stage follows the one before it (`NEXT`), never skipping one."""
+
+    KEYS = 1  # every seat announces its round key
+    SHUFFLING = 2  # deck 0's passes, seat by seat, until the orderer deals
+    PLAYING = 3  # dealt: moves are ordered and applied (reshuffles run within)
+    SETTLING = 4  # the engine ended and scored the round: openings, audit, results
+    DONE = 5  # every seat signed our verified result
+
+
+NEXT: dict[Stage, Stage] = {Stage.KEYS: Stage.SHUFFLING, Stage.SHUFFLING: Stage.PLAYING,
+                            Stage.PLAYING: Stage.SETTLING, Stage.SETTLING: Stage.DONE}
+
+
+@dataclass
+class Parts:
+    """The classes a peer builds each round's parts from (sim/cheaters.py swaps in modified ones)."""
+
+    reveals: Callable[[Decks, Game, tuple[bytes, ...], Port], Reveals] = Reveals
+    settlement: Callable[[Decks, Reveals, Game, Port], Settlement] = Settlement
+
+
+class Round:
+    """One round's parts and stage, for the peer at `decks.me`."""
+
+    def __init__(self, number: int, port: Port, log: Log, decks: Decks, reveals: Reveals,
+                 settlement: Settlement) -> None:
+        self.number = number
+        self.port = port
+        self.stage = Stage.KEYS
+        self.log = log
+        self.decks = decks
+        self.reveals = reveals
+        self.settlement = settlement
+
+    def enter(self, stage: Stage) -> None:
+        """Move on to `stage`, the one after the current stage."""
+        assert NEXT.get(self.stage) is stage, f"round {self.number}: {self.stage.name} is not followed by {stage.name}"
+        self.stage = stage
+
+    @property
+    def dealt(self) -> bool:
+        """The orderer's deal has been applied: the round is being played (or is over)."""
+        return self.stage >= Stage.PLAYING
+
+    @property
+    def log_hash(self) -> bytes:
+        """The hash of the round's log so far."""
+        return self.log.log_hash
+
+    @property
+    def result(self) -> RoundResult | None:
+        """Our result of the round, once our audit is done."""
+        return self.settlement.result
+
+    @property
+    def results(self) -> dict[int, RoundResult]:
+        """Every seat's signed result so far, by seat."""
+        return self.settlement.results
+
+    @property
+    def ctx(self) -> dk.RoundContext:
+        """The context every deck operation of this round is bound to."""
+        return self.decks.ctx
+
+    def apply_entries(self, rules: Rules, orderer: int, received: Callable[[int], int]) -> None:
+        """Apply the log's entries to the engine in order, as far as reveals and reshuffles let us.
+
+        `received(seat)` is how many messages of `seat`'s chain we hold: an entry naming one of
+        them that is no move is the orderer's fault; one naming a message still to come waits.
+        """
+        game, log, names = rules.game, self.log, self.decks.ctx.players
+        while log.entries and not self.port.stopped:
+            if self.decks.reshuffling is not None or game.awaiting:
+                return
+            e = log.entries[0]
+            if self.dealt and game.r is not None and game.r.ended:
+                self.port.fault(f"order {e.index} comes after the entry that ended the round", orderer)
+                return
+            if e.kind == "deal":
+                final = self.decks.final(0)
+                if final is None:
+                    return
+                rules.deal(e.time, final)
+                self.enter(Stage.PLAYING)
+            elif e.kind == "tick":
+                game.tick(e.time)
+            else:
+                moves = log.head_moves()
+                if moves is None:
+                    seat, seq = next(ref for ref in e.refs if ref not in log.moves)
+                    if received(seat) > seq:
+                        self.port.fault(f"order {e.index} names a message of {names[seat]} that is no move", orderer)
+                    return  # a referenced move has not reached us yet
+                if (e.kind == "move" and len(moves) != 1) or (e.kind == "tie" and (
+                        len(moves) < 2 or not all(rules.ties(m) for m in moves)
+                        or len({m.player for m in moves}) != len(moves))):
+                    self.port.fault(f"order {e.index}: a move entry names one move, a tie two claims or more", orderer)
+                    return
+                if not self._apply_moves(rules, e, moves):
+                    return
+            log.entries.popleft()
+            self.reveals.after_change()
+
+    def _apply_moves(self, rules: Rules, e: Entry, moves: list[Move]) -> bool:
+        """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.
+
+        Every peer takes the same path whatever faces it can see: the cards the move turns face
+        up are revealed first, then the rules judge it with those faces known to all.
+        """
+        game = rules.game
+        first = moves[0]
+        need: list[int] = []
+        try:
+            if game.clock < e.time:
+                game.tick(e.time)
+            first = rules.winner(moves)
+            need = game.public_before(first)
+            self.reveals.grant_public(need)
+            if any(game.faces.get(h) is None for h in need):
+                return False
+            rules.apply(moves, e.time)
+        except NeedReshuffle:
+            self.decks.start_reshuffle(*rules.reshuffle_deck())
+            return False
+        except IllegalMove as exc:
+            for h in need:
+                game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it
+            self.port.note("rejected", f"{first}: {exc}", game.players.index(first.player))
+        return True
+
+    def log_open(self, game: Game) -> bool:
+        """The orderer adds to the log only once its engine has applied all of it, and only while the round lasts."""
+        return (self.stage is Stage.PLAYING and self.log.settled and game.r is not None
+                and not game.r.ended and game.round_no == self.number)
+
+    def settle(self, game: Game) -> bool:
+        """Once the engine has ended and scored the round: open, audit, compare results; True when all signed ours."""
+        if self.stage is Stage.PLAYING:
+            if game.round_no != self.number or game.r is None or not game.r.ended or game.awaiting or self.log.entries:
+                return False
+            self.enter(Stage.SETTLING)
+            self.settlement.open()
+        if self.stage is not Stage.SETTLING or self.port.stopped or not self.settlement.advance(self.log_hash):
+            return False
+        self.enter(Stage.DONE)
+        return True
+
+    def owed(self, game: Game, now: float, tolerance: float, orderer: int) -> set[int]:
+        """The seats that hold up what we are waiting for, by what blocks first."""
+        owed = self.decks.owed()
+        if owed:
+            return owed
+        # A private look withheld stalls its recipient, and through it everyone: the root cause first.
+        owed = self.reveals.boxes_owed()
+        if owed:
+            return owed
+        missing_shares = self.reveals.shares_owed()
+        log = self.log
+        if log.entries:
+            movers = {seat for seat, seq in log.entries[0].refs if (seat, seq) not in log.moves}
+            return movers or missing_shares
+        if missing_shares:
+            return missing_shares
+        live = game.r is not None and not game.r.ended and game.round_no == self.number
+        if live and log.unordered():
+            return {orderer}  # our log is applied, so the orderer's can be too: it owes an order
+        wake = game.wake_time() if live else None
+        if wake is not None and wake < now - tolerance:
+            return {orderer}  # a deadline passed long ago and the orderer has not ticked it
+        if not self.dealt:
+            return {orderer}
+        return self.settlement.owed(opened=self.stage >= Stage.SETTLING)
+
+    def progress(self) -> tuple[int, ...]:
+        """Counts that grow whenever any of the round's machines moves: a stall leaves them still."""
+        log = self.log
+        return (*self.decks.progress(), log.next_index, len(log.entries), len(self.reveals.reveals),
+                len(log.moves), len(self.settlement.openings), len(self.settlement.results))
+
+
+class Watchdog:
+    """Blames whoever holds everything up, unchanged and with no progress, for longer than `timeout`."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.owed: frozenset[int] = frozenset()  # the seats owed when we last looked
+        self.mark: tuple[int, ...] = ()
+        self.since: float | None = None  # when the current stall began
+
+    def watch(self, now: float, owed: frozenset[int], mark: tuple[int, ...]) -> list[int]:
+        """The seats to blame now (sorted), or none while things move or the stall is young."""
+        if not owed or owed != self.owed or mark != self.mark:
+            self.owed, self.mark = owed, mark
+            self.since = now if owed else None
+            return []
+        assert self.since is not None
+        return sorted(owed) if now - self.since > self.timeout else []
+
+    def waited(self, now: float) -> list[int]:
+        """The seats we have waited on for half the time-out or more: evidence of our own, beyond a report."""
+        stalled = self.since is not None and now - self.since >= self.timeout / 2
+        return sorted(self.owed) if stalled else []

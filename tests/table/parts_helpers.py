@@ -1,0 +1,76 @@
+"""Helpers for the unit tests of the table's parts: a port that records, and a round's decks shuffled by every seat."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from p2pcards.crypto import deck as dk
+from p2pcards.crypto.encoding import Value
+from p2pcards.errors import DeckFault
+from p2pcards.table.decks import Decks
+from p2pcards.table.outputs import NoteKind
+
+TABLE = bytes(range(16))
+
+
+@dataclass
+class RecordingPort:
+    """A `Port` that keeps what a part sends, notes and blames; the first fault stops it."""
+
+    sent: list[tuple[str, dict[str, Value]]] = field(default_factory=list)
+    notes: list[tuple[NoteKind, str, int | None]] = field(default_factory=list)
+    faults: list[tuple[str, int | None]] = field(default_factory=list)
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.faults)
+
+    def send(self, mtype: str, body: dict[str, Value]) -> None:
+        self.sent.append((mtype, body))
+
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
+        self.notes.append((kind, detail, blame))
+
+    def fault(self, detail: str, blame: int | None) -> None:
+        self.faults.append((detail, blame))
+
+    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+        self.fault(str(exc), exc.seat if exc.seat is not None else fallback)
+
+    def of_type(self, mtype: str) -> list[dict[str, Value]]:
+        return [body for t, body in self.sent if t == mtype]
+
+
+def make_decks(seats: int, cards: tuple[str | int, ...], tags: tuple[str, ...] | None = None,
+               seed: int = 1) -> tuple[list[Decks], list[RecordingPort], list[list[int]]]:
+    """One `Decks` per seat of a round (not yet keyed), their ports, and each seat's finished decks."""
+    rng = random.Random(seed)
+    ctx = dk.RoundContext(TABLE, 1, tuple(f"p{i}" for i in range(seats)))
+    ports = [RecordingPort() for _ in range(seats)]
+    finished: list[list[int]] = [[] for _ in range(seats)]
+    decks = [Decks(ctx, dk.round_secret(ctx, s, rng.randbytes(32)), s, ports[s], cards, tags, finished[s].append)
+             for s in range(seats)]
+    return decks, ports, finished
+
+
+def exchange(decks: list[Decks], ports: list[RecordingPort]) -> None:
+    """Every seat announces its key, then passes go round until no seat has one left to send."""
+    for d in decks:
+        ann = d.announcement()
+        for other in decks:
+            other.take_key(d.me, ann)
+    for d in decks:
+        d.advance()
+    delivered = [0] * len(decks)
+    progress = True
+    while progress:
+        progress = False
+        for s, port in enumerate(ports):
+            passes = port.of_type("pass")
+            for body in passes[delivered[s]:]:
+                for other in decks:  # the sender too: a peer applies its own messages like any other
+                    other.take_pass(s, dk.EncryptedDeck.from_wire(body))
+                    other.advance()
+                progress = True
+            delivered[s] = len(passes)

@@ -1,0 +1,85 @@
+"""Reveals on their own: a card granted to all (or to one seat) is learned once every other seat's share is in."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from parts_helpers import RecordingPort, exchange, make_decks
+
+from p2pcards.cards import CRISP_DECK
+from p2pcards.crypto.encoding import decode
+from p2pcards.crypto.identity import generate
+from p2pcards.crypto.sealing import Opener
+from p2pcards.games.crisp import CrispGame
+from p2pcards.table.bodies import Private, Shares
+from p2pcards.table.reveals import Reveals
+
+IDS = [generate(f"p{i}") for i in range(2)]
+KEYS = tuple(i.public for i in IDS)
+
+
+def two_seats() -> tuple[list[Reveals], list[RecordingPort], list[CrispGame]]:
+    decks, ports, _ = make_decks(2, CRISP_DECK)
+    exchange(decks, ports)
+    games, reveals = [], []
+    for d, port in zip(decks, ports):
+        d.place(list(range(len(CRISP_DECK))), 0)
+        game = CrispGame(("p0", "p1"))
+        game.deal({}, 0.0)
+        games.append(game)
+        reveals.append(Reveals(d, game, KEYS, port))
+    for port in ports:
+        port.sent.clear()
+    return reveals, ports, games
+
+
+def test_a_public_reveal_is_learned_by_every_seat_alike() -> None:
+    reveals, ports, games = two_seats()
+    handle = 30  # a card still in the pile: nobody has seen it
+    for r in reveals:
+        r.grant_public([handle])
+        assert r.learning == {handle} and 1 - r.me in r.shares_owed()
+    for s, r in enumerate(reveals):
+        (body,) = ports[1 - s].of_type("shares")
+        r.take(1 - s, None, Shares.from_wire(body).reveals)
+        r.take_early()
+    face = games[0].faces.get(handle)
+    assert face is not None and face == games[1].faces.get(handle) and face in CRISP_DECK
+    assert not reveals[0].learning and reveals[0].shares_owed() == set()
+    assert all(not p.faults for p in ports)
+
+
+def test_a_private_look_is_sealed_to_its_seat_and_owed_until_it_comes() -> None:
+    reveals, ports, games = two_seats()
+    for r in reveals:
+        r.after_change()  # the deal's own looks (each seat's side cards) go out first
+    for s, port in enumerate(ports):
+        for _ in port.of_type("private"):
+            reveals[1 - s].box_seen(s, 1 - s)
+        port.sent.clear()
+    handle = 31
+    for g in games:
+        g.know.show(1, handle)  # seat 1 looks at a card
+    for r in reveals:
+        r.after_change()
+    assert handle in reveals[1].learning and not ports[1].sent  # seat 1 sends nothing for its own look
+    assert reveals[1].boxes_owed() == {0}
+    (body,) = ports[0].of_type("private")
+    box = Private.from_wire(body, 2, 0)
+    assert box.to == 1
+    reveals[1].box_seen(0, 1)
+    assert reveals[1].boxes_owed() == set()
+    reveals[1].take(0, 1, Shares.from_wire(decode(Opener(IDS[1]).open(box.box))).reveals)
+    reveals[1].take_early()
+    assert games[1].faces.get(handle) in CRISP_DECK and games[0].faces.get(handle) is None
+
+
+def test_a_share_that_fails_its_proof_is_its_provers_fault() -> None:
+    reveals, ports, _ = two_seats()
+    reveals[0].grant_public([40])
+    (rv,) = Shares.from_wire(ports[0].of_type("shares")[0]).reveals
+    other = reveals[1].make_reveals([41], None)[0]
+    lie = dataclasses.replace(rv, shares=other.shares)  # a share of another card under this card's proof
+    reveals[1].take(0, None, [lie])
+    reveals[1].take_early()
+    assert ports[1].faults and ports[1].faults[0][1] == 0
