@@ -136,7 +136,7 @@ def step_shuffle(st: State) -> int:
     for s in st.secrets:
         nxt = D.shuffle_pass(ctx, st.keys, s, cur)
         for _ in range(ctx.seats - 1):
-            D.verify_pass(ctx, cur, nxt)
+            D.verify_pass(ctx, st.keys, cur, nxt)
         st.passes.append(nxt)
         cur = nxt
     return sum(_wire(st, p.stage - 1, "pass", p.to_wire()) for p in st.passes)

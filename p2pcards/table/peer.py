@@ -512,7 +512,7 @@ class TablePeer:
                 if new is None:
                     continue
                 try:
-                    dk.verify_pass(rs.ctx, chain[-1], new)
+                    dk.verify_pass(rs.ctx, rs.keys, chain[-1], new)
                 except DeckFault as exc:
                     self._deck_fault(exc, stage)
                     return

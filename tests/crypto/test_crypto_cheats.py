@@ -53,7 +53,7 @@ class Game:
             nxt = D.shuffle_pass(self.ctx, self.keys, s, cur)
             if s.seat == cheater:
                 nxt = tamper(cur, nxt)  # type: ignore[operator]
-            D.verify_pass(self.ctx, cur, nxt)
+            D.verify_pass(self.ctx, self.keys, cur, nxt)
             passes.append(nxt)
             cur = nxt
         self.rnd.records = [D.DeckRecord(0, self.cards, self.tags, tuple(passes))]
