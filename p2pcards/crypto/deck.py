@@ -570,8 +570,19 @@ def check_published_key(keys: RoundKeys, seat: int, key: bytes) -> bool:
     return group.is_scalar(key) and int.from_bytes(key, "little") != 0 and group.mul_base(key) == keys.publics[seat]
 
 
-def combine(ctx: RoundContext, book: CardBook, deck: EncryptedDeck, position: int, shares: Sequence[bytes]) -> Card:
-    """The card at `position` from one verified share per seat: M = c2 - Σ shares; BadCard if M is no card."""
+def combine(
+    ctx: RoundContext,
+    book: CardBook,
+    deck: EncryptedDeck,
+    position: int,
+    shares: Sequence[bytes],
+    seen: Mapping[int, Card] | None = None,
+) -> Card:
+    """The card at `position` from one verified share per seat: M = c2 - Σ shares.
+
+    BadCard if M is no card, or if it is a card already `seen` at another position of this deck
+    (a deck holds each card once: a repeated face is a fault of the deck, which the audit pins on a seat).
+    """
     if len(shares) != ctx.seats:
         raise LocalError(f"need {ctx.seats} shares, got {len(shares)}")
     m = deck.c2[position]
@@ -581,6 +592,10 @@ def combine(ctx: RoundContext, book: CardBook, deck: EncryptedDeck, position: in
     if card is None:
         # Every share was proven, so some pass corrupted this card: the audit names the seat.
         raise BadCard(f"position {position} of deck {deck.deck} decrypts to no card")
+    if seen:
+        where = next((p for p, c in seen.items() if c == card and p != position), None)
+        if where is not None:
+            raise BadCard(f"card {card!r} at position {position} of deck {deck.deck} was already seen at position {where}")
     return card
 
 
@@ -590,20 +605,25 @@ def open_cards(
     deck: EncryptedDeck,
     reveals: Sequence[Reveal],
     secret: RoundSecret | None = None,
+    seen: Mapping[int, Card] | None = None,
 ) -> dict[int, Card]:
-    """The cards of every position covered by verified `reveals` from all seats (plus our own share if `secret`)."""
+    """The cards of every position covered by verified `reveals` from all seats (plus our own share if `secret`).
+
+    BadCard if a position decrypts to no card, or if a card shows twice in this deck (counting the
+    faces already `seen` at other positions of it).
+    """
     by_pos: dict[int, dict[int, bytes]] = {}
     for r in reveals:
         for pos, d in zip(r.positions, r.shares):
             by_pos.setdefault(pos, {})[r.prover] = d
-    out: dict[int, Card] = {}
-    for pos, got in by_pos.items():
+    out: dict[int, Card] = dict(seen or {})
+    for pos, got in sorted(by_pos.items()):
         if secret is not None and secret.seat not in got:
             got[secret.seat] = own_share(secret, deck, pos)
         if len(got) != ctx.seats:
             raise LocalError(f"position {pos}: shares from {sorted(got)} only")
-        out[pos] = combine(ctx, book, deck, pos, list(got.values()))
-    return out
+        out[pos] = combine(ctx, book, deck, pos, list(got.values()), out)
+    return {pos: out[pos] for pos in sorted(by_pos)}
 
 
 # ---------------------------------------------------------------- the audit
