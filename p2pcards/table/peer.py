@@ -511,6 +511,7 @@ class TablePeer:
                 new = rs.early_passes.pop((deck_id, stage + 1), None)
                 if new is None:
                     continue
+                assert rs.keys is not None
                 try:
                     dk.verify_pass(rs.ctx, rs.keys, chain[-1], new)
                 except DeckFault as exc:
