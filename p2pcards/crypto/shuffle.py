@@ -100,10 +100,21 @@ def generators(n: int) -> tuple[tuple[bytes, ...], bytes]:
 
 
 def tag_scalar(tag: str | None) -> int:
-    """tau(tag) = BLAKE2b-512(encode(tag)) mod L; 0 for a deck without tags."""
+    """tau(tag) = reduce64(H_tag([tag])); 0 for a deck without tags."""
     if tag is None:
         return 0
-    return int.from_bytes(hashlib.blake2b(encode(tag), digest_size=64, person=TAG_PERSON).digest(), "little") % L
+    return int.from_bytes(transcript_hash(TAG_PERSON, [tag]), "little") % L
+
+
+def _indexed(person: bytes, fields: Sequence[Value], count: int) -> list[int]:
+    """[1 + (H(person, fields + [j], 64) mod (L-1)) for j < count], hashing the shared prefix once."""
+    prefix = hashlib.blake2b(encode([*fields, 0])[:-1], digest_size=64, person=person)  # drop the trailing fixint 0
+    out = []
+    for j in range(count):
+        h = prefix.copy()
+        h.update(encode(j))
+        out.append(_nonzero(h.digest()))
+    return out
 
 
 def _nonzero(h: bytes) -> int:
@@ -175,15 +186,9 @@ class ShuffleProof:
 
 
 def _challenges(st: Statement, u: Sequence[bytes]) -> tuple[bytes, list[int]]:
-    """seed = H_e(statement, u) (64 bytes) and e_j = 1 + (BLAKE2b-512_ej(seed || u32le(j)) mod (L-1))."""
+    """seed = H_e(statement + [u], 64) and e_j = 1 + (H_ej([seed, j], 64) mod (L-1))."""
     seed = transcript_hash(E_PERSON, [*st.fields(), b"".join(u)])
-    prefix = hashlib.blake2b(seed, digest_size=64, person=EJ_PERSON)
-    es = []
-    for j in range(len(u)):
-        h = prefix.copy()
-        h.update(j.to_bytes(4, "little"))
-        es.append(_nonzero(h.digest()))
-    return seed, es
+    return seed, _indexed(EJ_PERSON, [seed], len(u))
 
 
 def _challenge_v(seed: bytes, b: Sequence[bytes], a_: bytes, b_: Sequence[bytes], c_: bytes, d_: bytes,
@@ -217,20 +222,14 @@ def prove(
     rs: Sequence[int],
     nonce_key: Sequence[Value],
 ) -> ShuffleProof:
-    """The proof that out_k = in_{perm[k]} + phi(rs[k]); its randomness is H_nonce(nonce_key, label, index)."""
+    """The proof that out_k = in_{perm[k]} + phi(rs[k]); its randomness is 1 + (H_nonce(nonce_key + [label, i]) mod (L-1))."""
     n = len(perm)
     hs, _ = generators(n)
     joint = st.joint
     mul, base, add = group.mul, group.mul_base, group.add
-    prefix = hashlib.blake2b(encode(list(nonce_key)), digest_size=64, person=NONCE_PERSON)
 
     def nonces(label: str, count: int) -> list[int]:
-        out = []
-        for i in range(count):
-            h = prefix.copy()
-            h.update(encode([label, i]))
-            out.append(_nonzero(h.digest()))
-        return out
+        return _indexed(NONCE_PERSON, [*nonce_key, label], count)
 
     inv = [0] * n
     for k, j in enumerate(perm):
