@@ -2,9 +2,10 @@
 
 Seats are numbered 0..S-1 and shuffle in that order. Every function is deterministic in its
 arguments; the only randomness is each seat's 32-byte round seed, drawn at the edge
-(`draw_seed`) and handed in. A seat's round key, and the permutation and re-masking scalars of
-every pass it makes this round, are all derived from that seed, so one commitment to the seed
-commits the seat to all of them before it sees any deck.
+(`draw_seed`) and handed in. A seat's round key, and the permutation, re-masking scalars and
+proof-of-shuffle randomness of every pass it makes this round, are all derived from that seed, so
+one commitment to the seed commits the seat to all of them before it sees any deck. Every pass
+carries a Terelius–Wikström proof of shuffle (`shuffle.py`), checked on receipt by `verify_pass`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hashlib
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, TypeAlias
 
 from ..errors import BadCard, BadOpening, BadPass, BadProof, DeckFault, InvalidPoint, LocalError, MalformedMessage
@@ -388,7 +389,7 @@ def shuffle_pass(ctx: RoundContext, keys: RoundKeys, secret: RoundSecret, prev: 
     out = EncryptedDeck(prev.deck, prev.stage + 1, c1, c2, tags, source)
     nonce_key: list[Value] = [secret.seed, ctx.table, ctx.round, secret.seat, prev.deck, source]
     proof = shuffle.prove(_statement(ctx, keys, prev, out, source), perm, ints, nonce_key)
-    return EncryptedDeck(prev.deck, prev.stage + 1, c1, c2, tags, source, proof.to_bytes())
+    return replace(out, proof=proof.to_bytes())
 
 
 def _check_shape(ctx: RoundContext, prev: EncryptedDeck, new: EncryptedDeck) -> None:

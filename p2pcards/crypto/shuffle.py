@@ -83,9 +83,8 @@ def proof_bytes(n: int) -> int:
 
 
 def generator(i: int) -> bytes:
-    """h_i = from_uniform(H_gen(i, 0)) + from_uniform(H_gen(i, 1)), H_gen the 32-byte BLAKE2b of encode([i, b])."""
-    h0 = hashlib.blake2b(encode([i, 0]), digest_size=32, person=GEN_PERSON).digest()
-    h1 = hashlib.blake2b(encode([i, 1]), digest_size=32, person=GEN_PERSON).digest()
+    """h_i = from_uniform(H_gen([i, 0], 32)) + from_uniform(H_gen([i, 1], 32))."""
+    h0, h1 = (transcript_hash(GEN_PERSON, [i, b], 32) for b in (0, 1))
     return group.add(group.from_uniform(h0), group.from_uniform(h1))
 
 
@@ -93,10 +92,7 @@ def generator(i: int) -> bytes:
 def generators(n: int) -> tuple[tuple[bytes, ...], bytes]:
     """(h_0..h_{n-1}, Σ h_j): the same for every table, so computed once per size."""
     hs = tuple(generator(i) for i in range(n))
-    total = hs[0]
-    for h in hs[1:]:
-        total = group.add(total, h)
-    return hs, total
+    return hs, _sum(hs)
 
 
 def tag_scalar(tag: str | None) -> int:
