@@ -84,6 +84,7 @@ class _Round:
     decks: dict[int, list[dk.EncryptedDeck]] = field(default_factory=dict)
     early_passes: dict[tuple[int, int], dk.EncryptedDeck] = field(default_factory=dict)
     passed: set[int] = field(default_factory=set)  # decks we have made our pass on
+    final_at: float | None = None  # our clock when the frame completing deck 0 reached us (before verifying it)
     deck_cards: dict[int, tuple[tuple[str | int, ...], tuple[str, ...] | None]] = field(default_factory=dict)
     loc: dict[int, tuple[int, int]] = field(default_factory=dict)  # handle -> (deck, position)
     moves: dict[Ref, Move] = field(default_factory=dict)
@@ -525,6 +526,7 @@ class TablePeer:
     def _deck_final(self, rs: _Round, deck_id: int) -> None:
         final = rs.decks[deck_id][-1]
         if deck_id == 0:
+            rs.final_at = self.now
             for pos in range(len(final)):
                 rs.loc[pos] = (0, pos)
             if self.me == self._orderer():
@@ -565,7 +567,9 @@ class TablePeer:
             raise MalformedMessage("an order stamped before the one it follows")
         if t > self.now + self.tolerance:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {self.now:.3f} s")
-        if kind not in ("move", "tie") and t < self.now - self.tolerance:
+        # The deal follows the last pass, whose proof we may have spent a while checking: judge it from that pass's arrival.
+        since = self.now if kind != "deal" or rs.final_at is None else min(self.now, rs.final_at)
+        if kind not in ("move", "tie") and t < since - self.tolerance:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {self.now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs) or len(refs) > self.n:
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
