@@ -88,10 +88,15 @@ def generator(i: int) -> bytes:
     return group.add(group.from_uniform(h0), group.from_uniform(h1))
 
 
-@lru_cache(maxsize=8)
+_GENERATORS: list[bytes] = []  # h_0, h_1, ...: the same for every table and deck size, so each is derived once
+
+
+@lru_cache(maxsize=64)
 def generators(n: int) -> tuple[tuple[bytes, ...], bytes]:
-    """(h_0..h_{n-1}, Σ h_j): the same for every table, so computed once per size."""
-    hs = tuple(generator(i) for i in range(n))
+    """(h_0..h_{n-1}, Σ h_j)."""
+    while len(_GENERATORS) < n:
+        _GENERATORS.append(generator(len(_GENERATORS)))
+    hs = tuple(_GENERATORS[:n])
     return hs, _sum(hs)
 
 
