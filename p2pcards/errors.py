@@ -59,6 +59,10 @@ class Equivocation(RemoteProtocolError):
     """Two different signed messages for one place in a sender's chain."""
 
 
+class InvalidKey(MalformedMessage):
+    """An identity key that is not a canonical point of the prime-order subgroup (small order, identity, torsion)."""
+
+
 class CheatDetected(RemoteProtocolError):
     """Cryptographic evidence that a peer cheated: a bad proof, point, pass or opening."""
 

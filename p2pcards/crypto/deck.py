@@ -2,9 +2,10 @@
 
 Seats are numbered 0..S-1 and shuffle in that order. Every function is deterministic in its
 arguments; the only randomness is each seat's 32-byte round seed, drawn at the edge
-(`draw_seed`) and handed in. A seat's round key, and the permutation and re-masking scalars of
-every pass it makes this round, are all derived from that seed, so one commitment to the seed
-commits the seat to all of them before it sees any deck.
+(`draw_seed`) and handed in. A seat's round key, and the permutation, re-masking scalars and
+proof-of-shuffle randomness of every pass it makes this round, are all derived from that seed, so
+one commitment to the seed commits the seat to all of them before it sees any deck. Every pass
+carries a Terelius–Wikström proof of shuffle (`shuffle.py`), checked on receipt by `verify_pass`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import hashlib
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, TypeAlias
 
 from ..errors import BadCard, BadOpening, BadPass, BadProof, DeckFault, InvalidPoint, LocalError, MalformedMessage
-from . import group, proofs
+from . import group, proofs, shuffle
 from .encoding import Value, encode, transcript_hash
 from .proofs import Proof
 
@@ -28,6 +29,7 @@ CARD_PERSON: Final = b"p2pc/card/v1"
 RKEY_PERSON: Final = b"p2pc/rkey/v1"
 COMMIT_PERSON: Final = b"p2pc/commit/v1"
 SHUFFLE_PERSON: Final = b"p2pc/shuffle/v1"
+DECK_PERSON: Final = b"p2pc/deck/v1"
 MIN_SEATS: Final = 2
 MAX_SEATS: Final = 16
 MAX_CARDS: Final = 1024
@@ -253,41 +255,63 @@ def open_commitment(secret: RoundSecret) -> Opening:
 
 @dataclass(frozen=True, slots=True)
 class EncryptedDeck:
-    """A deck of ElGamal ciphertexts (c1[i], c2[i]) with public tags, after `stage` shuffle passes."""
+    """A deck of ElGamal ciphertexts (c1[i], c2[i]) with public tags, after `stage` shuffle passes.
+
+    A pass (stage >= 1) also names the digest of the deck it shuffled (`input`) and carries its
+    proof of shuffle; the starting deck (stage 0) is built by every peer and has neither.
+    """
 
     deck: int  # 0 for the round's deck, then 1, 2, ... for each fresh shuffle of known cards
     stage: int  # passes applied; seat s makes the pass from stage s to s+1; final at stage == seats
     c1: tuple[bytes, ...]
     c2: tuple[bytes, ...]
     tags: tuple[str, ...] | None
+    input: bytes | None = None
+    proof: bytes | None = None
 
     def __len__(self) -> int:
         return len(self.c1)
 
+    def cts(self) -> bytes:
+        """The ciphertexts as on the wire: c1 || c2 of each card in order."""
+        return b"".join(a + b for a, b in zip(self.c1, self.c2))
+
     def to_wire(self) -> dict[str, Value]:
-        """The msgpack map: ciphertexts as one bin of c1 || c2 per card."""
-        cts = b"".join(a + b for a, b in zip(self.c1, self.c2))
+        """The msgpack map: ciphertexts as one bin of c1 || c2 per card, the input's digest and the proof."""
         tags: Value = None if self.tags is None else list(self.tags)
-        return {"deck": self.deck, "stage": self.stage, "cts": cts, "tags": tags}
+        return {
+            "deck": self.deck, "stage": self.stage, "cts": self.cts(), "tags": tags,
+            "input": self.input, "proof": self.proof,
+        }
 
     @classmethod
     def from_wire(cls, v: Value) -> EncryptedDeck:
-        """Parse the map; MalformedMessage on a bad shape (points are checked by `verify_pass`)."""
-        m = _fields(v, {"deck", "stage", "cts", "tags"})
+        """Parse a pass; MalformedMessage on a bad shape (points and the proof are checked by `verify_pass`)."""
+        m = _fields(v, {"deck", "stage", "cts", "tags", "input", "proof"})
         deck, stage, cts, tags = _uint(m["deck"]), _uint(m["stage"]), m["cts"], m["tags"]
         if not isinstance(cts, bytes) or len(cts) % 64 or not 0 < len(cts) // 64 <= MAX_CARDS:
             raise MalformedMessage("cts must be 64 bytes per card")
         n = len(cts) // 64
         c1 = tuple(cts[i : i + 32] for i in range(0, len(cts), 64))
         c2 = tuple(cts[i + 32 : i + 64] for i in range(0, len(cts), 64))
+        source = _bin(m["input"], 32)
+        proof = m["proof"]
+        if not (isinstance(proof, bytes) and len(proof) == shuffle.proof_bytes(n)):
+            raise MalformedMessage(f"a pass of {n} cards carries a {shuffle.proof_bytes(n)}-byte proof")
         if tags is not None:
             if not (isinstance(tags, list) and len(tags) == n):
                 raise MalformedMessage("tags must be one str per card")
             for t in tags:
-                if not (isinstance(t, str) and len(t) <= MAX_TAG):
+                if not (isinstance(t, str) and len(t.encode("utf-8")) <= MAX_TAG):
                     raise MalformedMessage("bad tag")
-            return cls(deck, stage, c1, c2, tuple(tags))  # type: ignore[arg-type]
-        return cls(deck, stage, c1, c2, None)
+            return cls(deck, stage, c1, c2, tuple(tags), source, proof)  # type: ignore[arg-type]
+        return cls(deck, stage, c1, c2, None, source, proof)
+
+
+def deck_digest(ctx: RoundContext, d: EncryptedDeck) -> bytes:
+    """H_deck(table, round, deck, stage, cts, tags), 32 bytes: what a pass names as its input."""
+    tags: Value = None if d.tags is None else list(d.tags)
+    return transcript_hash(DECK_PERSON, [ctx.table, ctx.round, d.deck, d.stage, d.cts(), tags], 32)
 
 
 def initial_deck(
@@ -339,8 +363,18 @@ def _pass_randomness(ctx: RoundContext, seat: int, seed: bytes, deck: int, n: in
     return perm, scalars
 
 
+def _statement(ctx: RoundContext, keys: RoundKeys, prev: EncryptedDeck, new: EncryptedDeck, source: bytes) -> shuffle.Statement:
+    """The proof-of-shuffle statement of the pass from `prev` to `new`, bound to the round and the seat."""
+    context: tuple[Value, ...] = (ctx.table, ctx.round, list(ctx.players), prev.deck, prev.stage)
+    return shuffle.Statement(context, keys.joint, source, prev.c1, prev.c2, prev.tags, new.c1, new.c2, new.tags)
+
+
 def shuffle_pass(ctx: RoundContext, keys: RoundKeys, secret: RoundSecret, prev: EncryptedDeck) -> EncryptedDeck:
-    """This seat's pass: out[k] = (c1[π k] + r_k·G, c2[π k] + r_k·PK), tags moved along; `prev` must be verified."""
+    """This seat's proven pass: out[k] = (c1[π k] + r_k·G, c2[π k] + r_k·PK), tags moved along; `prev` must be verified.
+
+    The proof's randomness, like the pass's, is derived from the seat's committed seed (and the
+    digest of `prev`), so a pass and its proof are a function of the seed and the input.
+    """
     if prev.stage != secret.seat:
         raise LocalError(f"seat {secret.seat} shuffles at stage {secret.seat}, not {prev.stage}")
     n = len(prev)
@@ -351,7 +385,11 @@ def shuffle_pass(ctx: RoundContext, keys: RoundKeys, secret: RoundSecret, prev: 
     c1 = tuple([add(pc1[i], mul_base(r)) for i, r in zip(perm, rs)])
     c2 = tuple([add(pc2[i], mul(r, joint)) for i, r in zip(perm, rs)])
     tags = None if prev.tags is None else tuple([prev.tags[i] for i in perm])
-    return EncryptedDeck(prev.deck, prev.stage + 1, c1, c2, tags)
+    source = deck_digest(ctx, prev)
+    out = EncryptedDeck(prev.deck, prev.stage + 1, c1, c2, tags, source)
+    nonce_key: list[Value] = [secret.seed, ctx.table, ctx.round, secret.seat, prev.deck, source]
+    proof = shuffle.prove(_statement(ctx, keys, prev, out, source), perm, ints, nonce_key)
+    return replace(out, proof=proof.to_bytes())
 
 
 def _check_shape(ctx: RoundContext, prev: EncryptedDeck, new: EncryptedDeck) -> None:
@@ -368,21 +406,34 @@ def _check_shape(ctx: RoundContext, prev: EncryptedDeck, new: EncryptedDeck) -> 
         raise BadPass("pass changed the public tags", blame, seat)
 
 
-def verify_pass(ctx: RoundContext, prev: EncryptedDeck, new: EncryptedDeck) -> None:
-    """Check the pass of seat `prev.stage`: count, tags, every point valid, all points new and distinct."""
+def verify_pass(ctx: RoundContext, keys: RoundKeys, prev: EncryptedDeck, new: EncryptedDeck) -> None:
+    """Check the pass of seat `prev.stage` on the verified deck `prev`: shape, named input, proof of shuffle.
+
+    BadPass (or InvalidPoint for a point that is not valid) names the seat; on success `new` is a
+    permutation and re-encryption of `prev` under the joint key, with every tag kept on its card.
+    """
     _check_shape(ctx, prev, new)
     seat = prev.stage
     blame = ctx.blame(seat)
+    source = deck_digest(ctx, prev)
+    if new.input != source:
+        raise BadPass(f"pass names another input than deck {prev.deck} at stage {prev.stage}", blame, seat)
     points = set(new.c1)
     points.update(new.c2)
     if len(points) != 2 * len(new.c1):
         raise BadPass("pass repeats a point", blame, seat)
     if not points.isdisjoint(prev.c1) or not points.isdisjoint(prev.c2):
         raise BadPass("pass did not re-mask every card", blame, seat)
-    valid = group.is_valid
-    for p in new.c1 + new.c2:
-        if not valid(p):
-            raise InvalidPoint("pass contains an invalid or small-order point", blame, seat)
+    try:
+        proof = shuffle.ShuffleProof.from_bytes(new.proof if new.proof is not None else b"", len(new))
+    except MalformedMessage as exc:
+        raise BadPass(f"pass carries no well-formed proof of shuffle: {exc}", blame, seat) from None
+    try:
+        ok = shuffle.verify(_statement(ctx, keys, prev, new, source), proof)
+    except InvalidPoint:
+        raise InvalidPoint("pass or its proof contains an invalid, small-order or identity point", blame, seat) from None
+    if not ok:
+        raise BadPass("proof of shuffle does not verify", blame, seat)
 
 
 # ---------------------------------------------------------------- decryption shares and reveals
@@ -520,8 +571,19 @@ def check_published_key(keys: RoundKeys, seat: int, key: bytes) -> bool:
     return group.is_scalar(key) and int.from_bytes(key, "little") != 0 and group.mul_base(key) == keys.publics[seat]
 
 
-def combine(ctx: RoundContext, book: CardBook, deck: EncryptedDeck, position: int, shares: Sequence[bytes]) -> Card:
-    """The card at `position` from one verified share per seat: M = c2 - Σ shares; BadCard if M is no card."""
+def combine(
+    ctx: RoundContext,
+    book: CardBook,
+    deck: EncryptedDeck,
+    position: int,
+    shares: Sequence[bytes],
+    seen: Mapping[int, Card] | None = None,
+) -> Card:
+    """The card at `position` from one verified share per seat: M = c2 - Σ shares.
+
+    BadCard if M is no card, or if it is a card already `seen` at another position of this deck
+    (a deck holds each card once: a repeated face is a fault of the deck, which the audit pins on a seat).
+    """
     if len(shares) != ctx.seats:
         raise LocalError(f"need {ctx.seats} shares, got {len(shares)}")
     m = deck.c2[position]
@@ -531,6 +593,10 @@ def combine(ctx: RoundContext, book: CardBook, deck: EncryptedDeck, position: in
     if card is None:
         # Every share was proven, so some pass corrupted this card: the audit names the seat.
         raise BadCard(f"position {position} of deck {deck.deck} decrypts to no card")
+    if seen:
+        where = next((p for p, c in seen.items() if c == card and p != position), None)
+        if where is not None:
+            raise BadCard(f"card {card!r} at position {position} of deck {deck.deck} was already seen at position {where}")
     return card
 
 
@@ -540,20 +606,25 @@ def open_cards(
     deck: EncryptedDeck,
     reveals: Sequence[Reveal],
     secret: RoundSecret | None = None,
+    seen: Mapping[int, Card] | None = None,
 ) -> dict[int, Card]:
-    """The cards of every position covered by verified `reveals` from all seats (plus our own share if `secret`)."""
+    """The cards of every position covered by verified `reveals` from all seats (plus our own share if `secret`).
+
+    BadCard if a position decrypts to no card, or if a card shows twice in this deck (counting the
+    faces already `seen` at other positions of it).
+    """
     by_pos: dict[int, dict[int, bytes]] = {}
     for r in reveals:
         for pos, d in zip(r.positions, r.shares):
             by_pos.setdefault(pos, {})[r.prover] = d
-    out: dict[int, Card] = {}
-    for pos, got in by_pos.items():
+    out: dict[int, Card] = dict(seen or {})
+    for pos, got in sorted(by_pos.items()):
         if secret is not None and secret.seat not in got:
             got[secret.seat] = own_share(secret, deck, pos)
         if len(got) != ctx.seats:
             raise LocalError(f"position {pos}: shares from {sorted(got)} only")
-        out[pos] = combine(ctx, book, deck, pos, list(got.values()))
-    return out
+        out[pos] = combine(ctx, book, deck, pos, list(got.values()), out)
+    return {pos: out[pos] for pos in sorted(by_pos)}
 
 
 # ---------------------------------------------------------------- the audit

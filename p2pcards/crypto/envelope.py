@@ -6,8 +6,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ..errors import (
     BadSignature,
@@ -20,7 +18,7 @@ from ..errors import (
     WrongContext,
 )
 from .encoding import MAX_FRAME, Value, decode, digest, encode
-from .identity import PUBLIC_BYTES, SIGNATURE_BYTES, Identity
+from .identity import PUBLIC_BYTES, SIGNATURE_BYTES, Identity, PublicKey
 
 MSG_PERSON: Final = b"p2pc/msg/v1"
 HASH_BYTES: Final = 32
@@ -126,7 +124,7 @@ def parse(frame: bytes) -> Signed:
 class _Chain:
     """What we have accepted from one sender: message hash and frame at each sequence number."""
 
-    key: Ed25519PublicKey
+    key: PublicKey
     next_seq: int = 0
     head: bytes = GENESIS
     seen: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
@@ -152,13 +150,9 @@ class ChainTracker:
             self.add_sender(s)
 
     def add_sender(self, sender: bytes) -> None:
-        """Seat a new sender (its chain starts at seq 0)."""
+        """Seat a new sender (its chain starts at seq 0); InvalidKey unless it is a valid identity key."""
         if sender not in self._chains:
-            try:
-                key = Ed25519PublicKey.from_public_bytes(sender)
-            except ValueError:
-                raise ValueError("not an Ed25519 public key") from None
-            self._chains[sender] = _Chain(key)
+            self._chains[sender] = _Chain(PublicKey.from_bytes(sender))
 
     def head(self, sender: bytes) -> tuple[int, bytes]:
         """(next expected seq, hash of the last accepted message) for a seated sender."""
@@ -177,9 +171,7 @@ class ChainTracker:
         chain = self._chains.get(env.sender)
         if chain is None:
             raise UnknownSender(f"sender {env.sender.hex()} is not seated at this table")
-        try:
-            chain.key.verify(signed.signature, signed.message)
-        except InvalidSignature:
+        if not chain.key.verify(signed.message, signed.signature):
             # Anyone can put any sender in a forged frame, so no one is blamed.
             raise BadSignature(f"bad signature on a message claiming sender {env.sender.hex()}") from None
         blame = env.sender.hex()

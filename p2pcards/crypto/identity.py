@@ -16,7 +16,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ..errors import IdentityError
+from ..errors import IdentityError, InvalidKey
+from . import group
 from .encoding import digest
 
 APP: Final = "p2pcards"
@@ -53,13 +54,58 @@ def fingerprint(public: bytes) -> str:
     return " ".join(f"{g:05d}" for g in groups)
 
 
+IDENTITY_POINT: Final = (1).to_bytes(32, "little")
+
+
+def is_valid_public(public: object) -> bool:
+    """True for an identity key that is what it claims: 32 bytes, canonical, in the prime-order subgroup, not small order.
+
+    This is libsodium's crypto_core_ed25519_is_valid_point, which refuses the identity and every
+    other small-order point, every point with a torsion component, and every non-canonical encoding.
+    """
+    return group.is_valid(public)
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKey:
+    """A validated Ed25519 identity key, checked once where it enters and then used for every frame."""
+
+    raw: bytes
+    key: Ed25519PublicKey
+
+    @classmethod
+    def from_bytes(cls, raw: object) -> PublicKey:
+        """The key; InvalidKey unless `raw` is a valid identity key (see `is_valid_public`)."""
+        if not (isinstance(raw, bytes) and is_valid_public(raw)):
+            shown = raw.hex() if isinstance(raw, bytes) else type(raw).__name__
+            raise InvalidKey(f"not a valid Ed25519 identity key: {shown}")
+        return cls(raw, Ed25519PublicKey.from_public_bytes(raw))
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """The one strict verification rule: S < L, R not the identity, and [S]B = R + [k]A compared as encodings.
+
+        With A in the prime-order subgroup (checked by `from_bytes`), an R that passes is the canonical
+        encoding of a point of that subgroup other than the identity: non-canonical and small-order R,
+        and non-canonical S, are all refused. k = SHA-512(R || A || message) mod L (RFC 8032, cofactorless).
+        """
+        if not (isinstance(signature, bytes) and len(signature) == SIGNATURE_BYTES and isinstance(message, bytes)):
+            return False
+        if int.from_bytes(signature[32:], "little") >= group.ORDER or signature[:32] == IDENTITY_POINT:
+            return False
+        try:
+            self.key.verify(signature, message)  # OpenSSL: recomputes R from S, A, k and compares the bytes
+        except InvalidSignature:
+            return False
+        return True
+
+
 def verify(public: bytes, message: bytes, signature: bytes) -> bool:
-    """True when `signature` is a valid Ed25519 signature of exactly `message` by `public`."""
+    """True when `public` is a valid identity key and `signature` is its strictly valid signature of exactly `message`."""
     try:
-        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
-    except (InvalidSignature, ValueError):
+        key = PublicKey.from_bytes(public)
+    except InvalidKey:
         return False
-    return True
+    return key.verify(message, signature)
 
 
 @dataclass(frozen=True, slots=True, repr=False)

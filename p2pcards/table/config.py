@@ -8,6 +8,7 @@ from typing import Any
 
 from ..cards import CRESCENDO_DECK, CRISP_DECK, Back, crescendo_back
 from ..crypto.encoding import Value, digest, encode
+from ..crypto.identity import is_valid_public
 from ..errors import InputError, MalformedMessage
 from ..games.crescendo import CrescendoGame, CrescendoOptions
 from ..games.crisp import CrispGame, CrispOptions
@@ -36,6 +37,8 @@ class TableConfig:
             raise InputError(f"{self.game} needs {low} to {high} seats, each with a name")
         if len(set(self.keys)) != len(self.keys) or len(set(self.names)) != len(self.names):
             raise InputError("seat keys and names must be distinct")
+        if not all(is_valid_public(k) for k in self.keys):
+            raise InputError("a seat key is not a valid Ed25519 identity key")
         if not 0 <= self.first_dealer < len(self.keys):
             raise InputError("no such dealer")
         self.new_game()  # validates the options

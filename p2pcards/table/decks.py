@@ -93,8 +93,9 @@ class Decks:
                 new = self.early.pop((deck_id, stage + 1), None)
                 if new is None:
                     continue
+                assert self.keys is not None
                 try:
-                    dk.verify_pass(self.ctx, chain[-1], new)
+                    dk.verify_pass(self.ctx, self.keys, chain[-1], new)
                 except DeckFault as exc:
                     self.port.deck_fault(exc, stage)
                     return

@@ -52,6 +52,7 @@ class Log:
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
         self.next_index = 0
         self.last_time = 0.0
+        self.final_at: float | None = None  # our clock when the frame completing deck 0 reached us
         self._hash = bytes(32)
 
     @property
@@ -124,7 +125,9 @@ class Log:
             raise MalformedMessage("an order stamped before the one it follows")
         if t > now + self.tolerance:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {now:.3f} s")
-        if kind not in ("move", "tie") and t < now - self.tolerance:
+        # The deal follows the last pass, whose proof we may have spent a while checking: judge it from that pass's arrival.
+        since = now if kind != "deal" or self.final_at is None else min(now, self.final_at)
+        if kind not in ("move", "tie") and t < since - self.tolerance:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")

@@ -16,7 +16,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "seats": frozenset({"config"}),
     "ready": frozenset({"config"}),
     "key": frozenset({"seat", "public", "proof", "commitment"}),
-    "pass": frozenset({"deck", "stage", "cts", "tags"}),
+    "pass": frozenset({"deck", "stage", "cts", "tags", "input", "proof"}),
     "move": frozenset({"m"}),
     "order": frozenset({"i", "t", "k", "refs", "frames", "why"}),
     "shares": frozenset({"reveals"}),

@@ -320,6 +320,7 @@ class TablePeer:
         final = rs.decks.final(deck_id)
         assert final is not None
         if deck_id == 0:
+            rs.log.final_at = self.now
             rs.decks.place(list(range(len(final))), 0)
             if self.me == self.orderer:
                 self._order(rs, "deal", ())

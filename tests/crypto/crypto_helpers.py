@@ -59,7 +59,7 @@ def shuffle_all(rnd: Round, cards: tuple[D.Card, ...], tags: tuple[str, ...] | N
     passes = []
     for s in rnd.secrets:
         nxt = D.shuffle_pass(rnd.ctx, rnd.keys, s, cur)
-        D.verify_pass(rnd.ctx, cur, nxt)
+        D.verify_pass(rnd.ctx, rnd.keys, cur, nxt)
         passes.append(nxt)
         cur = nxt
     rnd.records.append(D.DeckRecord(deck, cards, tags, tuple(passes)))

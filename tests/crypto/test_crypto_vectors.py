@@ -73,9 +73,24 @@ def test_deck_vector_audits() -> None:
     cards = from_json(STORED["deck"]["cards"])
     assert isinstance(cards, list)
     book = D.card_book(ctx, cards)  # type: ignore[arg-type]
-    stages = [D.EncryptedDeck.from_wire(from_json(s)) for s in STORED["deck"]["stages"]]
+    first = from_json(STORED["deck"]["stages"][0])
+    assert isinstance(first, dict) and first["input"] is None and first["proof"] is None
+    stages = [D.initial_deck(ctx, D.round_keys(ctx, anns), book, cards, STORED["deck"]["tags"])]  # type: ignore[arg-type]
+    stages += [D.EncryptedDeck.from_wire(from_json(s)) for s in STORED["deck"]["stages"][1:]]
+    assert stages[0].to_wire() == first
     rec = D.DeckRecord(0, tuple(cards), tuple(STORED["deck"]["tags"]), tuple(stages[1:]))  # type: ignore[arg-type]
+    keys = D.round_keys(ctx, anns)
+    for prev, new, case in zip(stages, stages[1:], STORED["shuffle"]["passes"]):
+        D.verify_pass(ctx, keys, prev, new)  # the stored proofs verify, whoever made them
+        assert new.input is not None and new.input.hex() == case["input_hex"]
     rv = D.Reveal.from_wire(from_json(STORED["reveal"]["wire"]))
     report = D.audit(ctx, anns, [D.open_commitment(s) for s in secrets], book, [rec], [rv])
     assert report.verified
     assert report.faces[0][1] == from_json(STORED["public_reveal"]["card"])
+
+
+def test_generator_vectors_from_their_hashes() -> None:
+    """A proof-of-shuffle generator is the sum of the two Elligator maps of its hashes."""
+    for case in STORED["shuffle"]["generators"]:
+        p = group.add(group.from_uniform(bytes.fromhex(case["h0_hex"])), group.from_uniform(bytes.fromhex(case["h1_hex"])))
+        assert p.hex() == case["point_hex"] and group.is_valid(p)

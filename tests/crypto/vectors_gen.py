@@ -5,6 +5,7 @@ Run `python tests/crypto/vectors_gen.py` to rewrite vectors.json (only when the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pcards.crypto import deck as D
-from p2pcards.crypto import group, proofs
+from p2pcards.crypto import group, proofs, shuffle
 from p2pcards.crypto.encoding import Value, encode, transcript_hash
 from p2pcards.crypto.envelope import GENESIS, Envelope, message_hash, seal
 from p2pcards.crypto.identity import Identity, fingerprint
@@ -104,6 +105,33 @@ def compute() -> dict[str, Any]:
         "cards": to_json(cards),
         "tags": tags,
         "stages": [to_json(d.to_wire()) for d in decks],
+    }
+    hs, _ = shuffle.generators(4)
+    passes = []
+    for prev, new in zip(decks, decks[1:]):
+        assert new.input is not None and new.proof is not None
+        proof = shuffle.ShuffleProof.from_bytes(new.proof, len(new))
+        st = D._statement(ctx, keys, prev, new, new.input)
+        seed, es = shuffle._challenges(st, proof.u)
+        passes.append({
+            "seat": prev.stage,
+            "input_hex": D.deck_digest(ctx, prev).hex(),
+            "seed_e_hex": seed.hex(),
+            "e_hex": [shuffle._sc(e).hex() for e in es],
+            "v_hex": shuffle._sc(proof.v).hex(),
+        })
+    out["shuffle"] = {
+        "generators": [
+            {
+                "i": i,
+                "h0_hex": hashlib.blake2b(encode([i, 0]), digest_size=32, person=shuffle.GEN_PERSON).hexdigest(),
+                "h1_hex": hashlib.blake2b(encode([i, 1]), digest_size=32, person=shuffle.GEN_PERSON).hexdigest(),
+                "point_hex": hs[i].hex(),
+            }
+            for i in range(4)
+        ],
+        "tag_scalars_hex": {t: shuffle._sc(shuffle.tag_scalar(t)).hex() for t in ["a", "b", "c"]},
+        "passes": passes,
     }
     rv = D.make_reveal(ctx, keys, secrets[1], deck, [0, 3], 0)
     out["reveal"] = {"prover": 1, "recipient": 0, "wire": to_json(rv.to_wire())}
