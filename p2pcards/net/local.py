@@ -39,12 +39,12 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(order["key"]))
     identity = Identity(key, config.names[order["seat"]])
     peer = TablePeer(config, identity, timeout=float(order.get("timeout", 15)))
-    proc = PeerProcess(peer, _bot(config.game, order["bot"], order["seat"]))
-    port = await proc.listen()
-    print(json.dumps({"port": port}), flush=True)
-    ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
-    await proc.dial(ports[: order["seat"]])  # each seat dials the seats before it: one link per pair
-    await proc.play(config.seats, float(order.get("limit_s", 600)))
+    async with PeerProcess(peer, _bot(config.game, order["bot"], order["seat"])) as proc:
+        port = await proc.listen()
+        print(json.dumps({"port": port}), flush=True)
+        ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
+        await proc.dial(ports[: order["seat"]])  # each seat dials the seats before it: one link per pair
+        await proc.play(config.seats, float(order.get("limit_s", 600)))
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
             "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": proc.bytes_out,
