@@ -25,7 +25,9 @@ from ..crypto.encoding import decode, encode
 from ..crypto.identity import Identity, generate
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
-from .link import PeerProcess
+from ..errors import LinkBroken
+from .link import FRAME, Link, Links
+from .seat import Seat
 
 
 def _bot(game: str, kind: str, seed: int) -> Bot:
@@ -39,15 +41,37 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(order["key"]))
     identity = Identity(key, config.names[order["seat"]])
     peer = TablePeer(config, identity, timeout=float(order.get("timeout", 15)))
-    async with PeerProcess(peer, _bot(config.game, order["bot"], order["seat"])) as proc:
-        port = await proc.listen()
+    seats = set(config.keys) - {identity.public}
+    seat: Seat | None = None
+
+    def on_frame(link: Link, kind: int, payload: bytes) -> None:
+        if kind != FRAME or seat is None:
+            raise LinkBroken(f"frame kind {kind} has no place here")
+        seat.frame(payload)
+
+    def on_link(link: Link) -> None:
+        if seat is not None:
+            seat.linked(link)
+
+    def on_lost(link: Link, why: str) -> None:
+        if seat is not None:
+            seat.lost(link, why)
+
+    async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost) as links:
+        seat = Seat(peer, links, _bot(config.game, order["bot"], order["seat"]))
+        port = await links.listen(["127.0.0.1"])
         print(json.dumps({"port": port}), flush=True)
         ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
-        await proc.dial(ports[: order["seat"]])  # each seat dials the seats before it: one link per pair
-        await proc.play(config.seats, float(order.get("limit_s", 600)))
+        for i in range(order["seat"]):  # each seat dials the seats before it: one link per pair
+            await links.dial([("127.0.0.1", ports[i])], config.keys[i], attempts=50, pause=0.1)
+        try:
+            await seat.play(float(order.get("limit_s", 600)))
+        except TimeoutError:
+            pass
+        await asyncio.sleep(0.3)  # let our last frames leave before the links close
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
-            "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": proc.bytes_out,
+            "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,
             "rounds": peer.round}
 
 
