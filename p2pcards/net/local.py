@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import secrets
 import subprocess
 import sys
@@ -18,22 +17,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..bots.base import Bot, RandomBot
-from ..bots.crescendo_bot import CrescendoBot
-from ..bots.crisp_bot import CrispBot
 from ..crypto.encoding import decode, encode
 from ..crypto.identity import Identity, generate
+from ..errors import LinkBroken
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
-from ..errors import LinkBroken
+from .botpeer import make_bot
 from .link import FRAME, Link, Links
 from .seat import Seat
-
-
-def _bot(game: str, kind: str, seed: int) -> Bot:
-    if kind == "good":
-        return CrispBot() if game == "crisp" else CrescendoBot()
-    return RandomBot(random.Random(seed), 0.05)
 
 
 async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,7 +49,7 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
             seat.lost(link, why)
 
     async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost) as links:
-        seat = Seat(peer, links, _bot(config.game, order["bot"], order["seat"]))
+        seat = Seat(peer, links, make_bot(config.game, order["bot"], order["seat"]))
         port = await links.listen(["127.0.0.1"])
         print(json.dumps({"port": port}), flush=True)
         ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
