@@ -78,7 +78,8 @@ class Node:
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await self.close("quit" if et is None else f"quit: {et.__name__}")
+        over = self.seat is not None and self.seat.shell.over
+        await self.close("the table is over" if over else "quit" if et is None else f"quit: {et.__name__}")
 
     async def close(self, why: str) -> None:
         """Leave the table if a round is in play, say goodbye on every link, withdraw every ad."""

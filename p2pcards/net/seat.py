@@ -58,6 +58,8 @@ class Seat:
         if link.key not in self.names or link.key in self.missing or self.shell.over or link.key in self.links.links:
             return
         name = self.names[link.key]
+        if "the table is over" in why:
+            return  # it saw the end before us: nothing is missing
         self.shell.note("missing", f"{name} is missing: {why}", name)
         self.missing[link.key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.leave, f"{name} was missing for {self.gone_after:.0f} s")
