@@ -267,7 +267,9 @@ class Node:
         if errors or len(self.lobby.names) == before or link.key not in self.lobby.names:
             raise MalformedMessage(f"not a join: {errors[-1] if errors else 'nothing new'}")
         self.lobby_frames.append(frame)
-        self.links.broadcast(FRAME, frame, [k for k in self.links.links if k in self.lobby.names])
+        # Every link in the lobby was sent the history when it came: it gets each join after that too,
+        # joined yet or not, or a later guest's chain would start at a gap.
+        self.links.broadcast(FRAME, frame, list(self.links.links))
         self.changed.set()
         if self.ad is not None:
             taken = len(self.lobby.names)

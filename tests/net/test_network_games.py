@@ -22,14 +22,18 @@ LOOP = ["--interface", "127.0.0.1", "--json"]
 
 
 def agree(results: list[dict[str, object]]) -> None:
-    assert all(r["finished"] and r["stopped"] is None and not r["faults"] and r["rc"] == 0 for r in results), results
+    ok = all(r["finished"] and r["stopped"] is None and not r["faults"] and r["rc"] == 0 for r in results)
+    assert ok, "\n\n".join(str(r["output"]) for r in results)
     assert len({r["log"] for r in results}) == 1
     assert len({str(r["totals"]) for r in results}) == 1
 
 
 def run_all(procs: list[PeerProc], within: float = 300) -> list[dict[str, object]]:
     try:
-        return [p.result(within) for p in procs]
+        results = [p.result(within) for p in procs]
+        for r, p in zip(results, procs):
+            r["output"] = p.text()  # shown when a test fails
+        return results
     finally:
         for p in procs:
             p.stop()
