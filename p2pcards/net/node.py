@@ -37,7 +37,8 @@ from .discovery import Announcement, Discovery, TableAd, interface_addresses, wi
 from .link import ADDRS, FRAME, Link, Links
 from .seat import GONE_AFTER_S, Seat
 
-MAX_EARLY = 256  # table frames that came before we were seated, kept until we are
+MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
+MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby
 
 
@@ -248,7 +249,7 @@ class Node:
                 self._host_lobby(link, payload)
             elif self.lobby is not None and link.key == self.lobby.host:
                 self._guest_lobby(payload)
-            elif len(self.early) < MAX_EARLY:
+            elif len(self.early) < MAX_EARLY and sum(map(len, self.early)) + len(payload) <= MAX_EARLY_BYTES:
                 self.early.append(payload)  # a seat that was seated before us says ready
             else:
                 raise LinkBroken("too many table frames before we are seated")
