@@ -11,9 +11,11 @@ import argparse
 import asyncio
 import json
 import random
+import resource
 import secrets
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +91,9 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
-                "port": node.links.port}
+                "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
+                "end_at": time.time(), "cpu_s": time.process_time(),
+                "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **node.links.traffic()}
 
 
 # ---------------------------------------------------------------- the command

@@ -99,7 +99,7 @@ class Link:
             return
         data = pack(kind, payload)
         self.writer.write(data)
-        self.frames_out += 1
+        self.frames_out += kind != BEAT
         self.bytes_out += len(data)
         if self.writer.transport.get_write_buffer_size() > MAX_BACKLOG:
             self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent")
@@ -129,11 +129,11 @@ class Link:
             while True:
                 async with asyncio.timeout(SILENT_S):
                     kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
-                self.frames_in += 1
                 self.bytes_in += 5 + len(payload)
                 if kind == BYE:
                     raise LinkBroken("said goodbye: " + payload[:MAX_BYE].decode(errors="replace"))
                 if kind != BEAT:
+                    self.frames_in += 1
                     self._on_frame(self, kind, payload)
                 await asyncio.sleep(0)  # a flooding link takes its turn like the others
         except TimeoutError:
@@ -172,6 +172,7 @@ class Links:
         self.port = 0
         self.links: dict[bytes, Link] = {}
         self.refused: list[str] = []  # the last few reasons a connection was dropped, newest last
+        self._closed_traffic = [0, 0, 0, 0]  # frames and bytes in and out of links already closed
         self._on_frame = on_frame
         self._on_link = on_link
         self._on_lost = on_lost
@@ -309,7 +310,15 @@ class Links:
             self._on_link(link)
         return link
 
+    def traffic(self) -> dict[str, int]:
+        """Frames and bytes in and out over every link so far, heartbeats and handshakes excluded from frames."""
+        live = [[k.frames_in, k.bytes_in, k.frames_out, k.bytes_out] for k in self.links.values()]
+        totals = [sum(col) for col in zip(self._closed_traffic, *live)]
+        return dict(zip(("frames_in", "bytes_in", "frames_out", "bytes_out"), totals))
+
     def _lost(self, link: Link, why: str) -> None:
+        for i, n in enumerate((link.frames_in, link.bytes_in, link.frames_out, link.bytes_out)):
+            self._closed_traffic[i] += n
         if self.links.get(link.key) is link:
             del self.links[link.key]
         task = asyncio.get_running_loop().create_task(link.wait_closed())

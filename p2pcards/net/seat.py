@@ -35,7 +35,7 @@ class Seat:
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
         self._all_linked = asyncio.Event()
-        self._started = False
+        self.started: float | None = None  # when we said ready
         self.linked(None)
 
     def _broadcast(self, frame: bytes) -> None:
@@ -74,6 +74,7 @@ class Seat:
             self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
             self.close()
             raise LinkBroken(f"no link to {', '.join(absent)}") from None
+        self.started = self.shell.clock()
         self.shell.start()
         try:
             async with asyncio.timeout(limit_s):

@@ -45,6 +45,7 @@ class TableShell:
         self._on_note = on_note
         self._wake: asyncio.TimerHandle | None = None
         self._bot_timer: asyncio.TimerHandle | None = None
+        self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
         self._done = asyncio.Event()
         self._loop = asyncio.get_running_loop()
 
@@ -108,6 +109,8 @@ class TableShell:
         if self.peer.finished or self.peer.stopped:
             self.close()
             return
+        if self.first_turn is None and not self.peer.busy():
+            self.first_turn = self.clock()
         self._schedule()
         self._bot_soon()
 
