@@ -252,3 +252,25 @@ def test_heartbeat_kind_is_never_delivered() -> None:
         await b.links.close("done")
 
     run(main)
+
+
+def test_a_flooding_seat_does_not_starve_another() -> None:
+    async def main() -> None:
+        table = secrets.token_bytes(16)
+        ids = [generate(n) for n in ("ann", "bob", "cat")]
+        keys = {i.public for i in ids}
+        a, b, c = (Side(i, table, keys - {i.public}) for i in ids)
+        port = await a.links.listen([LOCAL])
+        await b.links.dial([(LOCAL, port)], ids[0].public)
+        await c.links.dial([(LOCAL, port)], ids[0].public)
+        await until(lambda: len(a.links.links) == 2)
+        for _ in range(2000):
+            b.links.send(ids[0].public, FRAME, b"f" * 1000)
+        await asyncio.sleep(0)
+        c.links.send(ids[0].public, FRAME, b"from cat")
+        await until(lambda: len(a.frames) == 2001, within=20)
+        assert a.frames.index(b"from cat") < 2000  # served in turn, not after the whole flood
+        for side in (a, b, c):
+            await side.links.close("done")
+
+    run(main)
