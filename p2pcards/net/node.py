@@ -63,10 +63,10 @@ class Node:
         self.ad: Announcement | None = None
         self.peer_ad: Announcement | None = None
         self.is_host = False
+        self.seats_wanted = 0  # host: how many seats the table ad offers
         self.lobby_frames: list[bytes] = []  # host: the table frame and every accepted join, in order
         self.early: list[bytes] = []
         self.changed = asyncio.Event()  # set whenever the lobby changes; a UI clears it and waits again
-        self._seated = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
 
@@ -186,7 +186,7 @@ class Node:
         self.lobby = Lobby(self.identity, self.links.table, link.key)
         self.links.send(link.key, FRAME, self.lobby.join())
         try:
-            async with asyncio.timeout(JOIN_S if self.lobby.config is None else None):
+            async with asyncio.timeout(JOIN_S):
                 while self.lobby.game is None and self._join_failed is None:
                     self.changed.clear()
                     await self.changed.wait()
@@ -223,7 +223,6 @@ class Node:
     def _make_seat(self) -> None:
         assert self.lobby is not None
         self.seat = Seat(self.lobby.table_peer(), self.links, on_note=self.on_note, gone_after=self.gone_after)
-        self._seated.set()
         self.changed.set()
         for frame in self.early:
             self.seat.frame(frame)
