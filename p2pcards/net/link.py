@@ -10,8 +10,11 @@ before anything is allocated, and the link is closed. Kinds (see protocol.md, Pa
 `Links` owns a listening socket and every link of one peer, keyed by the proven identity key:
 a connection counts for nothing until its handshake is done, at most MAX_PENDING handshakes
 run at once, each within HANDSHAKE_S and with frames of at most MAX_HELLO bytes. A link that
-sends nothing (not even a heartbeat) for SILENT_S, cannot take our writes for WRITE_S, lets
-MAX_BACKLOG bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`.
+sends nothing (not even a heartbeat) for SILENT_S is reported to `on_quiet` (and again when it
+speaks); one silent for DEAD_S, one that cannot take our writes for WRITE_S, lets MAX_BACKLOG
+bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`. A quiet link
+stays open because a peer whose event loop is busy (a long shuffle on a slow machine) is
+silent for a while without being gone.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ MAX_BYE: Final = 200
 HANDSHAKE_S: Final = 5.0
 HEARTBEAT_S: Final = 1.0
 SILENT_S: Final = 5.0
+DEAD_S: Final = 60.0
 WRITE_S: Final = 5.0
 MAX_PENDING: Final = 256
 MAX_LINKS: Final = 64
@@ -42,6 +46,7 @@ MAX_BACKLOG: Final = 8 * MAX_FRAME
 
 FrameHandler = Callable[["Link", int, bytes], None]
 LostHandler = Callable[["Link", str], None]
+QuietHandler = Callable[["Link", bool], None]
 
 
 def pack(kind: int, payload: bytes = b"") -> bytes:
@@ -74,16 +79,20 @@ class Link:
     """One authenticated connection to the peer holding `key`."""
 
     def __init__(self, key: bytes, hello: Hello, address: str, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, on_frame: FrameHandler, on_lost: LostHandler) -> None:
+                 writer: asyncio.StreamWriter, on_frame: FrameHandler, on_lost: LostHandler,
+                 on_quiet: QuietHandler | None = None) -> None:
         self.key = key
         self.hello = hello  # theirs: the port they listen on is in it
         self.address = address  # their address as this connection sees it
         self.reader = reader
         self.writer = writer
         self.closed: str | None = None
+        self.quiet = False  # nothing heard for SILENT_S
+        self.heard = asyncio.get_running_loop().time()
         self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = 0
         self._on_frame = on_frame
         self._on_lost = on_lost
+        self._on_quiet = on_quiet
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
@@ -127,8 +136,12 @@ class Link:
     async def _read(self) -> None:
         try:
             while True:
-                async with asyncio.timeout(SILENT_S):
-                    kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
+                kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
+                self.heard = asyncio.get_running_loop().time()
+                if self.quiet:
+                    self.quiet = False
+                    if self._on_quiet is not None:
+                        self._on_quiet(self, False)
                 self.bytes_in += 5 + len(payload)
                 if kind == BYE:
                     raise LinkBroken("said goodbye: " + payload[:MAX_BYE].decode(errors="replace"))
@@ -136,8 +149,6 @@ class Link:
                     self.frames_in += 1
                     self._on_frame(self, kind, payload)
                 await asyncio.sleep(0)  # a flooding link takes its turn like the others
-        except TimeoutError:
-            self.close(f"silent for {SILENT_S:.0f} s")
         except RemoteProtocolError as exc:
             self.close(str(exc))
 
@@ -145,6 +156,7 @@ class Link:
         try:
             while self.closed is None:
                 await asyncio.sleep(HEARTBEAT_S)
+                self._watch()
                 self.send(BEAT)
                 async with asyncio.timeout(WRITE_S):
                     await self.writer.drain()
@@ -154,18 +166,28 @@ class Link:
             self.close(f"connection error: {exc}")
 
 
+    def _watch(self) -> None:
+        silent = asyncio.get_running_loop().time() - self.heard
+        if silent > DEAD_S:
+            self.close(f"silent for {DEAD_S:.0f} s")
+        elif silent > SILENT_S and not self.quiet:
+            self.quiet = True
+            if self._on_quiet is not None:
+                self._on_quiet(self, True)
+
+
 class Links:
     """Every link of one peer: a listening socket, dialling out, and links by proven key.
 
     `admit(key)` says whether a key that proved itself may have a link now (a seat, or a guest
     while the lobby is open); `on_frame(link, kind, payload)` gets every frame but hellos,
     proofs, heartbeats and goodbyes, and may raise RemoteProtocolError to close that link;
-    `on_link` and `on_lost` hear of links made and lost.
+    `on_link` and `on_lost` hear of links made and lost, `on_quiet` of links gone quiet and back.
     """
 
     def __init__(self, identity: Identity, table: bytes | None, admit: Callable[[bytes], bool],
                  on_frame: FrameHandler, on_link: Callable[[Link], None] | None = None,
-                 on_lost: LostHandler | None = None) -> None:
+                 on_lost: LostHandler | None = None, on_quiet: QuietHandler | None = None) -> None:
         self.identity = identity
         self.table = table  # None until a dialled host tells us (joining by address)
         self.admit = admit
@@ -176,6 +198,7 @@ class Links:
         self._on_frame = on_frame
         self._on_link = on_link
         self._on_lost = on_lost
+        self._on_quiet = on_quiet
         self._servers: list[asyncio.Server] = []
         self._pending = 0
         self._closing: set[asyncio.Task[None]] = set()  # links being closed, kept until they are
@@ -300,7 +323,8 @@ class Links:
 
     def _adopt(self, hello: Hello, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Link:
         peer = writer.get_extra_info("peername")
-        link = Link(hello.key, hello, str(peer[0]) if peer else "", reader, writer, self._on_frame, self._lost)
+        link = Link(hello.key, hello, str(peer[0]) if peer else "", reader, writer, self._on_frame, self._lost,
+                    self._on_quiet)
         old = self.links.get(hello.key)
         self.links[hello.key] = link
         if old is not None:

@@ -48,7 +48,11 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
         if seat is not None:
             seat.lost(link, why)
 
-    async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost) as links:
+    def on_quiet(link: Link, quiet: bool) -> None:
+        if seat is not None:
+            seat.quiet(link, quiet)
+
+    async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost, on_quiet) as links:
         seat = Seat(peer, links, make_bot(config.game, order["bot"], order["seat"]))
         port = await links.listen(["127.0.0.1"])
         print(json.dumps({"port": port}), flush=True)

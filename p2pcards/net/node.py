@@ -54,7 +54,7 @@ class Node:
         self.port = port
         self.on_note = on_note
         self.gone_after = gone_after
-        self.links = Links(identity, None, self._admit, self._frame, self._linked, self._lost)
+        self.links = Links(identity, None, self._admit, self._frame, self._linked, self._lost, self._quiet)
         self.disco = disco  # shared by every node of this process when given (one AsyncZeroconf per process)
         self._own_disco: Discovery | None = None
         self._joining = False
@@ -312,6 +312,10 @@ class Node:
         elif self.is_host:
             for frame in self.lobby_frames:
                 link.send(FRAME, frame)
+
+    def _quiet(self, link: Link, quiet: bool) -> None:
+        if self.seat is not None:
+            self.seat.quiet(link, quiet)
 
     def _lost(self, link: Link, why: str) -> None:
         if self.seat is not None:

@@ -1,9 +1,9 @@
 """One seated peer on the network: its TableShell, fed by authenticated links to every other seat.
 
-Table frames go only to the other seats' links. A seat's link that ends or goes silent is a
-`missing` note naming the seat at once (a UI shows it); a seat back in time is a `back` note;
-one missing for `gone_after` seconds makes us leave the table with its name as the reason,
-since the table protocol cannot yet go on without a seat.
+Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
+heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
+a `back` note; one missing for `gone_after` seconds makes us leave the table with its name as
+the reason, since the table protocol cannot yet go on without a seat.
 """
 
 from __future__ import annotations
@@ -47,22 +47,35 @@ class Seat:
 
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""
-        if link is not None and link.key in self.missing:
-            self.missing.pop(link.key).cancel()
-            self.shell.note("back", f"{self.names[link.key]} is back", self.names[link.key])
+        if link is not None:
+            self._back(link.key)
         if all(k in self.links.links for k in self.others):
             self._all_linked.set()
 
     def lost(self, link: Link, why: str) -> None:
         """A seat's link is gone: say so now, give up on the table if it stays gone."""
-        if link.key not in self.names or link.key in self.missing or self.shell.over or link.key in self.links.links:
+        if link.key not in self.links.links and "the table is over" not in why:  # else: it saw the end first
+            self._missing(link.key, why)
+
+    def quiet(self, link: Link, quiet: bool) -> None:
+        """A seat's link went quiet (no heartbeat for a while), or speaks again."""
+        if quiet:
+            self._missing(link.key, "no heartbeat")
+        else:
+            self._back(link.key)
+
+    def _missing(self, key: bytes, why: str) -> None:
+        if key not in self.names or key in self.missing or self.shell.over:
             return
-        name = self.names[link.key]
-        if "the table is over" in why:
-            return  # it saw the end before us: nothing is missing
+        name = self.names[key]
         self.shell.note("missing", f"{name} is missing: {why}", name)
-        self.missing[link.key] = asyncio.get_running_loop().call_later(
+        self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.leave, f"{name} was missing for {self.gone_after:.0f} s")
+
+    def _back(self, key: bytes) -> None:
+        if key in self.missing:
+            self.missing.pop(key).cancel()
+            self.shell.note("back", f"{self.names[key]} is back", self.names[key])
 
     async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S) -> None:
         """Wait for a link to every seat, say ready, run until the table finishes or stops."""

@@ -25,7 +25,9 @@ class Side:
     def __init__(self, identity: Identity, table: bytes, allowed: set[bytes]) -> None:
         self.frames: list[bytes] = []
         self.lost: list[tuple[str, str]] = []
-        self.links = Links(identity, table, allowed.__contains__, self._frame, on_lost=self._lost)
+        self.quiet: list[bool] = []
+        self.links = Links(identity, table, allowed.__contains__, self._frame, on_lost=self._lost,
+                           on_quiet=lambda link, quiet: self.quiet.append(quiet))
 
     def _frame(self, link: Link, kind: int, payload: bytes) -> None:
         if kind != FRAME:
@@ -181,15 +183,21 @@ def test_a_seat_that_breaks_framing_after_the_handshake_is_cut_and_reported() ->
     run(main)
 
 
-def test_a_silent_seat_is_noticed_within_the_heartbeat_window(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_silent_seat_is_reported_at_once_and_cut_when_it_stays_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(link_mod, "SILENT_S", 0.5)
+    monkeypatch.setattr(link_mod, "HEARTBEAT_S", 0.1)
+    monkeypatch.setattr(link_mod, "DEAD_S", 2.0)
 
     async def main() -> None:
         a, b, a_id, b_id = await pair()
         for task in list(b.links.links[a_id.public]._tasks):  # bob's process freezes: no heartbeats
             task.cancel()
-        await until(lambda: bool(a.lost), within=3)
-        assert "silent" in a.lost[0][1]
+        await until(lambda: a.quiet == [True], within=2)
+        assert not a.lost  # quiet is not gone: a busy peer may speak again
+        b.links.send(a_id.public, FRAME, b"back")
+        await until(lambda: a.quiet == [True, False] and a.frames == [b"back"])
+        await until(lambda: bool(a.lost), within=5)
+        assert "silent for 2 s" in a.lost[0][1]
         await a.links.close("done")
         await b.links.close("done")
 
@@ -203,8 +211,9 @@ def test_heartbeats_keep_a_quiet_link_alive(monkeypatch: pytest.MonkeyPatch) -> 
     async def main() -> None:
         a, b, a_id, b_id = await pair()
         await asyncio.sleep(1.5)
-        assert not a.lost and not b.lost
-        assert a.links.links[b_id.public].frames_in >= 5
+        assert not a.lost and not b.lost and not a.quiet and not b.quiet
+        assert a.links.links[b_id.public].bytes_in >= 5 * 5  # heartbeats: 5 bytes each, never frames
+        assert a.links.links[b_id.public].frames_in == 0
         await a.links.close("done")
         await b.links.close("done")
 
