@@ -192,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
     except LinkBroken as exc:
         print(f"p2pcards peer: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a port in use, an address not ours
+        print(f"p2pcards peer: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(summary), flush=True)
     elif "quit" in summary:
