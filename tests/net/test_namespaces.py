@@ -46,7 +46,7 @@ def test_peers_on_two_network_hosts_find_each_other_by_multicast_and_finish_a_ga
     a, b = two_hosts
     table = f"lan {secrets.token_hex(3)}"
     # Every IPv4 interface (the default): inside a namespace that is its loopback and its veth end.
-    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--table", table, "--json",
+    host = PeerProc("--create", "--game", "crisp", "--limit", "5", "--table", table, "--json",
                     prefix=["ip", "netns", "exec", a])
     guest = PeerProc("--table", table, "--json", prefix=["ip", "netns", "exec", b])
     try:
