@@ -74,7 +74,12 @@ class Node:
         if self.disco is None and self.mdns:
             self.disco = self._own_disco = Discovery(self.interfaces)
             await self.disco.__aenter__()
-        await self.links.listen(interface_addresses(self.interfaces) if self.interfaces else ["0.0.0.0"], self.port)
+        try:
+            await self.links.listen(interface_addresses(self.interfaces) if self.interfaces else ["0.0.0.0"],
+                                    self.port)
+        except BaseException:
+            await self.close("could not listen")
+            raise
         return self
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
@@ -217,8 +222,11 @@ class Node:
             ad = TableAd(name, self.lobby.table, self.seat.peer.cfg.game, self.identity.name,
                          self.identity.fingerprint, self.links.port, role="peer",
                          options=wire_options(self.seat.peer.cfg.options), taken=self.seat.peer.n)
-            self.peer_ad = await self.disco.announce(ad)
+            self._spawn(self._announce_peer(self.disco, ad))  # probing takes a second: do not hold up `ready`
         await self.seat.play(limit_s)
+
+    async def _announce_peer(self, disco: Discovery, ad: TableAd) -> None:
+        self.peer_ad = await disco.announce(ad)
 
     def _make_seat(self) -> None:
         assert self.lobby is not None
