@@ -108,3 +108,10 @@ class BadOpening(DeckFault):
 
 class BadCard(DeckFault):
     """A reveal that decrypts to no card of the deck, or to a card already dealt elsewhere."""
+
+
+# ---------------------------------------------------------------- network (issue 10)
+
+
+class LinkBroken(RemoteProtocolError):
+    """A TCP link that ended, went silent, broke the framing or the handshake: it is closed at once."""

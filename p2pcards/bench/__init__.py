@@ -11,6 +11,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "engine": ("p2pcards.bench.engine", "full games per second with random bots on the referee engine"),
     "bots": ("p2pcards.bench.bots", "each good bot's win rate against random bots, with a confidence interval"),
     "crypto": ("p2pcards.bench.crypto", "each mental-poker deck step's time against its lower bound, and its wire bytes"),
+    "net": ("p2pcards.net.bench", "whole games between peer processes over loopback TCP: set-up, CPU, memory, traffic"),
     "table": ("p2pcards.bench.table", "whole games between peers in memory: times, traffic and the CPU split crypto/signing/encoding/rules"),
 }
 

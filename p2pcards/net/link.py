@@ -1,141 +1,352 @@
-"""TCP links between peers: length-prefixed frames, a full mesh, and a loop that runs one TablePeer.
+"""Authenticated TCP links between the peers of one table: framing, handshake, heartbeats, time-outs.
 
-The table protocol is sans-IO; this is its shell on real sockets. Every frame is broadcast to
-every other seat, so a link needs no addressing: whatever arrives goes to the peer.
+On the wire a link carries frames: a 4-byte big-endian length N (1 <= N <= the cap of the
+link's state), then N bytes: one kind byte and its payload. A length over the cap is refused
+before anything is allocated, and the link is closed. Kinds (see protocol.md, Part III):
+
+    H hello     P proof     F table frame (a signed envelope)
+    K heartbeat A addresses (host to guests: where each seat listens)     B goodbye
+
+`Links` owns a listening socket and every link of one peer, keyed by the proven identity key:
+a connection counts for nothing until its handshake is done, at most MAX_PENDING handshakes
+run at once, each within HANDSHAKE_S and with frames of at most MAX_HELLO bytes. A link that
+sends nothing (not even a heartbeat) for SILENT_S is reported to `on_quiet` (and again when it
+speaks); one silent for DEAD_S, one that cannot take our writes for WRITE_S, lets MAX_BACKLOG
+bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`. A quiet link
+stays open because a peer whose event loop is busy (a long shuffle on a slow machine) is
+silent for a while without being gone.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import contextlib
 import struct
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Final
 
-from ..bots.base import Bot
 from ..crypto.encoding import MAX_FRAME
-from ..errors import IllegalMove
-from ..table.peer import Note, Send, TablePeer
+from ..crypto.identity import SIGNATURE_BYTES, Identity
+from ..errors import LinkBroken, RemoteProtocolError
+from .handshake import MAX_HELLO, Hello, Role, check_proof, new_hello, prove
 
-HEADER = struct.Struct(">I")
+HEADER: Final = struct.Struct(">I")
+HELLO, PROOF, FRAME, BEAT, ADDRS, BYE = b"HPFKAB"
+MAX_LINK_FRAME: Final = MAX_FRAME + 1  # a table frame and its kind byte
+MAX_BYE: Final = 200
+HANDSHAKE_S: Final = 5.0
+HEARTBEAT_S: Final = 1.0
+SILENT_S: Final = 5.0
+DEAD_S: Final = 60.0
+WRITE_S: Final = 5.0
+MAX_PENDING: Final = 256
+MAX_LINKS: Final = 64
+MAX_BACKLOG: Final = 8 * MAX_FRAME
+
+FrameHandler = Callable[["Link", int, bytes], None]
+LostHandler = Callable[["Link", str], None]
+QuietHandler = Callable[["Link", bool], None]
 
 
-async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
-    """One frame, or None at a clean end of stream; ValueError on an oversized frame."""
+def pack(kind: int, payload: bytes = b"") -> bytes:
+    """One frame on the wire: length, kind, payload."""
+    return HEADER.pack(1 + len(payload)) + bytes([kind]) + payload
+
+
+async def read_frame(reader: asyncio.StreamReader, cap: int) -> tuple[int, bytes]:
+    """(kind, payload) of the next frame; LinkBroken at end of stream or on a length outside 1..cap."""
     try:
-        head = await reader.readexactly(HEADER.size)
+        (size,) = HEADER.unpack(await reader.readexactly(HEADER.size))
+        if not 1 <= size <= cap:
+            raise LinkBroken(f"a frame of {size} bytes (the cap is {cap})")
+        data = await reader.readexactly(size)
     except asyncio.IncompleteReadError:
-        return None
-    (size,) = HEADER.unpack(head)
-    if size > MAX_FRAME:
-        raise ValueError(f"frame of {size} bytes is over the cap")
-    try:
-        return await reader.readexactly(size)
-    except asyncio.IncompleteReadError:
-        return None
+        raise LinkBroken("end of stream") from None
+    except (ConnectionError, OSError) as exc:
+        raise LinkBroken(f"connection error: {exc}") from None
+    return data[0], data[1:]
 
 
-def frame_bytes(frame: bytes) -> bytes:
-    """A frame with its length prefix."""
-    return HEADER.pack(len(frame)) + frame
+async def _expect(reader: asyncio.StreamReader, kind: int, cap: int) -> bytes:
+    got, payload = await read_frame(reader, cap)
+    if got != kind:
+        raise LinkBroken(f"expected a {chr(kind)} frame in the handshake, got kind {got}")
+    return payload
 
 
-@dataclass
-class PeerProcess:
-    """One seat on real sockets: listens, dials the seats before it, relays frames, drives its bot."""
+class Link:
+    """One authenticated connection to the peer holding `key`."""
 
-    peer: TablePeer
-    bot: Bot | None
-    host: str = "127.0.0.1"
-    think: float = 0.05
-    notes: list[Note] = field(default_factory=list)
-    writers: list[asyncio.StreamWriter] = field(default_factory=list)
-    bytes_out: int = 0
+    def __init__(self, key: bytes, hello: Hello, address: str, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter, on_frame: FrameHandler, on_lost: LostHandler,
+                 on_quiet: QuietHandler | None = None) -> None:
+        self.key = key
+        self.hello = hello  # theirs: the port they listen on is in it
+        self.address = address  # their address as this connection sees it
+        self.reader = reader
+        self.writer = writer
+        self.closed: str | None = None
+        self.quiet = False  # nothing heard for SILENT_S
+        self.heard = asyncio.get_running_loop().time()
+        self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = 0
+        self._on_frame = on_frame
+        self._on_lost = on_lost
+        self._on_quiet = on_quiet
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def clock(self) -> float:
-        """The wall clock: the orderer's stamps are checked against it, so peers' clocks must agree (NTP)."""
-        return time.time()
+    def start(self) -> None:
+        """Start reading and sending heartbeats."""
+        for coro in (self._read(), self._beat()):
+            task = asyncio.get_running_loop().create_task(coro)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
-    async def listen(self, port: int = 0) -> int:
-        """Start accepting links; returns the port."""
-        self.server = await asyncio.start_server(self._accepted, self.host, port)
-        sock = self.server.sockets[0]
-        return int(sock.getsockname()[1])
+    def send(self, kind: int, payload: bytes = b"") -> None:
+        """Queue one frame; a link whose backlog passes MAX_BACKLOG is too slow and is closed."""
+        if self.closed is not None:
+            return
+        data = pack(kind, payload)
+        self.writer.write(data)
+        self.frames_out += kind != BEAT
+        self.bytes_out += len(data)
+        if self.writer.transport.get_write_buffer_size() > MAX_BACKLOG:
+            self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent")
 
-    async def dial(self, ports: Sequence[int], attempts: int = 50) -> None:
-        """Open a link to each port (retrying while the other process starts)."""
-        for port in ports:
-            for attempt in range(attempts):
+    def close(self, why: str, goodbye: bool = False) -> None:
+        """Close now (saying goodbye first if asked) and report `why` once."""
+        if self.closed is not None:
+            return
+        if goodbye:
+            with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+                self.writer.write(pack(BYE, why.encode()[:MAX_BYE]))
+        self.closed = why
+        for task in self._tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        self.writer.close()
+        self._on_lost(self, why)
+
+    async def wait_closed(self) -> None:
+        """Wait until the socket and both tasks are gone."""
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.writer.wait_closed()
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
+                self.heard = asyncio.get_running_loop().time()
+                if self.quiet:
+                    self.quiet = False
+                    if self._on_quiet is not None:
+                        self._on_quiet(self, False)
+                self.bytes_in += 5 + len(payload)
+                if kind == BYE:
+                    raise LinkBroken("said goodbye: " + payload[:MAX_BYE].decode(errors="replace"))
+                if kind != BEAT:
+                    self.frames_in += 1
+                    self._on_frame(self, kind, payload)
+                await asyncio.sleep(0)  # a flooding link takes its turn like the others
+        except RemoteProtocolError as exc:
+            self.close(str(exc))
+
+    async def _beat(self) -> None:
+        try:
+            while self.closed is None:
+                await asyncio.sleep(HEARTBEAT_S)
+                self._watch()
+                self.send(BEAT)
+                async with asyncio.timeout(WRITE_S):
+                    await self.writer.drain()
+        except TimeoutError:
+            self.close(f"took none of our bytes for {WRITE_S:.0f} s")
+        except (ConnectionError, OSError) as exc:
+            self.close(f"connection error: {exc}")
+
+
+    def _watch(self) -> None:
+        silent = asyncio.get_running_loop().time() - self.heard
+        if silent > DEAD_S:
+            self.close(f"silent for {DEAD_S:.0f} s")
+        elif silent > SILENT_S and not self.quiet:
+            self.quiet = True
+            if self._on_quiet is not None:
+                self._on_quiet(self, True)
+
+
+class Links:
+    """Every link of one peer: a listening socket, dialling out, and links by proven key.
+
+    `admit(key)` says whether a key that proved itself may have a link now (a seat, or a guest
+    while the lobby is open); `on_frame(link, kind, payload)` gets every frame but hellos,
+    proofs, heartbeats and goodbyes, and may raise RemoteProtocolError to close that link;
+    `on_link` and `on_lost` hear of links made and lost, `on_quiet` of links gone quiet and back.
+    """
+
+    def __init__(self, identity: Identity, table: bytes | None, admit: Callable[[bytes], bool],
+                 on_frame: FrameHandler, on_link: Callable[[Link], None] | None = None,
+                 on_lost: LostHandler | None = None, on_quiet: QuietHandler | None = None) -> None:
+        self.identity = identity
+        self.table = table  # None until a dialled host tells us (joining by address)
+        self.admit = admit
+        self.port = 0
+        self.links: dict[bytes, Link] = {}
+        self.refused: list[str] = []  # the last few reasons a connection was dropped, newest last
+        self._closed_traffic = [0, 0, 0, 0]  # frames and bytes in and out of links already closed
+        self._on_frame = on_frame
+        self._on_link = on_link
+        self._on_lost = on_lost
+        self._on_quiet = on_quiet
+        self._servers: list[asyncio.Server] = []
+        self._pending = 0
+        self._closing: set[asyncio.Task[None]] = set()  # links being closed, kept until they are
+
+    async def __aenter__(self) -> Links:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close("leaving")
+
+    async def listen(self, hosts: Sequence[str] = ("0.0.0.0",), port: int = 0) -> int:
+        """Accept links on `hosts` (one port for all); returns the port."""
+        for host in hosts:
+            server = await asyncio.start_server(self._accepted, host, port or self.port)
+            self._servers.append(server)
+            self.port = int(server.sockets[0].getsockname()[1])
+        return self.port
+
+    def send(self, key: bytes, kind: int, payload: bytes = b"") -> None:
+        """One frame to the peer holding `key`, if linked."""
+        link = self.links.get(key)
+        if link is not None:
+            link.send(kind, payload)
+
+    def broadcast(self, kind: int, payload: bytes, keys: Iterable[bytes]) -> None:
+        """One frame to each of `keys` that is linked; everyone else gets nothing."""
+        for key in keys:
+            self.send(key, kind, payload)
+
+    async def dial(self, addresses: Sequence[tuple[str, int]], key: bytes | None = None,
+                   attempts: int = 1, pause: float = 0.2) -> Link:
+        """A link to the first of `addresses` that answers and proves `key` (any key when None)."""
+        errors: list[str] = []
+        for attempt in range(attempts):
+            for host, port in addresses:
                 try:
-                    reader, writer = await asyncio.open_connection(self.host, port)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
-            else:
-                raise ConnectionError(f"no peer answers on port {port}")
-            self._link(reader, writer)
+                    async with asyncio.timeout(HANDSHAKE_S):
+                        reader, writer = await asyncio.open_connection(host, port)
+                except (OSError, TimeoutError) as exc:
+                    errors.append(f"{host}:{port}: {exc or 'timed out'}")
+                    continue
+                try:
+                    return await self._dialer(reader, writer, key)
+                except (LinkBroken, RemoteProtocolError, TimeoutError) as exc:
+                    errors.append(f"{host}:{port}: {exc or 'timed out'}")
+            if attempt + 1 < attempts:
+                await asyncio.sleep(pause)
+        raise LinkBroken("no link: " + "; ".join(errors[-len(addresses):] or ["no address"]))
+
+    async def close(self, why: str) -> None:
+        """Say goodbye on every link, stop listening, and wait until everything is closed."""
+        for server in self._servers:
+            server.close()
+        links = list(self.links.values())
+        for link in links:
+            link.close(why, goodbye=True)
+        await asyncio.gather(*(link.wait_closed() for link in links), *self._closing, return_exceptions=True)
+        for server in self._servers:
+            await server.wait_closed()
+
+    # ------------------------------------------------------------ the handshake
 
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._link(reader, writer)
-
-    def _link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.writers.append(writer)
-        asyncio.get_running_loop().create_task(self._read(reader))
-
-    async def _read(self, reader: asyncio.StreamReader) -> None:
-        while True:
-            try:
-                frame = await read_frame(reader)
-            except (ValueError, ConnectionError):
-                return  # a broken or hostile link is dropped; the protocol's time-outs blame the silence
-            if frame is None:
-                return
-            self._emit(self.peer.receive(frame, self.clock()))
-            self._bot_soon()
-
-    def _emit(self, outputs: list[Send | Note]) -> None:
-        for out in outputs:
-            if isinstance(out, Note):
-                self.notes.append(out)
-                continue
-            data = frame_bytes(out.frame)
-            self.bytes_out += len(data)
-            for w in self.writers:
-                if not w.is_closing():
-                    w.write(data)
-
-    def _bot_soon(self) -> None:
-        if self.bot is not None and not getattr(self, "_bot_due", False):
-            self._bot_due = True
-            asyncio.get_running_loop().call_later(self.think * (0.5 + random.random()), self._bot_turn)
-
-    def _bot_turn(self) -> None:
-        self._bot_due = False
-        peer, bot = self.peer, self.bot
-        if bot is None or peer.busy() or peer.finished or peer.stopped:
+        if self._pending >= MAX_PENDING or len(self.links) >= MAX_LINKS or self.table is None:
+            writer.close()
             return
-        move = bot.choose(peer.view())
-        if move is None:
-            self._bot_soon()
-            return
+        self._pending += 1
         try:
-            self._emit(peer.play(move, self.clock()))
-        except IllegalMove:
-            self._bot_soon()
+            await self._listener(reader, writer)
+        except (LinkBroken, RemoteProtocolError, TimeoutError, ConnectionError, OSError) as exc:
+            self._refuse(writer, str(exc) or "handshake timed out")
+        finally:
+            self._pending -= 1
 
-    async def play(self, peers: int, limit_s: float = 600.0) -> None:
-        """Wait until every link is up, say ready, and run until the table finishes or stops."""
-        while len(self.writers) < peers - 1:
-            await asyncio.sleep(0.02)
-        self._emit(self.peer.start(self.clock()))
-        deadline = self.clock() + limit_s
-        while not (self.peer.finished or self.peer.stopped) and self.clock() < deadline:
-            wake = self.peer.wake_time()
-            await asyncio.sleep(max(0.0, min(0.1, (wake or self.clock() + 0.1) - self.clock())))
-            self._emit(self.peer.tick(self.clock()))
-            self._bot_soon()
-        await asyncio.sleep(0.3)  # let our last frames leave before the links close
-        for w in self.writers:
-            w.close()
-        self.server.close()
+    async def _listener(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self.table is not None
+        mine = new_hello(self.table, self.identity.public, self.port).to_bytes()
+        writer.write(pack(HELLO, mine))
+        async with asyncio.timeout(HANDSHAKE_S):
+            theirs = await _expect(reader, HELLO, MAX_HELLO + 1)
+            hello = Hello.parse(theirs)
+            self._check_hello(hello)
+            proof = await _expect(reader, PROOF, SIGNATURE_BYTES + 1)
+            check_proof(hello.key, "dialer", mine, theirs, proof)
+            if not self.admit(hello.key):
+                raise LinkBroken("not a seat at this table", hello.key.hex())
+            writer.write(pack(PROOF, prove(self.identity, "listener", mine, theirs)))
+            await writer.drain()
+        self._adopt(hello, reader, writer)
+
+    async def _dialer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: bytes | None) -> Link:
+        try:
+            async with asyncio.timeout(HANDSHAKE_S):
+                theirs = await _expect(reader, HELLO, MAX_HELLO + 1)
+                hello = Hello.parse(theirs)
+                if self.table is None:
+                    self.table = hello.table  # joining by address: the host names the table
+                self._check_hello(hello)
+                if key is not None and hello.key != key:
+                    raise LinkBroken("the peer at this address holds another key")
+                mine = new_hello(self.table, self.identity.public, self.port).to_bytes()
+                writer.write(pack(HELLO, mine) + pack(PROOF, prove(self.identity, "dialer", theirs, mine)))
+                proof = await _expect(reader, PROOF, SIGNATURE_BYTES + 1)
+                check_proof(hello.key, "listener", theirs, mine, proof)
+                if not self.admit(hello.key):
+                    raise LinkBroken("not a seat at this table", hello.key.hex())
+        except BaseException as exc:
+            self._refuse(writer, str(exc) or "handshake timed out")
+            raise
+        return self._adopt(hello, reader, writer)
+
+    def _check_hello(self, hello: Hello) -> None:
+        if hello.table != self.table:
+            raise LinkBroken("a hello for another table")
+        if hello.key == self.identity.public:
+            raise LinkBroken("a link to ourselves")
+
+    def _refuse(self, writer: asyncio.StreamWriter, why: str) -> None:
+        writer.close()
+        self.refused = self.refused[-19:] + [why]
+
+    def _adopt(self, hello: Hello, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Link:
+        peer = writer.get_extra_info("peername")
+        link = Link(hello.key, hello, str(peer[0]) if peer else "", reader, writer, self._on_frame, self._lost,
+                    self._on_quiet)
+        old = self.links.get(hello.key)
+        self.links[hello.key] = link
+        if old is not None:
+            old.close("replaced by a newer link")
+        link.start()
+        if self._on_link is not None:
+            self._on_link(link)
+        return link
+
+    def traffic(self) -> dict[str, int]:
+        """Frames and bytes in and out over every link so far, heartbeats and handshakes excluded from frames."""
+        live = [[k.frames_in, k.bytes_in, k.frames_out, k.bytes_out] for k in self.links.values()]
+        totals = [sum(col) for col in zip(self._closed_traffic, *live)]
+        return dict(zip(("frames_in", "bytes_in", "frames_out", "bytes_out"), totals))
+
+    def _lost(self, link: Link, why: str) -> None:
+        for i, n in enumerate((link.frames_in, link.bytes_in, link.frames_out, link.bytes_out)):
+            self._closed_traffic[i] += n
+        if self.links.get(link.key) is link:
+            del self.links[link.key]
+        task = asyncio.get_running_loop().create_task(link.wait_closed())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        if self._on_lost is not None:
+            self._on_lost(link, why)

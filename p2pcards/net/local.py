@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import secrets
 import subprocess
 import sys
@@ -18,20 +17,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..bots.base import Bot, RandomBot
-from ..bots.crescendo_bot import CrescendoBot
-from ..bots.crisp_bot import CrispBot
 from ..crypto.encoding import decode, encode
 from ..crypto.identity import Identity, generate
+from ..errors import LinkBroken
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
-from .link import PeerProcess
-
-
-def _bot(game: str, kind: str, seed: str) -> Bot:
-    if kind == "good":
-        return CrispBot() if game == "crisp" else CrescendoBot()
-    return RandomBot(random.Random(seed), 0.05)
+from .botpeer import make_bot
+from .link import FRAME, Link, Links
+from .seat import Seat
 
 
 async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,15 +32,41 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(order["key"]))
     identity = Identity(key, config.names[order["seat"]])
     peer = TablePeer(config, identity, timeout=float(order.get("timeout", 15)))
-    proc = PeerProcess(peer, _bot(config.game, order["bot"], f"{order.get('seed', 0)}/{order['seat']}"))
-    port = await proc.listen()
-    print(json.dumps({"port": port}), flush=True)
-    ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
-    await proc.dial(ports[: order["seat"]])  # each seat dials the seats before it: one link per pair
-    await proc.play(config.seats, float(order.get("limit_s", 600)))
+    seats = set(config.keys) - {identity.public}
+    seat: Seat | None = None
+
+    def on_frame(link: Link, kind: int, payload: bytes) -> None:
+        if kind != FRAME or seat is None:
+            raise LinkBroken(f"frame kind {kind} has no place here")
+        seat.frame(payload)
+
+    def on_link(link: Link) -> None:
+        if seat is not None:
+            seat.linked(link)
+
+    def on_lost(link: Link, why: str) -> None:
+        if seat is not None:
+            seat.lost(link, why)
+
+    def on_quiet(link: Link, quiet: bool) -> None:
+        if seat is not None:
+            seat.quiet(link, quiet)
+
+    async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost, on_quiet) as links:
+        seat = Seat(peer, links, make_bot(config.game, order["bot"], f"{order.get('seed', 0)}/{order['seat']}"))
+        port = await links.listen(["127.0.0.1"])
+        print(json.dumps({"port": port}), flush=True)
+        ports = json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
+        for i in range(order["seat"]):  # each seat dials the seats before it: one link per pair
+            await links.dial([("127.0.0.1", ports[i])], config.keys[i], attempts=50, pause=0.1)
+        try:
+            await seat.play(float(order.get("limit_s", 600)))
+        except TimeoutError:
+            pass
+        await asyncio.sleep(0.3)  # let our last frames leave before the links close
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
-            "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": proc.bytes_out,
+            "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,
             "rounds": peer.round}
 
 

@@ -1,0 +1,113 @@
+"""`p2pcards bench net`: whole games between `p2pcards peer` processes on loopback, next to the same table in memory.
+
+For each game and table size, one host and its guests run as separate processes linked by the
+authenticated TCP links of `p2pcards.net` (joined by address: no multicast), each played by a
+random bot. Figures, from each peer's own summary (wall-clock times compare across processes
+on one machine):
+
+  set-up   from the host seating the table to the last seat's first chance to move (links,
+           ready, keys, shuffle, deal, first looks)
+  game     from the host seating the table to the last peer's end
+  CPU      process CPU per peer (mean; start-up and imports included), and the same table's
+           CPU per peer on the in-memory network (`p2pcards.sim`), whose clock is virtual
+  memory   the largest peak resident set among the peers
+  traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
+
+The timed windows of the rules (Crisp's 3 s crisp window, Crescendo's 2 s number window) are
+part of a game's wall time: compare set-up times and CPU, not game times, across sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ..bots.base import RandomBot
+from ..errors import InputError
+from ..sim.memnet import MemNet
+from ..sim.table_game import make_table
+from ..table.config import SEATS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Games, table sizes, Crisp's limit."""
+    parser.add_argument("--games", default="crisp,crescendo", help="comma-separated (default crisp,crescendo)")
+    parser.add_argument("--peers", default="2,4,6,8", help="table sizes, comma-separated (default 2,4,6,8)")
+    parser.add_argument("--limit", type=int, default=10, help="Crisp's game limit (default 10: a round or two)")
+
+
+def _peer(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "p2pcards.cli", "peer", "--json", "--interface", "127.0.0.1",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _summary(proc: subprocess.Popen[str], limit_s: float) -> dict[str, Any]:
+    out, _ = proc.communicate(timeout=limit_s)
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError("a peer printed no summary")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def play_net(game: str, n: int, limit: int, limit_s: float = 900) -> list[dict[str, Any]]:
+    """One game between n peer processes; each peer's summary, the host's first."""
+    host_args = ["--create", "--game", game, "--players", str(n), "--no-mdns"]
+    host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []))
+    procs = [host]
+    try:
+        assert host.stdout is not None
+        first = host.stdout.readline()
+        port = first.rsplit("port", 1)[-1].strip()
+        procs += [_peer("--peer", f"127.0.0.1:{port}") for _ in range(n - 1)]
+        return [_summary(p, limit_s) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+
+
+def play_memory(game: str, n: int, limit: int) -> float:
+    """CPU seconds per peer for one game of the same table on the in-memory network."""
+    rng = random.Random(1)
+    peers = make_table(game, n, {"limit": limit} if game == "crisp" else {}, rng)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(n)], rng)
+    start = time.process_time()
+    net.start()
+    net.run(until=36000)
+    return (time.process_time() - start) / n
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one row per game and table size."""
+    games = [g for g in args.games.split(",") if g]
+    try:
+        sizes = [int(s) for s in args.peers.split(",") if s]
+    except ValueError:
+        raise InputError("--peers wants numbers, e.g. 2,4") from None
+    if any(g not in SEATS for g in games) or any(s < 2 for s in sizes) or args.limit < 1:
+        raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive")
+    print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address")
+    print(f"{'game':<10} {'peers':>5} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} {'in memory':>10} "
+          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9}  finished")
+    for game in games:
+        for n in sizes:
+            if n > SEATS[game][1]:
+                continue
+            rs = play_net(game, n, args.limit)
+            seated = rs[0]["ready_at"]
+            firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
+            setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
+            wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
+            print(f"{game:<10} {n:>5} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
+                  f"{play_memory(game, n, args.limit):>10.2f} {max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
+                  f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
+                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f}  "
+                  f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
+    return 0

@@ -1,0 +1,205 @@
+"""`p2pcards peer`: one headless peer played by a bot: it announces itself, creates or joins a table, plays.
+
+`run_bot_peer` runs one such peer in the running event loop (the client's `--bots N` runs N of
+them, sharing one `Discovery`, or pointing them at the host with `peers=`); `run` is the command.
+SIGTERM and Ctrl-C cancel it; leaving by any path sends the goodbyes (see `Node`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bots.base import Bot, RandomBot
+from ..bots.crescendo_bot import CrescendoBot
+from ..bots.crisp_bot import CrispBot
+from ..crypto.identity import generate
+from ..errors import InputError, LinkBroken
+from ..games.crisp import DRAW_SECONDS_CHOICES
+from ..table.config import SEATS
+from ..table.lobby import check_host_options
+from ..table.peer import Note
+from .discovery import Discovery
+from .node import Node
+from .seat import GONE_AFTER_S
+
+SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back"})
+
+
+def make_bot(game: str, kind: str, seed: int | str | None = None) -> Bot:
+    """A good bot for the game, or a random one (its choices need no secrecy: `random` is fine)."""
+    if kind == "good":
+        return CrispBot() if game == "crisp" else CrescendoBot()
+    return RandomBot(random.Random(seed), 0.05)
+
+
+@dataclass
+class BotPeer:
+    """What one headless peer does: host (`create`) or join, and how it reaches the others."""
+
+    bot: str = "random"
+    name: str = field(default_factory=lambda: f"bot-{secrets.token_hex(2)}")
+    create: bool = False
+    game: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    players: int = 2
+    table: str | None = None
+    interfaces: Sequence[str] | None = None
+    peers: Sequence[tuple[str, int]] = ()
+    mdns: bool = True
+    port: int = 0
+    gone_after: float = GONE_AFTER_S
+    think: float = 0.05
+
+
+async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = None,
+                       disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
+    """Run one bot peer in this loop until its table finishes or stops; returns a summary."""
+    identity = generate(cfg.name)
+    mdns = cfg.mdns and not (cfg.peers and not cfg.create)
+    async with Node(identity, cfg.interfaces, mdns=mdns, port=cfg.port, on_note=on_note,
+                    gone_after=cfg.gone_after, disco=disco) as node:
+        if cfg.create:
+            assert cfg.game is not None
+            await node.host(cfg.game, cfg.options, cfg.table or f"{cfg.name}'s table", cfg.players)
+            if on_ready is not None:
+                on_ready(node)
+            await node.wait_players(cfg.players)
+            node.seat_table()
+        else:
+            where = list(cfg.peers) or await node.find(cfg.table, cfg.game)
+            if on_ready is not None:
+                on_ready(node)
+            await node.join(where)
+        assert node.lobby is not None
+        game = node.lobby.game or cfg.game or "crisp"
+        await node.play(make_bot(game, cfg.bot), think=cfg.think)
+        assert node.seat is not None
+        peer = node.seat.peer
+        return {"name": cfg.name, "seat": peer.me, "finished": peer.finished, "stopped": peer.stopped,
+                "totals": peer.game.totals, "rounds": peer.round,
+                "log": peer.rs.log_hash.hex() if peer.rs else None,
+                "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
+                "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
+                "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
+                "end_at": time.time(), "cpu_s": time.process_time(),
+                "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **node.links.traffic()}
+
+
+# ---------------------------------------------------------------- the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Bot, table, host options, how to reach the others."""
+    parser.add_argument("--bot", choices=["random", "good"], default="random", help="who plays this seat")
+    parser.add_argument("--name", default=None, help="this player's name (default bot-XXXX)")
+    parser.add_argument("--table", default=None, metavar="NAME",
+                        help="the table to create, or to join (default: the first with a free seat)")
+    parser.add_argument("--create", action="store_true", help="host a new table")
+    parser.add_argument("--game", choices=sorted(SEATS), help="the game (required with --create; a filter when joining)")
+    parser.add_argument("--players", type=int, default=2, help="host: seat the table when this many have joined (default 2)")
+    parser.add_argument("--limit", type=int, default=None, help="host, Crisp: the game limit (default 100)")
+    parser.add_argument("--discard-draw", action="store_true", help="host, Crisp: allow draws from the discard pile")
+    parser.add_argument("--draw-seconds", type=int, default=None, choices=[c for c in DRAW_SECONDS_CHOICES if c],
+                        help="host, Crisp: time per draw (default no limit)")
+    parser.add_argument("--interface", action="append", default=None, metavar="IF",
+                        help="an IPv4 interface (name or address) to use; repeat for several (default every one)")
+    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
+                        help="join the host at this address without multicast")
+    parser.add_argument("--no-mdns", action="store_true", help="host without announcing (guests need --peer)")
+    parser.add_argument("--port", type=int, default=0, help="the TCP port to listen on (default any)")
+    parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
+                        help=f"seconds a seat may be missing before this peer leaves (default {GONE_AFTER_S:.0f})")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
+
+
+def config_from_args(args: argparse.Namespace) -> BotPeer:
+    """The peer's settings; InputError on any bad combination."""
+    options: dict[str, Any] = {}
+    if args.create:
+        if args.game is None:
+            raise InputError("--create needs --game")
+        low, high = SEATS[args.game]
+        if not low <= args.players <= high:
+            raise InputError(f"{args.game} takes {low} to {high} players")
+        if args.game == "crisp":
+            options = {"limit": args.limit or 100, "discard_draw": args.discard_draw, "draw_seconds": args.draw_seconds}
+        elif args.limit is not None or args.discard_draw or args.draw_seconds is not None:
+            raise InputError("--limit, --discard-draw and --draw-seconds are Crisp options")
+        check_host_options(args.game, options)
+    elif args.no_mdns and not args.peer:
+        raise InputError("--no-mdns without --create needs --peer HOST:PORT")
+    if not 0 <= args.port < 65536:
+        raise InputError("--port must be 0 to 65535")
+    if args.gone_after <= 0:
+        raise InputError("--gone-after must be positive")
+    return BotPeer(args.bot, args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
+                   args.players, args.table, args.interface, [_address(p) for p in args.peer],
+                   not args.no_mdns, args.port, args.gone_after)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"--peer wants HOST:PORT, not {text!r}")
+    return host, int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the peer until its table is over (0 when it finished, 1 when it stopped) or it is told to quit (0)."""
+    cfg = config_from_args(args)
+
+    def show(note: Note) -> None:
+        if note.kind in SHOWN:
+            print(f"[{cfg.name}] {note.kind}: {note.detail}", flush=True)
+
+    def ready(node: Node) -> None:
+        where = f"table {node.ad.ad.name!r} " if node.ad else ""
+        print(f"[{cfg.name}] {'hosting ' + where if cfg.create else 'joining '}"
+              f"on port {node.links.port}", flush=True)
+
+    async def main() -> dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        quit_by: list[str] = []
+
+        def stop(sig: signal.Signals) -> None:
+            quit_by.append(sig.name)
+            task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop, sig)
+        try:
+            return await run_bot_peer(cfg, show, on_ready=ready)
+        except asyncio.CancelledError:
+            if not quit_by:
+                raise
+            return {"name": cfg.name, "quit": quit_by[0]}
+
+    try:
+        summary = asyncio.run(main())
+    except LinkBroken as exc:
+        print(f"p2pcards peer: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a port in use, an address not ours
+        print(f"p2pcards peer: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    elif "quit" in summary:
+        print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
+    else:
+        state = "finished" if summary["finished"] else f"stopped: {summary['stopped']}"
+        print(f"[{cfg.name}] {state}; totals {summary['totals']}", flush=True)
+    return 0 if summary.get("finished") or "quit" in summary else 1

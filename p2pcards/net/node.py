@@ -1,0 +1,336 @@
+"""One peer on the network from lobby to last round: host or join a table, link to every seat, play.
+
+A host listens, announces its table (unless told not to), relays every lobby frame to every
+guest, and seats the table; it then sends each guest where the other seats listen (an `A`
+frame). A guest finds the table by discovery or is given an address (`--peer`), links to the
+host, joins, and once seated dials every seat before its own (the seats after it dial it), so
+each pair of seats has one link. Table frames go only to seated keys. Use it as
+
+    async with Node(identity, interfaces=["127.0.0.1"]) as node:
+        await node.host("crisp", {"limit": 50}, "Ann's table")     # or: await node.join(ad or address)
+        await node.wait_players(3); node.seat_table()               # the host closes the lobby
+        await node.play(bot)                                        # until the table finishes or stops
+
+Leaving the block by any path (the end, an exception, cancellation by Ctrl-C or SIGTERM) leaves
+the table cleanly (a signed `leave` when a round is in play), says goodbye on every link and
+withdraws every mDNS announcement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from ..bots.base import Bot
+from ..crypto.encoding import decode, encode
+from ..crypto.envelope import parse
+from ..crypto.identity import Identity, fingerprint
+from ..errors import InputError, LinkBroken, MalformedMessage
+from ..table.config import SEATS
+from ..table.lobby import MAX_GUESTS, Lobby
+from ..table.outputs import NoteKind
+from ..table.peer import Note
+from .discovery import Announcement, Discovery, TableAd, interface_addresses, wire_options
+from .link import ADDRS, FRAME, Link, Links
+from .seat import GONE_AFTER_S, Seat
+
+MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
+MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
+JOIN_S = 15.0  # how long a guest waits to be let into the lobby
+
+
+class Node:
+    """One peer: its links, its discovery (when multicast is used), its lobby and then its seat."""
+
+    def __init__(self, identity: Identity, interfaces: Sequence[str] | None = None, mdns: bool = True,
+                 port: int = 0, on_note: Callable[[Note], None] | None = None,
+                 gone_after: float = GONE_AFTER_S, disco: Discovery | None = None) -> None:
+        self.identity = identity
+        self.interfaces = interfaces
+        self.mdns = mdns
+        self.port = port
+        self.on_note = on_note
+        self.gone_after = gone_after
+        self.links = Links(identity, None, self._admit, self._frame, self._linked, self._lost, self._quiet)
+        self.disco = disco  # shared by every node of this process when given (one AsyncZeroconf per process)
+        self._own_disco: Discovery | None = None
+        self._joining = False
+        self.lobby: Lobby | None = None
+        self.seat: Seat | None = None
+        self.ad: Announcement | None = None
+        self.peer_ad: Announcement | None = None
+        self.is_host = False
+        self.seats_wanted = 0  # host: how many seats the table ad offers
+        self.lobby_frames: list[bytes] = []  # host: the table frame and every accepted join, in order
+        self.early: list[bytes] = []
+        self.changed = asyncio.Event()  # set whenever the lobby changes; a UI clears it and waits again
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._join_failed: str | None = None
+
+    async def __aenter__(self) -> Node:
+        if self.disco is None and self.mdns:
+            self.disco = self._own_disco = Discovery(self.interfaces)
+            await self.disco.__aenter__()
+        try:
+            await self.links.listen(interface_addresses(self.interfaces) if self.interfaces else ["0.0.0.0"],
+                                    self.port)
+        except BaseException:
+            await self.close("could not listen")
+            raise
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        over = self.seat is not None and self.seat.shell.over
+        await self.close("the table is over" if over else "quit" if et is None else f"quit: {et.__name__}")
+
+    async def close(self, why: str) -> None:
+        """Leave the table if a round is in play, say goodbye on every link, withdraw every ad."""
+        seat = self.seat
+        if seat is not None and not seat.shell.over:
+            seat.shell.leave(why)
+            await asyncio.sleep(0.05)  # let the signed leave reach the sockets
+        if seat is not None:
+            seat.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        try:
+            await self.links.close(why)
+        finally:
+            if self._own_disco is not None:
+                await self._own_disco.close()
+            else:
+                for ann in (self.ad, self.peer_ad):
+                    if ann is not None:
+                        await ann.withdraw()
+
+    def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
+        """A note for whoever watches this node."""
+        if self.seat is not None:
+            self.seat.shell.note(kind, detail, blame)
+        elif self.on_note is not None:
+            self.on_note(Note(kind, detail, blame))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------ hosting
+
+    async def host(self, game: str, options: Mapping[str, Any], table_name: str, seats: int | None = None) -> None:
+        """Open a table: InputError when the game or an option is not the host's to set."""
+        self.is_host = True
+        table = secrets.token_bytes(16)
+        self.lobby, frame = Lobby.open(self.identity, table, game, options)
+        self.lobby_frames.append(frame)
+        self.links.table = table
+        self.seats_wanted = seats or SEATS[game][1]
+        if self.disco is not None:
+            self.ad = await self.disco.announce(TableAd(
+                table_name, table, game, self.identity.name, self.identity.fingerprint, self.links.port,
+                options=wire_options(options), taken=1, free=self.seats_wanted - 1))
+
+    @property
+    def players(self) -> list[str]:
+        """The names in the lobby, in join order, the host first."""
+        return list(self.lobby.names.values()) if self.lobby else []
+
+    async def wait_players(self, count: int) -> None:
+        """Wait until `count` players (the host included) have joined."""
+        while len(self.players) < count:
+            self.changed.clear()
+            await self.changed.wait()
+
+    def seat_table(self) -> None:
+        """Host: close the lobby, seat everyone who joined, tell each seat where the others listen."""
+        assert self.lobby is not None and self.is_host
+        seats = self.lobby.seat()
+        config = self.lobby.config
+        assert config is not None
+        for key in list(self.links.links):
+            if key not in config.keys:
+                self.links.links[key].close("the table is seated without you", goodbye=True)
+        self.links.broadcast(FRAME, seats, config.keys)
+        where: list[Any] = [[k, [self.links.links[k].address], self.links.links[k].hello.port]
+                            for k in config.keys if k in self.links.links]
+        self.links.broadcast(ADDRS, encode(where), config.keys)
+        self._make_seat()
+        if self.ad is not None:
+            self._spawn(self.ad.update(taken=config.seats, free=0))
+
+    # ------------------------------------------------------------ joining
+
+    async def find(self, name: str | None = None, game: str | None = None, within: float = 30.0) -> TableAd:
+        """The first table announced with free seats (of this name and game when given)."""
+        if self.disco is None:
+            raise InputError("no multicast discovery: give the host's address with --peer HOST:PORT")
+        try:
+            async with asyncio.timeout(within):
+                return await self.disco.wait_for_table(name, game)
+        except TimeoutError:
+            raise InputError(f"no table {'named ' + repr(name) + ' ' if name else ''}found in {within:.0f} s") from None
+
+    async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
+        """Link to the host (trying each address), ask to join, and wait until the host seats us."""
+        if isinstance(where, TableAd):
+            self.links.table = where.table
+            addresses = [(a, where.port) for a in where.addresses]
+        else:
+            addresses = list(where)
+        self._joining = True
+        link = await self.links.dial(addresses, attempts=20, pause=0.25)
+        if isinstance(where, TableAd) and fingerprint(link.key) != where.fingerprint:
+            link.close("the host's key does not match its announced fingerprint", goodbye=True)
+            raise LinkBroken("the host's key does not match its announced fingerprint")
+        assert self.links.table is not None
+        self.lobby = Lobby(self.identity, self.links.table, link.key)
+        self.links.send(link.key, FRAME, self.lobby.join())
+        try:
+            async with asyncio.timeout(JOIN_S):
+                while self.lobby.game is None and self._join_failed is None:
+                    self.changed.clear()
+                    await self.changed.wait()
+        except TimeoutError:
+            raise LinkBroken("the host never opened its lobby to us") from None
+        if self._join_failed:
+            raise LinkBroken(self._join_failed)
+
+    async def wait_seated(self) -> None:
+        """Guest: wait until the host seats the table; LinkBroken if it is seated without us or the host goes."""
+        while self.seat is None:
+            if self._join_failed:
+                raise LinkBroken(self._join_failed)
+            self.changed.clear()
+            await self.changed.wait()
+
+    # ------------------------------------------------------------ the table
+
+    async def play(self, bot: Bot | None = None, limit_s: float = 3600.0, think: float = 0.05) -> None:
+        """Wait until seated and linked to every seat, then run the table until it finishes or stops."""
+        if not self.is_host:
+            await self.wait_seated()
+        assert self.seat is not None
+        self.seat.shell.bot = bot
+        self.seat.shell.think = think
+        if self.disco is not None and self.lobby is not None:
+            name = f"{self.identity.name} {self.identity.fingerprint[:5]}"
+            ad = TableAd(name, self.lobby.table, self.seat.peer.cfg.game, self.identity.name,
+                         self.identity.fingerprint, self.links.port, role="peer",
+                         options=wire_options(self.seat.peer.cfg.options), taken=self.seat.peer.n)
+            self._spawn(self._announce_peer(self.disco, ad))  # probing takes a second: do not hold up `ready`
+        await self.seat.play(limit_s)
+
+    async def _announce_peer(self, disco: Discovery, ad: TableAd) -> None:
+        self.peer_ad = await disco.announce(ad)
+
+    def _make_seat(self) -> None:
+        assert self.lobby is not None
+        self.seat = Seat(self.lobby.table_peer(), self.links, on_note=self.on_note, gone_after=self.gone_after)
+        self.changed.set()
+        for frame in self.early:
+            self.seat.frame(frame)
+        self.early.clear()
+
+    # ------------------------------------------------------------ link handlers
+
+    def _admit(self, key: bytes) -> bool:
+        if self.seat is not None:
+            return key in self.seat.names
+        if self.lobby is None:
+            return self._joining
+        if self.is_host:
+            return len(self.links.links) < MAX_GUESTS
+        return key == self.lobby.host or key in self.lobby.names
+
+    def _frame(self, link: Link, kind: int, payload: bytes) -> None:
+        if kind == FRAME:
+            parse(payload)  # MalformedMessage (the link is cut) unless it is a well-formed envelope
+            if self.seat is not None:
+                self.seat.frame(payload)
+            elif self.is_host:
+                self._host_lobby(link, payload)
+            elif self.lobby is not None and link.key == self.lobby.host:
+                self._guest_lobby(payload)
+            elif len(self.early) < MAX_EARLY and sum(map(len, self.early)) + len(payload) <= MAX_EARLY_BYTES:
+                self.early.append(payload)  # a seat that was seated before us says ready
+            else:
+                raise LinkBroken("too many table frames before we are seated")
+        elif kind == ADDRS and self.lobby is not None and link.key == self.lobby.host and not self.is_host:
+            self._spawn(self._dial_seats(payload))
+        else:
+            raise LinkBroken(f"a frame of kind {kind} has no place here")
+
+    def _host_lobby(self, link: Link, frame: bytes) -> None:
+        assert self.lobby is not None
+        if parse(frame).envelope.sender != link.key:
+            raise MalformedMessage("a guest may only send its own join")
+        before = len(self.lobby.names)
+        self.lobby.receive(frame)
+        errors, self.lobby.errors = self.lobby.errors, []
+        if errors or len(self.lobby.names) == before or link.key not in self.lobby.names:
+            raise MalformedMessage(f"not a join: {errors[-1] if errors else 'nothing new'}")
+        self.lobby_frames.append(frame)
+        # Every link in the lobby was sent the history when it came: it gets each join after that too,
+        # joined yet or not, or a later guest's chain would start at a gap.
+        self.links.broadcast(FRAME, frame, list(self.links.links))
+        self.changed.set()
+        if self.ad is not None:
+            taken = len(self.lobby.names)
+            self._spawn(self.ad.update(taken=taken, free=max(0, self.seats_wanted - taken)))
+
+    def _guest_lobby(self, frame: bytes) -> None:
+        assert self.lobby is not None
+        self.lobby.receive(frame)
+        errors, self.lobby.errors = self.lobby.errors, []
+        self.changed.set()
+        if errors:
+            raise MalformedMessage(f"the host sent a bad lobby frame: {errors[-1]}")
+        config = self.lobby.config
+        if config is not None:
+            if self.identity.public in config.keys:
+                self._make_seat()
+            else:
+                self._join_failed = "the table was seated without us"
+
+    async def _dial_seats(self, payload: bytes) -> None:
+        assert self.seat is not None, "the host sends addresses after the seats"
+        value = decode(payload)
+        keys = self.seat.peer.cfg.keys
+        me = keys.index(self.identity.public)
+        if not isinstance(value, list):
+            return
+        for item in value:
+            if not (isinstance(item, list) and len(item) == 3):
+                continue
+            key, hosts, port = item
+            if not (isinstance(key, bytes) and isinstance(hosts, list) and type(port) is int):
+                continue
+            if key in keys and keys.index(key) < me and key not in self.links.links:
+                with contextlib.suppress(LinkBroken):
+                    await self.links.dial([(str(h), port) for h in hosts], key, attempts=20, pause=0.25)
+
+    def _linked(self, link: Link) -> None:
+        if self.seat is not None:
+            self.seat.linked(link)
+        elif self.is_host:
+            for frame in self.lobby_frames:
+                link.send(FRAME, frame)
+
+    def _quiet(self, link: Link, quiet: bool) -> None:
+        if self.seat is not None:
+            self.seat.quiet(link, quiet)
+
+    def _lost(self, link: Link, why: str) -> None:
+        if self.seat is not None:
+            self.seat.lost(link, why)
+        elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
+            self._join_failed = f"the host went away: {why}"
+            self.changed.set()
+        elif self.lobby is not None and link.key in self.lobby.names:
+            self.note("missing", f"{self.lobby.names[link.key]} left the lobby: {why}", self.lobby.names[link.key])

@@ -1,0 +1,102 @@
+"""One seated peer on the network: its TableShell, fed by authenticated links to every other seat.
+
+Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
+heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
+a `back` note; one missing for `gone_after` seconds makes us leave the table with its name as
+the reason, since the table protocol cannot yet go on without a seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from ..bots.base import Bot
+from ..errors import LinkBroken
+from ..table.peer import Note, TablePeer
+from .link import FRAME, Link, Links
+from .shell import TableShell
+
+LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
+GONE_AFTER_S = 30.0  # how long a seat may be missing before we give up on the table
+
+
+class Seat:
+    """A TablePeer on `links`: call `frame`, `linked` and `lost` from the links' handlers, then `play`."""
+
+    def __init__(self, peer: TablePeer, links: Links, bot: Bot | None = None,
+                 on_note: Callable[[Note], None] | None = None, gone_after: float = GONE_AFTER_S,
+                 think: float = 0.05) -> None:
+        self.peer = peer
+        self.links = links
+        self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
+        self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
+        self.gone_after = gone_after
+        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
+        self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self._all_linked = asyncio.Event()
+        self.started: float | None = None  # when we said ready
+        self.linked(None)
+
+    def _broadcast(self, frame: bytes) -> None:
+        self.links.broadcast(FRAME, frame, self.others)
+
+    def frame(self, payload: bytes) -> None:
+        """A table frame from a seat's link."""
+        self.shell.receive(payload)
+
+    def linked(self, link: Link | None) -> None:
+        """A link is up (None: just look at the links)."""
+        if link is not None:
+            self._back(link.key)
+        if all(k in self.links.links for k in self.others):
+            self._all_linked.set()
+
+    def lost(self, link: Link, why: str) -> None:
+        """A seat's link is gone: say so now, give up on the table if it stays gone."""
+        if link.key not in self.links.links and "the table is over" not in why:  # else: it saw the end first
+            self._missing(link.key, why)
+
+    def quiet(self, link: Link, quiet: bool) -> None:
+        """A seat's link went quiet (no heartbeat for a while), or speaks again."""
+        if quiet:
+            self._missing(link.key, "no heartbeat")
+        else:
+            self._back(link.key)
+
+    def _missing(self, key: bytes, why: str) -> None:
+        if key not in self.names or key in self.missing or self.shell.over:
+            return
+        name = self.names[key]
+        self.shell.note("missing", f"{name} is missing: {why}", name)
+        self.missing[key] = asyncio.get_running_loop().call_later(
+            self.gone_after, self.shell.leave, f"{name} was missing for {self.gone_after:.0f} s")
+
+    def _back(self, key: bytes) -> None:
+        if key in self.missing:
+            self.missing.pop(key).cancel()
+            self.shell.note("back", f"{self.names[key]} is back", self.names[key])
+
+    async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S) -> None:
+        """Wait for a link to every seat, say ready, run until the table finishes or stops."""
+        try:
+            async with asyncio.timeout(link_up_s):
+                await self._all_linked.wait()
+        except TimeoutError:
+            absent = [self.names[k] for k in self.others if k not in self.links.links]
+            self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
+            self.close()
+            raise LinkBroken(f"no link to {', '.join(absent)}") from None
+        self.started = self.shell.clock()
+        self.shell.start()
+        try:
+            async with asyncio.timeout(limit_s):
+                await self.shell.done()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop every timer of this seat."""
+        for handle in self.missing.values():
+            handle.cancel()
+        self.shell.close()

@@ -1,0 +1,151 @@
+"""The asyncio shell around one sans-IO `TablePeer`: frames in, broadcasts out, wake-ups at its wake time.
+
+The shell owns no sockets: it is given a `broadcast` callable and fed frames with `receive`. It
+keeps a reference to every timer it schedules, ticks the peer exactly when `wake_time()` asks
+(never on a fixed poll), drives an optional bot, and is used as `async with TableShell(...)`,
+which cancels every timer on the way out, whatever the exit path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+
+from ..bots.base import Bot
+from ..errors import IllegalMove
+from ..games.base import Move
+from ..table.outputs import NoteKind
+from ..table.peer import Note, Send, TablePeer
+
+MAX_NOTES = 1000  # the newest notes kept for a UI or a summary; older ones are dropped, never hoarded
+
+
+def wall_clock() -> float:
+    """The wall clock: the orderer's stamps are checked against it, so peers' clocks must agree (NTP)."""
+    return time.time()
+
+
+class TableShell:
+    """Runs one TablePeer on an event loop: `receive` frames, `play` moves, await `done`."""
+
+    def __init__(self, peer: TablePeer, broadcast: Callable[[bytes], None], bot: Bot | None = None,
+                 think: float = 0.05, clock: Callable[[], float] = wall_clock,
+                 on_note: Callable[[Note], None] | None = None) -> None:
+        self.peer = peer
+        self.bot = bot
+        self.think = think
+        self.clock = clock
+        self.notes: deque[Note] = deque(maxlen=MAX_NOTES)
+        self.bytes_out = 0
+        self.frames_out = 0
+        self._broadcast = broadcast
+        self._on_note = on_note
+        self._wake: asyncio.TimerHandle | None = None
+        self._bot_timer: asyncio.TimerHandle | None = None
+        self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
+        self._done = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+
+    async def __aenter__(self) -> TableShell:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel every timer; the peer is left as it is."""
+        for handle in (self._wake, self._bot_timer):
+            if handle is not None:
+                handle.cancel()
+        self._wake = self._bot_timer = None
+        self._done.set()
+
+    @property
+    def over(self) -> bool:
+        """True once the table finished or stopped (or the shell was closed)."""
+        return self._done.is_set()
+
+    async def done(self) -> None:
+        """Wait until the table finishes or stops."""
+        await self._done.wait()
+
+    # ------------------------------------------------------------ inputs
+
+    def start(self) -> None:
+        """Say ready (every link must be up: a frame sent before is lost)."""
+        self._emit(self.peer.start(self.clock()))
+
+    def receive(self, frame: bytes) -> None:
+        """One frame from any link."""
+        if not self.over:
+            self._emit(self.peer.receive(frame, self.clock()))
+
+    def play(self, move: Move) -> None:
+        """Our own move (from a UI); IllegalMove when our engine already refuses it."""
+        self._emit(self.peer.play(move, self.clock()))
+
+    def leave(self, why: str) -> None:
+        """Leave the table for good."""
+        self._emit(self.peer.leave(self.clock(), why))
+
+    def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
+        """A note from the network layer (a seat missing, back), shown like the peer's own."""
+        self._take_note(Note(kind, detail, blame))
+
+    # ------------------------------------------------------------ outputs and timers
+
+    def _emit(self, outputs: list[Send | Note]) -> None:
+        for out in outputs:
+            if isinstance(out, Note):
+                self._take_note(out)
+            else:
+                self.frames_out += 1
+                self.bytes_out += len(out.frame)
+                self._broadcast(out.frame)
+        if self.peer.finished or self.peer.stopped:
+            self.close()
+            return
+        if self.first_turn is None and not self.peer.busy():
+            self.first_turn = self.clock()
+        self._schedule()
+        self._bot_soon()
+
+    def _take_note(self, note: Note) -> None:
+        self.notes.append(note)
+        if self._on_note is not None:
+            self._on_note(note)
+
+    def _schedule(self) -> None:
+        wake = self.peer.wake_time()
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+        if wake is not None:
+            self._wake = self._loop.call_later(max(0.0, wake - self.clock()), self._tick)
+
+    def _tick(self) -> None:
+        self._wake = None
+        self._emit(self.peer.tick(self.clock()))
+
+    def _bot_soon(self) -> None:
+        if self.bot is not None and self._bot_timer is None and not self.over:
+            # Think time is for pacing only, not secret: `random` is fine here.
+            self._bot_timer = self._loop.call_later(self.think * (0.5 + random.random()), self._bot_turn)
+
+    def _bot_turn(self) -> None:
+        self._bot_timer = None
+        peer, bot = self.peer, self.bot
+        if bot is None or self.over or peer.busy():
+            return
+        move = bot.choose(peer.view())
+        if move is None:
+            return  # nothing to do until something arrives or the clock moves: both reschedule us
+        try:
+            self.play(move)
+        except IllegalMove:
+            self._bot_soon()

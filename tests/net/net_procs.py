@@ -1,0 +1,78 @@
+"""Real `p2pcards peer` processes for tests: start, read their lines with arrival times, stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+
+class PeerProc:
+    """One `p2pcards peer` process whose output lines are collected, each with the time it came."""
+
+    def __init__(self, *args: str, prefix: Sequence[str] = ()) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "p2pcards.cli", "peer", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.lines: list[tuple[float, str]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def wait_line(self, pattern: str, within: float = 60.0) -> tuple[float, re.Match[str]]:
+        """The first line matching `pattern` (its arrival time and match); AssertionError after `within` s."""
+        end = time.monotonic() + within
+        while time.monotonic() < end:
+            for at, line in list(self.lines):
+                m = re.search(pattern, line)
+                if m:
+                    return at, m
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r} in: {self.text()}")
+
+    def port(self) -> int:
+        """The port it said it listens on."""
+        return int(self.wait_line(r"on port (\d+)", 30)[1].group(1))
+
+    def result(self, within: float = 300.0) -> dict[str, Any]:
+        """Wait for the exit; its JSON summary line (the peer must run with --json)."""
+        self.proc.wait(within)
+        self._reader.join(5)
+        for _, line in reversed(self.lines):
+            if line.startswith("{"):
+                summary: dict[str, Any] = json.loads(line)
+                summary["rc"] = self.proc.returncode
+                return summary
+        raise AssertionError(f"no summary: {self.text()}")
+
+    def text(self) -> str:
+        """Everything it printed."""
+        return "\n".join(line for _, line in self.lines)
+
+    def peak_rss_kib(self) -> int:
+        """Its peak resident memory so far (Linux: VmHWM)."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(next(line for line in f if line.startswith("VmHWM")).split()[1])
+
+    def signal(self, sig: int = signal.SIGTERM) -> None:
+        """Send a signal (SIGTERM by default)."""
+        self.proc.send_signal(sig)
+
+    def stop(self) -> None:
+        """Kill it if it still runs."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)

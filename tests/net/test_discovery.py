@@ -1,0 +1,100 @@
+"""Discovery on real multicast DNS, loopback only: tables appear, change, clash and vanish with a goodbye."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+
+import pytest
+
+from p2pcards.errors import InputError, MalformedMessage
+from p2pcards.net.discovery import Discovery, TableAd, wire_options
+
+LOOPBACK = ["127.0.0.1"]
+
+
+def ad(name: str, **kw: object) -> TableAd:
+    fields: dict[str, object] = dict(name=name, table=secrets.token_bytes(16), game="crisp", host="ann",
+                                     fingerprint="12345 12345 12345 12345 12345", port=4000,
+                                     options=wire_options({"limit": 50, "draw_seconds": 30}), taken=1, free=2)
+    fields.update(kw)
+    return TableAd(**fields)  # type: ignore[arg-type]
+
+
+async def seen(disco: Discovery, test: Callable[[tuple[TableAd, ...]], bool], within: float = 10) -> tuple[TableAd, ...]:
+    async with asyncio.timeout(within):
+        async for tables in disco.tables():
+            if test(tables):
+                return tables
+    raise AssertionError("unreachable")
+
+
+def test_a_table_appears_with_its_txt_changes_and_vanishes_on_goodbye() -> None:
+    tag = secrets.token_hex(3)
+
+    async def main() -> None:
+        async with Discovery(LOOPBACK) as host, Discovery(LOOPBACK) as guest:
+            ann = await host.announce(ad(f"ann {tag}"))
+            tables = await seen(guest, lambda ts: any(t.name == f"ann {tag}" for t in ts))
+            got = next(t for t in tables if t.name == f"ann {tag}")
+            assert got.table == ann.ad.table and got.game == "crisp" and got.free == 2
+            assert got.opts == {"limit": 50, "draw_seconds": 30} and got.addresses == ("127.0.0.1",)
+            await ann.update(taken=3, free=0)
+            await seen(guest, lambda ts: any(t.name == f"ann {tag}" and t.free == 0 for t in ts))
+            await ann.withdraw()
+            await seen(guest, lambda ts: all(t.name != f"ann {tag}" for t in ts), within=5)
+
+    asyncio.run(main())
+
+
+def test_leaving_the_block_says_goodbye_even_on_an_exception() -> None:
+    tag = secrets.token_hex(3)
+
+    async def main() -> None:
+        async with Discovery(LOOPBACK) as guest:
+            with pytest.raises(RuntimeError):
+                async with Discovery(LOOPBACK) as host:
+                    await host.announce(ad(f"bob {tag}"))
+                    await seen(guest, lambda ts: any(t.name == f"bob {tag}" for t in ts))
+                    raise RuntimeError("the host crashed")
+            await seen(guest, lambda ts: all(t.name != f"bob {tag}" for t in ts), within=5)
+
+    asyncio.run(main())
+
+
+def test_a_name_clash_gets_a_new_name() -> None:
+    tag = secrets.token_hex(3)
+
+    async def main() -> None:
+        async with Discovery(LOOPBACK) as a, Discovery(LOOPBACK) as b, Discovery(LOOPBACK) as guest:
+            first = await a.announce(ad(f"same {tag}", port=4001))
+            await seen(guest, lambda ts: any(t.name == f"same {tag}" for t in ts))
+            second = await b.announce(ad(f"same {tag}", port=4002, fingerprint="54321 54321 54321 54321 54321"))
+            assert first.ad.name == f"same {tag}" and second.ad.name != first.ad.name
+            tables = await seen(guest, lambda ts: sum(t.name.startswith(f"same {tag}") for t in ts) == 2)
+            assert {t.port for t in tables if t.name.startswith(f"same {tag}")} == {4001, 4002}
+
+    asyncio.run(main())
+
+
+def test_a_txt_record_that_breaks_the_rules_is_no_table() -> None:
+    good = ad("x").txt()
+    assert TableAd.from_txt("x", good, ["127.0.0.1"]).free == 2
+    for key, value in [("game", "chess"), ("port", "0"), ("opts", '{"limit":0}'), ("opts", '{"speed":1}'),
+                       ("id", "zz"), ("free", "99"), ("opts", "x" * 300)]:
+        with pytest.raises(MalformedMessage):
+            TableAd.from_txt("x", {**good, key: value}, [])
+    with pytest.raises(MalformedMessage):
+        TableAd.from_txt("x", {k: v for k, v in good.items() if k != "fpr"}, [])
+
+
+def test_every_txt_string_stays_within_dns_sd_limits() -> None:
+    big = ad("y" * 63, host="h" * 32, options=wire_options({"limit": 500, "discard_draw": True, "draw_seconds": 60}))
+    strings = [f"{k}={v}".encode() for k, v in big.txt().items()]
+    assert all(len(s) <= 255 for s in strings) and sum(len(s) + 1 for s in strings) < 400
+
+
+def test_an_unknown_interface_is_one_clear_error() -> None:
+    with pytest.raises(InputError, match="no such IPv4 interface"):
+        Discovery(["no-such-if0"])

@@ -1,0 +1,285 @@
+"""Links on real loopback sockets: only a proven key at the right table gets a link; rule breakers are cut at once."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import struct
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from p2pcards.crypto.encoding import encode
+from p2pcards.crypto.identity import Identity, generate
+from p2pcards.errors import LinkBroken
+from p2pcards.net import link as link_mod
+from p2pcards.net.handshake import Hello, check_proof, new_hello, prove
+from p2pcards.net.link import BEAT, FRAME, HELLO, PROOF, Link, Links, pack, read_frame
+
+LOCAL = "127.0.0.1"
+
+
+class Side:
+    """One peer's Links, recording what it received and lost."""
+
+    def __init__(self, identity: Identity, table: bytes, allowed: set[bytes]) -> None:
+        self.frames: list[bytes] = []
+        self.lost: list[tuple[str, str]] = []
+        self.quiet: list[bool] = []
+        self.links = Links(identity, table, allowed.__contains__, self._frame, on_lost=self._lost,
+                           on_quiet=lambda link, quiet: self.quiet.append(quiet))
+
+    def _frame(self, link: Link, kind: int, payload: bytes) -> None:
+        if kind != FRAME:
+            raise LinkBroken(f"kind {kind}")
+        self.frames.append(payload)
+
+    def _lost(self, link: Link, why: str) -> None:
+        self.lost.append((link.hello.key.hex()[:8], why))
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
+async def until(cond: Callable[[], bool], within: float = 5.0) -> None:
+    async with asyncio.timeout(within):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+async def pair(table: bytes | None = None) -> tuple[Side, Side, Identity, Identity]:
+    a_id, b_id = generate("ann"), generate("bob")
+    table = table or secrets.token_bytes(16)
+    a = Side(a_id, table, {b_id.public})
+    b = Side(b_id, table, {a_id.public})
+    port = await a.links.listen([LOCAL])
+    await b.links.dial([(LOCAL, port)], a_id.public)
+    await until(lambda: b_id.public in a.links.links)
+    return a, b, a_id, b_id
+
+
+def test_two_seats_link_and_frames_flow_both_ways() -> None:
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        a.links.broadcast(FRAME, b"to bob", [b_id.public])
+        b.links.send(a_id.public, FRAME, b"to ann")
+        await until(lambda: a.frames == [b"to ann"] and b.frames == [b"to bob"])
+        await b.links.close("done")
+        await until(lambda: bool(a.lost))
+        assert "goodbye" in a.lost[0][1]
+        await a.links.close("done")
+
+    run(main)
+
+
+def test_a_stranger_with_a_valid_key_gets_no_link() -> None:
+    async def main() -> None:
+        a_id, stranger = generate("ann"), generate("eve")
+        table = secrets.token_bytes(16)
+        a = Side(a_id, table, set())
+        port = await a.links.listen([LOCAL])
+        eve = Side(stranger, table, {a_id.public})
+        with pytest.raises(LinkBroken):
+            await eve.links.dial([(LOCAL, port)])
+        await until(lambda: bool(a.links.refused))
+        assert not a.links.links and "not a seat" in a.links.refused[-1]
+        await a.links.close("done")
+        await eve.links.close("done")
+
+    run(main)
+
+
+def test_a_dialler_at_another_table_is_refused() -> None:
+    async def main() -> None:
+        a_id, b_id = generate("ann"), generate("bob")
+        a = Side(a_id, secrets.token_bytes(16), {b_id.public})
+        port = await a.links.listen([LOCAL])
+        b = Side(b_id, secrets.token_bytes(16), {a_id.public})
+        with pytest.raises(LinkBroken, match="another table"):
+            await b.links.dial([(LOCAL, port)])
+        assert not a.links.links
+        await a.links.close("done")
+
+    run(main)
+
+
+async def raw(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Hello, bytes]:
+    reader, writer = await asyncio.open_connection(LOCAL, port)
+    kind, theirs = await read_frame(reader, 1000)
+    assert kind == HELLO
+    return reader, writer, Hello.parse(theirs), theirs
+
+
+async def closed_by_peer(reader: asyncio.StreamReader) -> bool:
+    """True when the peer closes the connection within a few seconds (whatever it sent first)."""
+    try:
+        async with asyncio.timeout(6):
+            while await reader.read(1 << 16):
+                pass
+    except (ConnectionError, TimeoutError):
+        return False
+    return True
+
+
+def test_a_replayed_handshake_is_dropped_at_once() -> None:
+    async def main() -> None:
+        a_id, b_id = generate("ann"), generate("bob")
+        table = secrets.token_bytes(16)
+        a = Side(a_id, table, {b_id.public})
+        port = await a.links.listen([LOCAL])
+        # Bob's real handshake, recorded as an eavesdropper sees it.
+        reader, writer, hello_a, theirs = await raw(port)
+        mine = new_hello(table, b_id.public, 0).to_bytes()
+        recorded = pack(HELLO, mine) + pack(PROOF, prove(b_id, "dialer", theirs, mine))
+        writer.write(recorded)
+        kind, proof = await read_frame(reader, 100)
+        check_proof(a_id.public, "listener", theirs, mine, proof)
+        await until(lambda: b_id.public in a.links.links)
+        writer.close()
+        # Replayed on a new connection: ann's nonce is fresh, so the old proof fails.
+        reader, writer, _, _ = await raw(port)
+        writer.write(recorded)
+        assert await closed_by_peer(reader)
+        assert "replay" in a.links.refused[-1]
+        await a.links.close("done")
+
+    run(main)
+
+
+@pytest.mark.parametrize("attack", ["4 GiB prefix", "garbage", "deep nesting", "empty frame", "wrong kind"])
+def test_rule_breakers_are_closed_during_the_handshake(attack: str) -> None:
+    payloads = {
+        "4 GiB prefix": struct.pack(">I", 0xFFFFFFFF) + b"x" * 100,
+        "garbage": secrets.token_bytes(300),
+        "deep nesting": pack(HELLO, b"\x91" * 200 + b"\xc0"),
+        "empty frame": struct.pack(">I", 0),
+        "wrong kind": pack(FRAME, b"table traffic before a handshake"),
+    }
+
+    async def main() -> None:
+        a = Side(generate("ann"), secrets.token_bytes(16), set())
+        port = await a.links.listen([LOCAL])
+        reader, writer, _, _ = await raw(port)
+        writer.write(payloads[attack])
+        assert await closed_by_peer(reader)
+        assert not a.links.links
+        await a.links.close("done")
+
+    run(main)
+
+
+def test_a_seat_that_breaks_framing_after_the_handshake_is_cut_and_reported() -> None:
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        link = b.links.links[a_id.public]
+        link.writer.write(struct.pack(">I", 0xFFFFFFFF))
+        await until(lambda: bool(a.lost))
+        assert "cap" in a.lost[0][1]
+        assert b_id.public not in a.links.links
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_a_silent_seat_is_reported_at_once_and_cut_when_it_stays_silent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "SILENT_S", 0.5)
+    monkeypatch.setattr(link_mod, "HEARTBEAT_S", 0.1)
+    monkeypatch.setattr(link_mod, "DEAD_S", 2.0)
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        for task in list(b.links.links[a_id.public]._tasks):  # bob's process freezes: no heartbeats
+            task.cancel()
+        await until(lambda: a.quiet == [True], within=2)
+        assert not a.lost  # quiet is not gone: a busy peer may speak again
+        b.links.send(a_id.public, FRAME, b"back")
+        await until(lambda: a.quiet == [True, False] and a.frames == [b"back"])
+        await until(lambda: bool(a.lost), within=5)
+        assert "silent for 2 s" in a.lost[0][1]
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_heartbeats_keep_a_quiet_link_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "SILENT_S", 0.5)
+    monkeypatch.setattr(link_mod, "HEARTBEAT_S", 0.1)
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        await asyncio.sleep(1.5)
+        assert not a.lost and not b.lost and not a.quiet and not b.quiet
+        assert a.links.links[b_id.public].bytes_in >= 5 * 5  # heartbeats: 5 bytes each, never frames
+        assert a.links.links[b_id.public].frames_in == 0
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_many_idle_connections_cost_nothing_and_never_become_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "HANDSHAKE_S", 1.0)
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        idle = [await asyncio.open_connection(LOCAL, a.links.port) for _ in range(300)]
+        a.links.broadcast(FRAME, b"still here", [b_id.public])
+        await until(lambda: b.frames == [b"still here"])
+        assert set(a.links.links) == {b_id.public}
+        # Every idle one is closed by the handshake time-out (or at once, past MAX_PENDING).
+        results = await asyncio.gather(*(closed_by_peer(r) for r, _ in idle))
+        assert all(results)
+        for _, w in idle:
+            w.close()
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_a_hello_is_exactly_its_fields() -> None:
+    hello = new_hello(b"t" * 16, bytes(32), 7)
+    assert Hello.parse(hello.to_bytes()) == hello
+    for bad in ({"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
+                {"v": 1, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
+                {"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
+                {"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
+        with pytest.raises(Exception, match="hello|version"):
+            Hello.parse(encode(bad))  # type: ignore[arg-type]
+
+
+def test_heartbeat_kind_is_never_delivered() -> None:
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        b.links.send(a_id.public, BEAT)
+        b.links.send(a_id.public, FRAME, b"x")
+        await until(lambda: a.frames == [b"x"])
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_a_flooding_seat_does_not_starve_another() -> None:
+    async def main() -> None:
+        table = secrets.token_bytes(16)
+        ids = [generate(n) for n in ("ann", "bob", "cat")]
+        keys = {i.public for i in ids}
+        a, b, c = (Side(i, table, keys - {i.public}) for i in ids)
+        port = await a.links.listen([LOCAL])
+        await b.links.dial([(LOCAL, port)], ids[0].public)
+        await c.links.dial([(LOCAL, port)], ids[0].public)
+        await until(lambda: len(a.links.links) == 2)
+        for _ in range(2000):
+            b.links.send(ids[0].public, FRAME, b"f" * 1000)
+        await asyncio.sleep(0)
+        c.links.send(ids[0].public, FRAME, b"from cat")
+        await until(lambda: len(a.frames) == 2001, within=20)
+        assert a.frames.index(b"from cat") < 2000  # served in turn, not after the whole flood
+        for side in (a, b, c):
+            await side.links.close("done")
+
+    run(main)

@@ -1,0 +1,152 @@
+"""Whole games between real `p2pcards peer` processes on loopback: found by mDNS or given an address,
+linked by authenticated TCP, and attacked by raw sockets while they play."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import signal
+import socket
+import struct
+import time
+
+import pytest
+from net_procs import PeerProc
+
+from p2pcards.crypto.identity import generate
+from p2pcards.net.discovery import Discovery
+from p2pcards.net.handshake import Hello, new_hello, prove
+from p2pcards.net.link import HELLO, PROOF, pack
+
+LOOP = ["--interface", "127.0.0.1", "--json"]
+
+
+def agree(results: list[dict[str, object]]) -> None:
+    ok = all(r["finished"] and r["stopped"] is None and not r["faults"] and r["rc"] == 0 for r in results)
+    assert ok, "\n\n".join(str(r["output"]) for r in results)
+    assert len({r["log"] for r in results}) == 1
+    assert len({str(r["totals"]) for r in results}) == 1
+
+
+def run_all(procs: list[PeerProc], within: float = 300) -> list[dict[str, object]]:
+    try:
+        results = [p.result(within) for p in procs]
+        for r, p in zip(results, procs):
+            r["output"] = p.text()  # shown when a test fails
+        return results
+    finally:
+        for p in procs:
+            p.stop()
+
+
+@pytest.mark.slow
+def test_three_peers_find_a_crisp_table_by_mdns_and_finish_the_game() -> None:
+    table = f"crisp {secrets.token_hex(3)}"
+    host = PeerProc("--create", "--game", "crisp", "--limit", "25", "--players", "3", "--table", table, *LOOP)
+    guests = [PeerProc("--table", table, "--bot", bot, *LOOP) for bot in ("good", "random")]
+    agree(run_all([host, *guests]))
+
+
+@pytest.mark.slow
+def test_two_peers_find_a_crescendo_table_by_mdns_and_finish_the_game() -> None:
+    table = f"crescendo {secrets.token_hex(3)}"
+    host = PeerProc("--create", "--game", "crescendo", "--players", "2", "--table", table, "--bot", "good", *LOOP)
+    guest = PeerProc("--table", table, "--game", "crescendo", *LOOP)
+    results = run_all([host, guest], 400)
+    agree(results)
+    assert results[0]["rounds"] == 3
+
+
+def test_a_guest_given_the_hosts_address_plays_without_multicast() -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--no-mdns", "--bot", "good", *LOOP)
+    guest = PeerProc("--peer", f"127.0.0.1:{host.port()}", *LOOP)
+    agree(run_all([host, guest], 120))
+
+
+def hostile_sockets(port: int) -> list[socket.socket]:
+    """Garbage, a 4 GiB length prefix, a deeply nested hello, a replayed handshake, and idle sockets."""
+    socks = []
+    attacks = [secrets.token_bytes(2000), struct.pack(">I", 0xFFFFFFFF) + b"\0" * 64,
+               pack(HELLO, b"\x91" * 5000 + b"\xc0")]
+    for data in attacks:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(data)
+        socks.append(s)
+    # A handshake recorded on one connection and replayed on another.
+    eve = generate("eve")
+    s = socket.create_connection(("127.0.0.1", port))
+    head = s.recv(4)
+    theirs = s.recv(struct.unpack(">I", head)[0])[1:]
+    table = Hello.parse(theirs).table
+    mine = new_hello(table, eve.public, 0).to_bytes()
+    recorded = pack(HELLO, mine) + pack(PROOF, prove(eve, "dialer", theirs, mine))
+    s.sendall(recorded)
+    socks.append(s)
+    replay = socket.create_connection(("127.0.0.1", port))
+    replay.sendall(recorded)
+    socks.append(replay)
+    socks += [socket.create_connection(("127.0.0.1", port)) for _ in range(200)]
+    return socks
+
+
+def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_nothing() -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "2", "--no-mdns", *LOOP)
+    port = host.port()
+    socks = hostile_sockets(port)  # before anyone joins: a finished handshake or an idle socket is no seat
+    guest = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
+    guest.wait_line("round 1 begins", 60)
+    socks += hostile_sockets(port)  # and again while the game is played
+    time.sleep(1)
+    rss = [p.peak_rss_kib() for p in (host, guest) if p.proc.poll() is None]
+    try:
+        results = run_all([host, guest], 120)
+    finally:
+        for s in socks:
+            s.close()
+    agree(results)
+    assert all(r["seat"] in (0, 1) for r in results)
+    assert max(rss) < 150_000, rss  # KiB: what a peer costs anyway, and far below a 4 GiB frame
+
+
+def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_stop_cleanly() -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "200", "--players", "3", "--no-mdns",
+                    "--gone-after", "3", *LOOP)
+    port = host.port()
+    doomed = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "doomed", *LOOP)
+    other = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
+    try:
+        doomed.wait_line("round 1 begins", 60)
+        killed = time.monotonic()
+        doomed.signal(signal.SIGKILL)
+        for p in (host, other):
+            at, _ = p.wait_line(r"missing: doomed is missing", 15)
+            assert at - killed < 6, p.text()
+        results = [host.result(30), other.result(30)]
+    finally:
+        for p in (host, doomed, other):
+            p.stop()
+    assert all(r["stopped"] and "doomed" in str(r["stopped"]) for r in results), results
+
+
+def test_sigterm_says_goodbye_and_the_table_vanishes_at_once() -> None:
+    table = f"gone {secrets.token_hex(3)}"
+
+    async def main() -> None:
+        async with Discovery(["127.0.0.1"]) as disco:
+            host = PeerProc("--create", "--game", "crisp", "--players", "2", "--table", table, *LOOP)
+            try:
+                async with asyncio.timeout(20):
+                    async for tables in disco.tables():
+                        if any(t.name == table for t in tables):
+                            break
+                host.signal(signal.SIGTERM)
+                async with asyncio.timeout(5):
+                    async for tables in disco.tables():
+                        if all(t.name != table for t in tables):
+                            break
+                assert host.proc.wait(10) == 0
+                assert "Traceback" not in host.text()
+            finally:
+                host.stop()
+
+    asyncio.run(main())
