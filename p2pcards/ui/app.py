@@ -57,9 +57,9 @@ def to_text(lines: list[Line]) -> StyleAndTextTuples:
     return out
 
 
-def build_app(client: TableClient, on_key: Callable[[str], None], clock: Callable[[], float],
-              input: Input | None = None, output: Output | None = None) -> Application[int]:
-    """The full-screen Application drawing `client`, sending every key to `on_key`."""
+def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str], None],
+                 input: Input | None = None, output: Output | None = None) -> Application[int]:
+    """A full-screen Application drawing `lines(width, height)`, sending every key by name to `on_key`."""
     kb = KeyBindings()
 
     @kb.add(Keys.Any)
@@ -74,22 +74,20 @@ def build_app(client: TableClient, on_key: Callable[[str], None], clock: Callabl
     @kb.add(Keys.PageDown)
     def _key(event: KeyPressEvent) -> None:
         key = event.key_sequence[0].key
-        name = KEY_NAMES.get(key) if isinstance(key, Keys) else None  # type: ignore[call-overload]
+        name = KEY_NAMES.get(key) if isinstance(key, Keys) else None
         if name is None:
             name = event.data if len(event.data) == 1 and event.data.isprintable() else ""
         if name:
             on_key(name)
 
+    def text() -> StyleAndTextTuples:
+        size = app.output.get_size()
+        return to_text(lines(size.columns, size.rows))
+
     app: Application[int] = Application(
-        layout=Layout(Window(FormattedTextControl(lambda: to_text(_lines()), focusable=True,
-                                                  show_cursor=False), wrap_lines=False)),
+        layout=Layout(Window(FormattedTextControl(text, focusable=True, show_cursor=False), wrap_lines=False)),
         key_bindings=kb, style=STYLE, full_screen=True, input=input, output=output,
         color_depth=color_depth(), mouse_support=False)
-
-    def _lines() -> list[Line]:
-        size = app.output.get_size()
-        return client.lines(size.columns, size.rows, clock())
-
     return app
 
 
@@ -120,7 +118,7 @@ async def run_table(session: TableSession, rules: Rules | None = None, input: In
             app.invalidate()
             await session.changed(0.2)
 
-    app = build_app(client, on_key, clock, input, output)
+    app = build_screen(lambda w, h: client.lines(w, h, clock()), on_key, input, output)
     task: asyncio.Task[None] | None = None
 
     def _started() -> None:

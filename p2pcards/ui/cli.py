@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         from .lobby import run_lobby
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
-        return asyncio.run(run_lobby(args.name, rules_function()))
+        status: int = asyncio.run(run_lobby(args.name, rules_function()))
+        return status
     check_bots(args.game, args.bots)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError("the client needs a terminal (stdin and stdout are not one)")

@@ -46,6 +46,7 @@ class TableClient:
     turn_since: float = 0.0
     rounds_seen: int = 0
     error: str | None = None
+    winners: str = ""
     now: float = 0.0
 
     # ------------------------------------------------------------ input
@@ -58,6 +59,8 @@ class TableClient:
             return
         me = view.players[view.me]
         for note in self.session.take_notes():
+            if note.kind == "over":
+                self.winners = note.detail[:1].upper() + note.detail[1:] + "."
             words = note_words(note, view.players, self.session.game, me)
             if words is not None:
                 self.log.append(words)
@@ -220,11 +223,11 @@ class TableClient:
         """The whole screen for a terminal of `width` x `height`."""
         self.now = now
         if self.show_rules:
-            return _fit(self._rules_lines(width, height), width, height)
+            return fit(self._rules_lines(width, height), width, height)
         view = self._view()
         if view is None:
             text = self.error or "Starting the table: bot peers are getting ready …"
-            return _fit([[("class:title", " p2pcards ")], [], [("", text)], [],
+            return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
                          [("class:key", "Q"), ("", " quit")]], width, height)
         top = self._header(view)
         bottom = self._footer(view, width)
@@ -234,7 +237,7 @@ class TableClient:
             middle = self._table(view, width)
         room = height - len(top) - len(middle) - len(bottom)
         log = self._log_lines(max(1, room))
-        return _fit(top + middle + log + bottom, width, height)
+        return fit(top + middle + log + bottom, width, height)
 
     def _header(self, view: View) -> list[Line]:
         game = self.session.game
@@ -283,46 +286,40 @@ class TableClient:
 
     def _table(self, view: View, width: int) -> list[Line]:
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
-        rows: list[Line] = []
-        n = len(view.players)
         crescendo = isinstance(view, CrescendoView)
-        for seat in range(n):
-            name = view.players[seat]
-            turn = "▶" if view.turn == seat else " "
-            you = "*" if seat == view.me else " "
-            line: Line = [("class:turn" if view.turn == seat else "", f"{turn}{seat + 1}"),
-                          ("class:me" if seat == view.me else "", f" {name[:9]:<9}{you}"),
-                          ("", f"{view.totals[seat]:>4} ")]
-            if isinstance(view, CrispView):
-                if view.round == 0 or not view.known:
-                    rows.append(line)
-                    continue
-                for pos in range(3):
-                    line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
-                notes = []
-                if view.caller == seat:
-                    notes.append("called crisp")
-                line.append(("", "  " + ", ".join(notes)))
-            else:
-                if view.round == 0 or not view.known:
-                    rows.append(line)
-                    continue
-                line.append(("class:dim", f"pile {view.piles[seat]} "))
-                row = len(view.known[seat])
-                per_line = max(1, (width - 26) // 7)
-                for pos in range(row):
-                    if pos and pos % per_line == 0:
-                        rows.append(line)
-                        line = [("", " " * 26)]
-                    line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
-                if view.caller == seat:
-                    line.append(("class:warn", " CRESCENDO"))
+        head = f"{'':2}{' player':<9}{'score':>6}" + (f"{'pile':>5}" if crescendo else "")
+        prefix = len(head)
+        rows: list[Line] = []
+        if view.round:
+            if isinstance(view, CrescendoView):
+                most = max((len(r) for r in view.known), default=0)
+                per_line = max(1, (width - prefix) // 7)
+                head += "".join(f" {i + 1:<6}" for i in range(min(most, per_line)))
+            rows.append([("class:dim", head)])
+        for seat, name in enumerate(view.players):
+            mark = "▶" if view.turn == seat else " "
+            line: Line = [("class:turn" if view.turn == seat else "", f"{mark}{seat + 1}"),
+                          ("class:me" if seat == view.me else "", f" {name[:8]:<8}"),
+                          ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>5}")]
+            if view.round and view.known:
+                if isinstance(view, CrispView):
+                    for pos in range(3):
+                        line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
+                    if view.caller == seat:
+                        line.append(("class:warn", "  called CRISP"))
+                else:
+                    line.append(("", f"{view.piles[seat]:>5}"))
+                    per_line = max(1, (width - prefix) // 7)
+                    for pos in range(len(view.known[seat])):
+                        if pos and pos % per_line == 0:
+                            rows.append(line)
+                            line = [("", " " * prefix)]
+                        line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
+                    if view.caller == seat:
+                        line.append(("class:warn", " CRESCENDO"))
             if seat == view.me and self.memory_aid:
-                line.append(("class:dim", " (memory aid)"))
+                line.append(("class:dim", " (memory aid on)"))
             rows.append(line)
-        if crescendo and view.round:
-            rows.insert(0, [("class:dim", " " * 26 + "".join(f" {i + 1:<6}" for i in range(min(
-                max((len(r) for r in view.known), default=0), max(1, (width - 26) // 7)))))])
         return rows + self._piles(view) + self._timers(view)
 
     def _piles(self, view: View) -> list[Line]:
@@ -363,7 +360,8 @@ class TableClient:
             window_end = view.opens_at - opts.next_start_s + opts.crisp_window_s
             prev = (view.turn - 1) % len(players)
             if view.caller is None and now < window_end and view.round and view.opens_at > 0:
-                parts.append(("class:warn", f"  crisp window ({players[prev]}): {window_end - now:.1f} s"))
+                whose = "yours" if prev == view.me else players[prev]
+                parts.append(("class:warn", f"  crisp window ({whose}): {window_end - now:.1f} s"))
             if now < view.opens_at:
                 parts.append(("", f"  next turn starts in {view.opens_at - now:.1f} s"))
             elif opts.draw_seconds is not None:
@@ -397,11 +395,7 @@ class TableClient:
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", "".join(per)),
                         ("class:known", f"{history[-1][seat]:>7}")])
         if view.over:
-            winners = [view.players[i] for i, t in enumerate(view.totals) if t == (
-                min(view.totals) if game == "crisp" else max(view.totals))]
-            out += [[], [("class:good", " Game over. ")]]
-            if game == "crisp":
-                out[-1].append(("", f" Lowest total wins: {', '.join(winners)}."))
+            out += [[], [("class:good", f" Game over. {self.winners}")]]
         return out
 
     def _log_lines(self, room: int) -> list[Line]:
@@ -425,8 +419,7 @@ class TableClient:
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
                                       f"shuffle passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            out.append([("class:warn", " Leave the table? The round in play becomes void for everyone. "
-                                       "y = leave, any other key = stay ")])
+            out.append([("class:warn", " Leave the table? The round in play is void for all. y leave, other key stay ")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
             out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),
@@ -474,7 +467,7 @@ class TableClient:
                     "The keys shown at the bottom of the table screen are always the moves open to you.")
         else:
             text = self.rules(game, dict(self.session.options))
-        wrapped = _wrap(text, width - 2)
+        wrapped = wrap(text, width - 2)
         body = wrapped[self.rules_top: self.rules_top + height - 3]
         self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 3)))
         return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
@@ -486,7 +479,7 @@ def _suit_style(card: object) -> str:
     return "class:red" if isinstance(card, str) and card[-1:] in RED_SUITS else ""
 
 
-def _wrap(text: str, width: int) -> list[str]:
+def wrap(text: str, width: int) -> list[str]:
     out: list[str] = []
     for para in text.splitlines():
         line = ""
@@ -501,7 +494,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return out
 
 
-def _fit(lines: Sequence[Line], width: int, height: int) -> list[Line]:
+def fit(lines: Sequence[Line], width: int, height: int) -> list[Line]:
     """Cut every line to `width` columns and the screen to `height` lines."""
     out: list[Line] = []
     for line in list(lines)[:height]:

@@ -45,7 +45,10 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     args = tail.split(" ") if tail else []
     p = "You" if who == me else (who or "")
     their = "your" if who == me else "their"
-    c = lambda i: card_word(args[i] if i < len(args) else None, game)  # noqa: E731
+
+    def c(i: int) -> str:
+        return card_word(args[i] if i < len(args) else None, game)
+
     if kind == "deal":
         return f"— Round {args[0] if args else ''}: {who} deals —"
     if kind == "draw":
@@ -133,7 +136,7 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
     if note.kind == "round":
         if "verified" in note.detail:
             return ("class:good", note.detail.split(":")[0].capitalize() + ": every peer checked every move and card.")
-        return None
+        return ("class:title", f" {note.detail[:1].upper() + note.detail[1:]}: shuffling and dealing ")
     return ("", note.detail)
 
 
