@@ -92,9 +92,10 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
 
 
 async def run_table(session: TableSession, rules: Rules | None = None, input: Input | None = None,
-                    output: Output | None = None, clock: Callable[[], float] = time.time) -> int:
+                    output: Output | None = None, clock: Callable[[], float] = time.time,
+                    client: TableClient | None = None) -> int:
     """Start `session` and play it on a full-screen table screen until the player leaves; returns 0."""
-    client = TableClient(session, rules)
+    client = client or TableClient(session, rules)
     leaving: list[asyncio.Task[None]] = []
 
     def on_key(k: str) -> None:
