@@ -370,7 +370,9 @@ class TableClient:
         if isinstance(view, CrescendoView) and self.window_until is not None:
             parts.append(("class:warn", f"  NUMBER window: {max(0.0, self.window_until - now):.1f} s"))
         if isinstance(view, CrescendoView) and view.turn is not None:
-            parts.append(("", f"  turn {view.turn_number + 1}"))
+            setup = view.turn_number == 0
+            parts.append(("", "  setup: each player may look at one card or swap two" if setup
+                          else f"  turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})"))
         return [parts] if parts else []
 
     def _round_panel(self, view: View) -> list[Line]:
@@ -444,18 +446,20 @@ class TableClient:
             return [("class:dim", " Nothing to do right now: wait for the others.")]
         top = card_word(view.discard[0], game) if view.discard else ""
         frags: Line = [("", " ")]
+        row = len(view.known[view.me]) if view.known else 0
+        digits = f"1-{min(row, 9)}" if row > 1 else "1"
         for aid in seen:
-            key = key_of(game, aid)
             if aid == "replace":
-                label = "1-3 swap it into left/middle/right" if game == "crisp" else "1-9 swap it in at that position"
-                frags += [("class:key", label.split(" ", 1)[0]), ("", " " + label.split(" ", 1)[1] + "  ")]
-                continue
-            if aid == "number":
-                label = "1-9 NUMBER: claim with that card"
-                frags += [("class:key", "1-9"), ("class:warn", " NUMBER with that card"), ("", "  ")]
-                continue
-            style = "class:warn" if aid in ("crisp",) else ""
-            frags += [("class:key", key), (style, " " + LABELS[aid].format(top=top)), ("", "  ")]
+                where = "left/middle/right" if game == "crisp" else "at that position"
+                frags += [("class:key", digits), ("", f" swap it in {where}  ")]
+            elif aid == "number":
+                left = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
+                frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{left}"), ("", "  ")]
+            elif aid == "crisp" and isinstance(view, CrispView):
+                left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now
+                frags += [("class:key", "c"), ("class:warn", f" CALL CRISP ({max(0.0, left):.1f} s)"), ("", "  ")]
+            else:
+                frags += [("class:key", key_of(game, aid)), ("", " " + LABELS[aid].format(top=top) + "  ")]
         if isinstance(view, CrispView) and view.can_call:
             frags.append(("class:dim", "(crisp only if you think your total is the lowest)"))
         return frags
