@@ -453,8 +453,8 @@ class TableClient:
                 where = "left/middle/right" if game == "crisp" else "at that position"
                 frags += [("class:key", digits), ("", f" swap it in {where}  ")]
             elif aid == "number":
-                left = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
-                frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{left}"), ("", "  ")]
+                secs = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
+                frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{secs}"), ("", "  ")]
             elif aid == "crisp" and isinstance(view, CrispView):
                 left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now
                 frags += [("class:key", "c"), ("class:warn", f" CALL CRISP ({max(0.0, left):.1f} s)"), ("", "  ")]

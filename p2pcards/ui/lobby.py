@@ -16,6 +16,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from ..crypto.identity import Identity
+from ..errors import InputError
 from ..table.config import SEATS
 from .client import Line, fit, wrap
 
@@ -58,9 +59,11 @@ class BotGame:
 class LobbyClient:
     """The lobby screen's state: keys in, a choice out, lines to draw."""
 
-    identity: Identity
+    identity: Identity | None  # None on the first run: the lobby asks for a name first
     directory: TableDirectory
     rules: Rules | None = None
+    make_identity: Callable[[str], Identity] | None = None
+    typed: str = ""
     joinable: bool = False  # True once the network layer can seat us at a LAN table
     selected: int = 0
     asking: str | None = None  # "game", then "bots"
@@ -81,8 +84,11 @@ class LobbyClient:
             elif k in ("up", "pageup"):
                 self.rules_top = max(0, self.rules_top - (1 if k == "up" else 10))
             return None
-        if k in ("Q", "c-c", "c-q"):
+        if k in ("c-c", "c-q") or (k == "Q" and self.identity is not None):
             return "quit"
+        if self.identity is None:
+            self._name_key(k)
+            return None
         if self.asking == "game":
             if k in ("1", "2"):
                 self.game = "crisp" if k == "1" else "crescendo"
@@ -121,8 +127,27 @@ class LobbyClient:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
         return None
 
+    def _name_key(self, k: str) -> None:
+        if k == "backspace":
+            self.typed = self.typed[:-1]
+        elif k == "enter":
+            assert self.make_identity is not None
+            try:
+                self.identity = self.make_identity(self.typed)
+                self.status = ("", f"Welcome, {self.identity.name}.")
+            except InputError as exc:
+                self.status = ("class:warn", str(exc))
+        elif len(k) == 1:
+            self.typed = (self.typed + k)[:32]
+        return None
+
     def lines(self, width: int, height: int) -> list[Line]:
         """The whole lobby screen."""
+        if self.identity is None:
+            return fit([[("class:title", " p2pcards: welcome ")], [],
+                        [("", " Your name, as the other players will see it: "), ("class:known", self.typed + "▏")],
+                        [("class:dim", " Type it, then Enter. A key of your own is made for you too.")], [],
+                        [self.status] if self.status[1] else []], width, height)
         if self.rules_for is not None:
             text = self.rules(self.rules_for, {}) if self.rules else "The rules text is not part of this build yet."
             body = wrap(text, width - 2)[self.rules_top: self.rules_top + height - 2]
@@ -203,15 +228,19 @@ class NoDirectory:
 
 async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time) -> int:
     """`p2pcards play` without --bots: the lobby, then the table it leads to."""
-    from ..crypto.identity import load_or_create, set_name
+    from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
     from .session import BotTable
 
+    def make(typed: str) -> Identity:
+        set_name(typed)
+        return load_or_create()
+
     if name is not None:
         set_name(name)
-    identity = load_or_create()
-    lobby = LobbyClient(identity, NoDirectory(), rules)
+    first_run = name is None and not (data_dir() / KEY_FILE).exists()
+    lobby = LobbyClient(None if first_run else load_or_create(), NoDirectory(), rules, make_identity=make)
     choice = await run_lobby_app(lobby)
-    if choice is None:
+    if choice is None or lobby.identity is None:
         return 0
-    return await run_table(BotTable(choice.game, choice.bots, {}, identity), rules, clock=clock)
+    return await run_table(BotTable(choice.game, choice.bots, {}, lobby.identity), rules, clock=clock)

@@ -90,3 +90,26 @@ def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:
 
     assert asyncio.run(main()) == BotGame("crescendo", 3)
     assert any("Crescendo takes 1 to 5 bots" in d for d in drawn)
+
+
+def test_the_first_run_asks_for_a_name() -> None:
+    made: list[str] = []
+
+    def make(name: str):  # type: ignore[no-untyped-def]
+        if not name.strip():
+            from p2pcards.errors import InputError
+            raise InputError("a name must be 1 to 32 printable characters: ''")
+        made.append(name)
+        return generate(name)
+
+    lobby = LobbyClient(None, Directory(), make_identity=make)
+    assert "Your name" in plain(lobby.lines(80, 24))
+    lobby.key("enter")
+    assert "printable" in lobby.status[1] and lobby.identity is None
+    for k in "Zoe Q":
+        lobby.key(k)
+    lobby.key("backspace")
+    lobby.key("backspace")
+    lobby.key("enter")
+    assert made == ["Zoe"] and lobby.identity is not None
+    assert "Zoe" in plain(lobby.lines(80, 24)) and "Tables on this network" in plain(lobby.lines(80, 24))
