@@ -230,13 +230,13 @@ class TableClient:
             return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
                          [("class:key", "Q"), ("", " quit")]], width, height)
         top = self._header(view)
-        bottom = self._footer(view, width)
+        bottom = [wrapped for line in self._footer(view, width) for wrapped in wrap_line(line, width)]
         if self.panel_round and self.panel_round <= len(self.session.round_views()):
             middle = self._round_panel(view)
         else:
             middle = self._table(view, width)
         room = height - len(top) - len(middle) - len(bottom)
-        log = self._log_lines(max(1, room))
+        log = self._log_lines(max(1, room), width)
         return fit(top + middle + log + bottom, width, height)
 
     def _header(self, view: View) -> list[Line]:
@@ -400,9 +400,14 @@ class TableClient:
             out += [[], [("class:good", f" Game over. {self.winners}")]]
         return out
 
-    def _log_lines(self, room: int) -> list[Line]:
-        items = list(self.log)[-room:]
-        return [[(style, text)] for style, text in items] + [[] for _ in range(room - len(items))]
+    def _log_lines(self, room: int, width: int) -> list[Line]:
+        lines: list[Line] = []
+        for item in reversed(self.log):
+            lines[:0] = wrap_line([item], width)
+            if len(lines) >= room:
+                break
+        lines = lines[-room:]
+        return lines + [[] for _ in range(room - len(lines))]
 
     def _footer(self, view: View, width: int) -> list[Line]:
         out: list[Line] = []
@@ -496,6 +501,16 @@ def wrap(text: str, width: int) -> list[str]:
                 line = (line + " " + word) if line else " " * indent + word
         out.append(line)
     return out
+
+
+def wrap_line(line: Line, width: int) -> list[Line]:
+    """A line of one fragment broken at spaces to `width` columns; other lines are left whole."""
+    if len(line) != 1 or len(line[0][1]) <= width or width < 10:
+        return [line]
+    style, text = line[0]
+    lead = " " if text.startswith(" ") else ""
+    return [[(style, t)] for t in wrap(text, width - 1)] if not lead else \
+        [[(style, lead + t.strip())] for t in wrap(text.strip(), width - 2)]
 
 
 def fit(lines: Sequence[Line], width: int, height: int) -> list[Line]:

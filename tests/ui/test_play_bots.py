@@ -87,3 +87,36 @@ def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
     assert "You drew: " in table and "Reserve:" in table and "pile" in table
     assert "Round 1 revealed" in reveal and "Scores" in reveal
     assert all(p.returncode is not None for p in session._procs)
+
+
+def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> None:
+    session = BotTable("crisp", 2, {"next_start_s": 0.5, "crisp_window_s": 1.0}, generate("you"), timeout=4)
+    client = TableClient(session)
+    seen: list[str] = []
+
+    async def main() -> None:
+        await session.start()
+        deadline = time.time() + 60
+        killed = False
+        while time.time() < deadline and session.stopped() is None:
+            await session.changed(0.2)
+            client.absorb(time.time())
+            view = session.view()
+            assert view is not None
+            if view.round >= 1 and not killed:
+                session._procs[1].kill()  # Bo's process dies without a word
+                killed = True
+            if killed:
+                seen.append(plain(client.lines(80, 24, time.time())))
+            key = crisp_key(view) if not session.busy() else None
+            if key is not None and key != "c":
+                client.key(key)
+        client.absorb(time.time())
+        seen.append(plain(client.lines(80, 24, time.time())))
+        await session.leave()
+
+    asyncio.run(main())
+    assert any("1 link(s) to other players closed" in s for s in seen)
+    assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
+    last = seen[-1]
+    assert "The table stopped:" in last and "FAULT" in last and "Bo sent nothing owed for 4 s" in last
