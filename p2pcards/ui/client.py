@@ -17,7 +17,7 @@ from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import TableSession
-from .words import RED_SUITS, SUITS, card_word, note_words, slot_name
+from .words import RED_SUITS, card_word, note_words
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -54,7 +54,7 @@ class TableClient:
     def absorb(self, now: float) -> None:
         """Take the session's new notes into the log and follow the clock-driven parts of the view."""
         self.now = now
-        view = self._view()
+        view = self.session.view()
         if view is None:
             return
         me = view.players[view.me]
@@ -77,13 +77,10 @@ class TableClient:
         if mark != self.turn_mark:
             self.turn_mark, self.turn_since = mark, now
         if self.chooser is not None:
-            legal = {m for m in view.legal}
+            legal = set(view.legal)
             if not any(m in legal for m in self.chooser.remaining()):
                 self.chooser = None
                 self.status = ("class:warn", "That choice is no longer open.")
-
-    def _view(self) -> View | None:
-        return self.session.view()
 
     def key(self, k: str) -> str | None:
         """Handle one key press; returns "leave" when the player confirmed leaving the table."""
@@ -96,7 +93,7 @@ class TableClient:
             self.status = ("", "Staying at the table.")
             return None
         if k in ("Q", "c-c", "c-q"):
-            view = self._view()
+            view = self.session.view()
             if view is None or view.over or self.session.stopped() is not None or self.session.finished():
                 return "leave"
             self.confirm_quit = True
@@ -116,7 +113,7 @@ class TableClient:
                 self.chooser = None
                 self.status = ("", "Cancelled.")
             return None
-        view = self._view()
+        view = self.session.view()
         if view is None:
             self.status = ("class:warn", "The table is still starting.")
             return None
@@ -224,7 +221,7 @@ class TableClient:
         self.now = now
         if self.show_rules:
             return fit(self._rules_lines(width, height), width, height)
-        view = self._view()
+        view = self.session.view()
         if view is None:
             text = self.error or "Starting the table: bot peers are getting ready …"
             return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
@@ -532,5 +529,3 @@ def plain(lines: Sequence[Line]) -> str:
     """The screen as plain text, one line each (captures, tests)."""
     return "\n".join("".join(t for _, t in line).rstrip() for line in lines)
 
-
-__all__ = ["TableClient", "plain", "SUITS", "slot_name"]

@@ -121,15 +121,14 @@ def prompt(ch: Chooser, f: str, view: View, game: str) -> str:
     else:
         t = ch.chosen.get("target")
         whose = "your" if t == me else f"{t}'s"
-    assert all(isinstance(v, int) for v in values)
-    opts = "  ".join(f"{v + 1} {slot_name(game, v)}" if game == "crisp" else str(v + 1) for v in values)  # type: ignore[operator, arg-type]
+    positions = [v for v in values if isinstance(v, int)]
+    opts = "  ".join(f"{v + 1} {slot_name(game, v)}" if game == "crisp" else str(v + 1) for v in positions)
     other = " other" if f == "pos2" else ""
     return f"{LABELS[ch.action]}: which{other} of {whose} cards? {opts}"
 
 
 def why_not(view: View, aids: Sequence[str], busy: bool, now: float) -> str:
     """Why a key's moves are not open now, in plain words (the engine's legal list decided that)."""
-    name = lambda seat: view.players[seat]  # noqa: E731
     aid = aids[0]
     if view.over:
         return "The game is over."
@@ -138,11 +137,11 @@ def why_not(view: View, aids: Sequence[str], busy: bool, now: float) -> str:
     if view.turn is None:
         return "No round is being played right now."
     if isinstance(view, CrispView):
-        return _why_not_crisp(view, aid, now, name)
-    return _why_not_crescendo(view, aids, now, name)
+        return _why_not_crisp(view, aid, now)
+    return _why_not_crescendo(view, aids)
 
 
-def _why_not_crisp(view: CrispView, aid: str, now: float, name: object) -> str:
+def _why_not_crisp(view: CrispView, aid: str, now: float) -> str:
     players = view.players
     if aid == "crisp":
         if view.caller is not None:
@@ -166,18 +165,17 @@ def _why_not_crisp(view: CrispView, aid: str, now: float, name: object) -> str:
     if view.phase == "drawn_discard":
         return "A card taken from the discard pile must be swapped into your hand: press 1, 2 or 3."
     drawn = card_word(view.drawn, "crisp")
-    rank = (view.drawn or "?")[:-1]
     if aid == "replace":
         return f"A drawn Jack, Queen or King can never be swapped into your hand ({drawn})."
     if aid == "discard":
         return "A drawn King must be used: press k."
     want = {"jack": "Jack", "queen": "Queen", "king": "King"}.get(aid)
-    if want is not None and rank:
+    if want is not None:
         return f"You drew {drawn}, not a {want}."
     return "That is not open now."
 
 
-def _why_not_crescendo(view: CrescendoView, aids: Sequence[str], now: float, name: object) -> str:
+def _why_not_crescendo(view: CrescendoView, aids: Sequence[str]) -> str:
     players = view.players
     aid = aids[0]
     if aid == "number":

@@ -14,7 +14,7 @@ import secrets
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
@@ -107,7 +107,7 @@ class BotTable:
     options: Mapping[str, Any]
     identity: Identity
     timeout: float = 15.0
-    clock_fn: Any = time.time
+    clock_fn: Callable[[], float] = time.time
     names: tuple[str, ...] = ()
     me: int = 0
     peer: TablePeer | None = None
@@ -293,7 +293,7 @@ class BotTable:
         if peer is None or peer.finished or peer.stopped:
             return None
         waited = self.clock_fn() - self._last_frame
-        if self._links_down == 0 and (waited < STALL_S or any(True for _ in peer.view().legal)):
+        if self._links_down == 0 and (waited < STALL_S or peer.view().legal):
             return None
         return Stall(waited, self.timeout, self._links_down)
 
