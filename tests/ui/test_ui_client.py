@@ -12,7 +12,7 @@ from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.games.base import Move
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import TableClient, plain
-from tests.ui.harness import RefereeSession
+from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
 def crisp_deck(top: list[str]) -> list[str]:
