@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
     "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
+    "play": ("p2pcards.ui.cli", "play in the terminal: `--bots N` starts a game against N bots at once"),
+    "rules": ("p2pcards.ui.rules_cli", "print the rules of crisp or crescendo, with a host's options"),
     "peer": ("p2pcards.net.botpeer", "one headless peer played by a bot: finds or hosts a table on this network and plays"),
     "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
 }

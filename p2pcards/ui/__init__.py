@@ -1,0 +1,1 @@
+"""The prompt_toolkit terminal client: lobby, table screens, and its one door to the network."""

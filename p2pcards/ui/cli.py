@@ -1,0 +1,92 @@
+"""`p2pcards play`: the terminal client. `--bots N` plays at once against N bot peers on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..crypto.identity import load_or_create, set_name
+from ..errors import InputError
+from ..games.crescendo import CrescendoOptions
+from ..games.crisp import CrispOptions, DRAW_SECONDS_CHOICES, LIMIT_CHOICES
+from ..table.config import SEATS
+
+Rules = Callable[[str, dict[str, object]], str]
+
+
+def rules_function() -> Rules | None:
+    """`p2pcards.rulestext.rules_text` when this build has it, else None."""
+    try:
+        module = importlib.import_module("p2pcards.rulestext")
+    except ImportError:
+        return None
+    fn: Rules | None = getattr(module, "rules_text", None)
+    return fn
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Bots, game, the host's options and the player's name."""
+    parser.add_argument("--bots", type=int, default=None, metavar="N",
+                        help="play at once against N bot peers on this machine (Crisp 1-7, Crescendo 1-5)")
+    parser.add_argument("--game", choices=sorted(SEATS), default="crisp", help="the game (default crisp)")
+    parser.add_argument("--name", default=None, help="your display name (kept for next time)")
+    crisp = parser.add_argument_group("Crisp options (the host's)")
+    crisp.add_argument("--limit", type=int, choices=LIMIT_CHOICES, default=None,
+                       help="the game ends at the end of the round someone reaches this total (default 100)")
+    crisp.add_argument("--draw-seconds", type=int, default=None,
+                       choices=[c for c in DRAW_SECONDS_CHOICES if c is not None],
+                       help="time for each draw (default: no limit)")
+    crisp.add_argument("--discard-draw", action="store_true", help="allow drawing the top card of the discard pile")
+    crescendo = parser.add_argument_group("Crescendo options (the host's)")
+    crescendo.add_argument("--number-window", type=float, default=None, metavar="SECONDS",
+                           help="how long NUMBER can be called after each turn (default 2)")
+
+
+def table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The host's options for the chosen game; InputError for an option of the other game."""
+    crisp = {"limit": args.limit, "draw_seconds": args.draw_seconds, "discard_draw": args.discard_draw or None}
+    crescendo = {"number_window_s": args.number_window}
+    mine, other = (crisp, crescendo) if args.game == "crisp" else (crescendo, crisp)
+    wrong = [k for k, v in other.items() if v is not None]
+    if wrong:
+        raise InputError(f"{', '.join(wrong)} is not an option of {args.game}")
+    options = {k: v for k, v in mine.items() if v is not None}
+    if args.game == "crisp":
+        CrispOptions.from_dict(options)
+    else:
+        CrescendoOptions.from_dict(options)
+    return options
+
+
+def check_bots(game: str, bots: int) -> None:
+    """InputError unless the table has room for us and `bots` bots."""
+    low, high = SEATS[game]
+    if not low - 1 <= bots <= high - 1:
+        raise InputError(f"{game} takes {low} to {high} players: --bots must be {low - 1} to {high - 1}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the client on this terminal."""
+    from .app import run_table  # prompt_toolkit only loads for the client itself
+    from .session import BotTable
+
+    options = table_options(args)
+    if args.bots is None:
+        from .lobby import run_lobby
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise InputError("the client needs a terminal")
+        status: int = asyncio.run(run_lobby(args.name, rules_function()))
+        return status
+    check_bots(args.game, args.bots)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError("the client needs a terminal (stdin and stdout are not one)")
+    if args.name is not None:
+        set_name(args.name)
+    identity = load_or_create()
+    session = BotTable(args.game, args.bots, options, identity)
+    return asyncio.run(run_table(session, rules_function()))
+

@@ -1,0 +1,531 @@
+"""The table screen's state and logic, apart from prompt_toolkit: keys in, moves out, lines of text to draw.
+
+`TableClient.key(k)` takes one key press; `TableClient.lines(width, height, now)` is the whole
+screen as lines of (style, text) fragments. Both are plain calls, so the screen can be tested
+and captured without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import IllegalMove
+from ..games.base import Move
+from ..games.crescendo import CrescendoView
+from ..games.crisp import CrispView
+from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
+from .session import TableSession
+from .words import RED_SUITS, card_word, note_words
+
+View = CrispView | CrescendoView
+Fragment = tuple[str, str]
+Line = list[Fragment]
+PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
+LOG_KEEP = 200
+
+
+@dataclass
+class TableClient:
+    """One player's table screen: what they have seen, what they are choosing, what the log says."""
+
+    session: TableSession
+    rules: Callable[[str, dict[str, object]], str] | None = None
+    memory_aid: bool = False
+    log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
+    status: Fragment = ("", "")
+    chooser: Chooser | None = None
+    confirm_quit: bool = False
+    show_rules: bool = False
+    rules_top: int = 0
+    panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
+    seen_at: dict[tuple[int, object], float] = field(default_factory=dict)
+    window_until: float | None = None
+    turn_mark: tuple[object, ...] = ()
+    turn_since: float = 0.0
+    rounds_seen: int = 0
+    error: str | None = None
+    winners: str = ""
+    now: float = 0.0
+
+    # ------------------------------------------------------------ input
+
+    def absorb(self, now: float) -> None:
+        """Take the session's new notes into the log and follow the clock-driven parts of the view."""
+        self.now = now
+        view = self.session.view()
+        if view is None:
+            return
+        me = view.players[view.me]
+        for note in self.session.take_notes():
+            if note.kind == "over":
+                self.winners = note.detail[:1].upper() + note.detail[1:] + "."
+            words = note_words(note, view.players, self.session.game, me)
+            if words is not None:
+                self.log.append(words)
+        if view.rounds_played > self.rounds_seen:
+            self.rounds_seen = view.rounds_played
+            self.panel_round = view.rounds_played
+            self.chooser = None
+        if isinstance(view, CrescendoView):
+            if view.window_open and self.window_until is None:
+                self.window_until = now + view.options.number_window_s
+            elif not view.window_open:
+                self.window_until = None
+        mark = (view.round, view.turn, getattr(view, "draws_left", 0), view.drawn is not None)
+        if mark != self.turn_mark:
+            self.turn_mark, self.turn_since = mark, now
+        if self.chooser is not None:
+            legal = set(view.legal)
+            if not any(m in legal for m in self.chooser.remaining()):
+                self.chooser = None
+                self.status = ("class:warn", "That choice is no longer open.")
+
+    def key(self, k: str) -> str | None:
+        """Handle one key press; returns "leave" when the player confirmed leaving the table."""
+        if self.show_rules:
+            return self._rules_key(k)
+        if self.confirm_quit:
+            self.confirm_quit = False
+            if k in ("y", "Y"):
+                return "leave"
+            self.status = ("", "Staying at the table.")
+            return None
+        if k in ("Q", "c-c", "c-q"):
+            view = self.session.view()
+            if view is None or view.over or self.session.stopped() is not None or self.session.finished():
+                return "leave"
+            self.confirm_quit = True
+            return None
+        if k == "?":
+            self.show_rules, self.rules_top = True, 0
+            return None
+        if k == "m":
+            self.memory_aid = not self.memory_aid
+            self.status = ("", f"Memory aid {'on: cards you have seen stay shown' if self.memory_aid else 'off'}.")
+            return None
+        if self.panel_round and k in ("enter", " ", "escape"):
+            self.panel_round = 0
+            return None
+        if k == "escape":
+            if self.chooser is not None:
+                self.chooser = None
+                self.status = ("", "Cancelled.")
+            return None
+        view = self.session.view()
+        if view is None:
+            self.status = ("class:warn", "The table is still starting.")
+            return None
+        self.panel_round = 0
+        if self.chooser is not None:
+            self._choose(k, view)
+            return None
+        if k.isdigit():
+            self._digit(k, view)
+            return None
+        aids = KEYS[self.session.game].get(k)
+        if aids is None:
+            self.status = ("class:warn", f"The key {k!r} does nothing here. The keys open now are at the bottom.")
+            return None
+        moves = [m for m in view.legal if action_id(m) in aids]
+        if not moves or self.session.busy():
+            self.status = ("class:warn", why_not(view, aids, self.session.busy(), self.now))
+            return None
+        self._start(moves[0].action, moves, view)
+        return None
+
+    def _digit(self, k: str, view: View) -> None:
+        for action in DIGIT_ACTIONS:
+            moves = [m for m in view.legal if m.action == action]
+            if moves and not self.session.busy():
+                self.chooser = Chooser(action, moves)
+                self._choose(k, view)
+                return
+        self.status = ("class:warn", why_not(view, DIGIT_ACTIONS[:1] if view.turn == view.me else DIGIT_ACTIONS[1:],
+                                             self.session.busy(), self.now))
+
+    def _start(self, action: str, moves: list[Move], view: View) -> None:
+        self.chooser = Chooser(action, moves)
+        self._advance(view)
+
+    def _choose(self, k: str, view: View) -> None:
+        ch = self.chooser
+        assert ch is not None
+        f = ch.next_field()
+        if f is None:
+            self._advance(view)
+            return
+        if k == "backspace":
+            ch.typed = ch.typed[:-1]
+            return
+        if k == "enter" and ch.typed:
+            self._pick(ch, f, ch.typed, view, final=True)
+            return
+        if not k.isdigit():
+            self.status = ("class:warn", "Type one of the numbers shown, or Esc to cancel.")
+            return
+        self._pick(ch, f, ch.typed + k, view, final=False)
+
+    def _pick(self, ch: Chooser, f: str, typed: str, view: View, final: bool) -> None:
+        numbers = {label_number(f, v, view.players): v for v in ch.options(f)}
+        n = int(typed)
+        longer = any(str(x).startswith(typed) and str(x) != typed for x in numbers)
+        if n in numbers and (final or not longer):
+            ch.chosen[f] = numbers[n]
+            ch.typed = ""
+            self._advance(view)
+        elif longer and not final:
+            ch.typed = typed
+        else:
+            ch.typed = ""
+            self.status = ("class:warn", f"{typed} is not one of the choices: {', '.join(map(str, sorted(numbers)))}.")
+
+    def _advance(self, view: View) -> None:
+        ch = self.chooser
+        assert ch is not None
+        f = ch.next_field()
+        if f is not None:
+            self.status = ("", "")
+            return
+        move = ch.move()
+        self.chooser = None
+        if move is not None:
+            self._send(move)
+
+    def _send(self, move: Move) -> None:
+        try:
+            self.session.play(move)
+        except IllegalMove as exc:
+            self.status = ("class:warn", f"Not sent: {exc}.")
+            return
+        self.status = ("", "")
+
+    def _rules_key(self, k: str) -> str | None:
+        if k in ("?", "escape", "q", "Q", "enter"):
+            self.show_rules = False
+        elif k in ("down", "j", " "):
+            self.rules_top += 1 if k != " " else 10
+        elif k in ("up", "k"):
+            self.rules_top = max(0, self.rules_top - 1)
+        elif k == "pagedown":
+            self.rules_top += 10
+        elif k == "pageup":
+            self.rules_top = max(0, self.rules_top - 10)
+        return None
+
+    # ------------------------------------------------------------ output
+
+    def lines(self, width: int, height: int, now: float) -> list[Line]:
+        """The whole screen for a terminal of `width` x `height`."""
+        self.now = now
+        if self.show_rules:
+            return fit(self._rules_lines(width, height), width, height)
+        view = self.session.view()
+        if view is None:
+            text = self.error or "Starting the table: bot peers are getting ready …"
+            return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
+                         [("class:key", "Q"), ("", " quit")]], width, height)
+        top = self._header(view)
+        bottom = [wrapped for line in self._footer(view, width) for wrapped in wrap_line(line, width)]
+        if self.panel_round and self.panel_round <= len(self.session.round_views()):
+            middle = self._round_panel(view)
+        else:
+            middle = self._table(view, width)
+        room = height - len(top) - len(middle) - len(bottom)
+        log = self._log_lines(max(1, room), width)
+        return fit(top + middle + log + bottom, width, height)
+
+    def _header(self, view: View) -> list[Line]:
+        game = self.session.game
+        me = view.players[view.me]
+        if game == "crisp":
+            assert isinstance(view, CrispView)
+            info = f"Crisp · round {view.round} · lowest total wins · game ends at {view.options.limit}"
+        else:
+            info = f"Crescendo · round {view.round} of 3 · sort your row from low to high"
+        aid = "ON" if self.memory_aid else "off"
+        return [[("class:title", f" {info} "), ("", f"  you: {me}")],
+                [("class:key", "?"), ("", " rules  "), ("class:key", "m"), ("", f" memory aid: {aid}  "),
+                 ("class:key", "Q"), ("", " quit  "), ("class:key", "Esc"), ("", " cancel")]]
+
+    def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
+        face = view.known[seat][pos] if seat < len(view.known) else None
+        if face is None:
+            return ("class:back", "[ ? ]")
+        text = card_word(face, "crisp")
+        style = "class:red" if face[-1] in RED_SUITS else ""
+        if ended:
+            return (style + " class:up", f" {text:<3} ")
+        if not self._shown(seat, face):
+            return ("class:back", "[ · ]")
+        return (style + " class:known", f"({text})".ljust(5))
+
+    def _cell_crescendo(self, view: CrescendoView, seat: int, pos: int, ended: bool) -> Fragment:
+        face = view.known[seat][pos]
+        back = view.backs[seat][pos]
+        locked = view.locked[seat][pos]
+        if face is None:
+            return ("class:back", f"{back.low}-{back.high}".ljust(6))
+        text = card_word(face, "crescendo")[:5]
+        if ended:
+            return ("class:up", f" {text:<5}")
+        if locked:
+            return ("class:locked", f"[{text}]".ljust(6))
+        if not self._shown(seat, face):
+            return ("class:back", f"{back.low}-{back.high}".ljust(6))
+        return ("class:known", f"({text})".ljust(6))
+
+    def _shown(self, seat: int, face: object) -> bool:
+        """A card this player saw stays on screen for PEEK_S seconds, or always with the memory aid."""
+        first = self.seen_at.setdefault((seat, face), self.now)
+        return self.memory_aid or self.now - first < PEEK_S
+
+    def _table(self, view: View, width: int) -> list[Line]:
+        ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
+        crescendo = isinstance(view, CrescendoView)
+        head = f"{'':2}{' player':<9}{'score':>6}" + (f"{'pile':>5}" if crescendo else "")
+        prefix = len(head)
+        rows: list[Line] = []
+        if view.round:
+            if isinstance(view, CrescendoView):
+                most = max((len(r) for r in view.known), default=0)
+                per_line = max(1, (width - prefix) // 7)
+                head += "".join(f" {i + 1:<6}" for i in range(min(most, per_line)))
+            rows.append([("class:dim", head)])
+        for seat, name in enumerate(view.players):
+            mark = "▶" if view.turn == seat else " "
+            line: Line = [("class:turn" if view.turn == seat else "", f"{mark}{seat + 1}"),
+                          ("class:me" if seat == view.me else "", f" {name[:8]:<8}"),
+                          ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>5}")]
+            if view.round and view.known:
+                if isinstance(view, CrispView):
+                    for pos in range(3):
+                        line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
+                    if view.caller == seat:
+                        line.append(("class:warn", "  called CRISP"))
+                else:
+                    line.append(("", f"{view.piles[seat]:>5}"))
+                    per_line = max(1, (width - prefix) // 7)
+                    for pos in range(len(view.known[seat])):
+                        if pos and pos % per_line == 0:
+                            rows.append(line)
+                            line = [("", " " * prefix)]
+                        line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
+                    if view.caller == seat:
+                        line.append(("class:warn", " CRESCENDO"))
+            if seat == view.me and self.memory_aid:
+                line.append(("class:dim", " (memory aid on)"))
+            rows.append(line)
+        return rows + self._piles(view) + self._timers(view)
+
+    def _piles(self, view: View) -> list[Line]:
+        game = self.session.game
+        if view.round == 0:
+            return []
+        if isinstance(view, CrispView):
+            top = card_word(view.discard[0], game) if view.discard else "empty"
+            line: Line = [("", f"Draw pile: {len(view.draw_pile)} cards   Discard pile: "),
+                          (_suit_style(view.discard[0] if view.discard else None), top),
+                          ("", f" ({len(view.discard)})")]
+            if view.drawn is not None:
+                src = " from the discard pile" if view.drawn_from == "discard" else ""
+                line += [("", "   You drew"), ("", src + ": "),
+                         (_suit_style(view.drawn) + " class:known", card_word(view.drawn, game))]
+                if view.draws_left:
+                    line.append(("", f" ({view.draws_left} more draw{'s' if view.draws_left > 1 else ''} after)"))
+            return [line]
+        top = card_word(view.discard[0], game) if view.discard else "empty"
+        back = view.reserve_top
+        action = f"{back.low}-{back.high}, action {back.action.upper()}" if back else "none"
+        line = [("", f"Reserve: {view.reserve} (top back {action})   Discard: "), ("class:up", top)]
+        if view.drawn is not None:
+            line += [("", "   You drew: "), ("class:known", card_word(view.drawn, game))]
+        return [line]
+
+    def _timers(self, view: View) -> list[Line]:
+        now = self.now
+        parts: Line = []
+        players = view.players
+        if view.turn is not None:
+            who = "You" if view.turn == view.me else players[view.turn]
+            parts.append(("class:turn", f" {who}{' are' if who == 'You' else ' is'} to play "))
+        if isinstance(view, CrispView) and view.turn is not None:
+            opts = view.options
+            if view.caller is not None:
+                parts.append(("", f"  final turns left: {view.final_turns_left}"))
+            window_end = view.opens_at - opts.next_start_s + opts.crisp_window_s
+            prev = (view.turn - 1) % len(players)
+            if view.caller is None and now < window_end and view.round and view.opens_at > 0:
+                whose = "yours" if prev == view.me else players[prev]
+                parts.append(("class:warn", f"  crisp window ({whose}): {window_end - now:.1f} s"))
+            if now < view.opens_at:
+                parts.append(("", f"  next turn starts in {view.opens_at - now:.1f} s"))
+            elif opts.draw_seconds is not None:
+                left = max(view.opens_at, self.turn_since) + opts.draw_seconds - now
+                parts.append(("class:warn" if left < 10 else "", f"  time for this draw: {max(0.0, left):.0f} s"))
+        if isinstance(view, CrescendoView) and self.window_until is not None:
+            parts.append(("class:warn", f"  NUMBER window: {max(0.0, self.window_until - now):.1f} s"))
+        if isinstance(view, CrescendoView) and view.turn is not None:
+            setup = view.turn_number == 0
+            parts.append(("", "  setup: each player may look at one card or swap two" if setup
+                          else f"  turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})"))
+        return [parts] if parts else []
+
+    def _round_panel(self, view: View) -> list[Line]:
+        game = self.session.game
+        snap = self.session.round_views()[self.panel_round - 1]
+        history = [v.totals for v in self.session.round_views()]
+        out: list[Line] = [[("class:title", f" Round {self.panel_round} revealed ")]]
+        for seat, name in enumerate(snap.players):
+            faces = snap.known[seat] if seat < len(snap.known) else ()
+            cards = " ".join(card_word(f, game) if f is not None else "?" for f in faces)
+            prev = history[self.panel_round - 2][seat] if self.panel_round > 1 else 0
+            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{cards:<40} "),
+                        ("", f"round {snap.totals[seat] - prev:+d}")])
+        first = max(0, len(history) - 6)
+        head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
+        out += [[], [("class:title", " Scores ")], [("class:dim", head)]]
+        for seat, name in enumerate(snap.players):
+            per = []
+            for i in range(first, len(history)):
+                before = history[i - 1][seat] if i else 0
+                per.append(f"{history[i][seat] - before:>6}")
+            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", "".join(per)),
+                        ("class:known", f"{history[-1][seat]:>7}")])
+        if view.over:
+            out += [[], [("class:good", f" Game over. {self.winners}")]]
+        return out
+
+    def _log_lines(self, room: int, width: int) -> list[Line]:
+        lines: list[Line] = []
+        for item in reversed(self.log):
+            lines[:0] = wrap_line([item], width)
+            if len(lines) >= room:
+                break
+        lines = lines[-room:]
+        return lines + [[] for _ in range(room - len(lines))]
+
+    def _footer(self, view: View, width: int) -> list[Line]:
+        out: list[Line] = []
+        stopped = self.session.stopped()
+        stall = self.session.stall()
+        prog = self.session.progress()
+        if stopped is not None:
+            out.append([("class:warn", f" The table stopped: {stopped}. Press Q to leave. ")])
+        elif stall is not None:
+            left = max(0.0, stall.timeout - stall.waited)
+            down = f"{stall.links_down} link(s) to other players closed. " if stall.links_down else ""
+            out.append([("class:warn", f" {down}Waiting on the table for {stall.waited:.0f} s; a player who owes "
+                                       f"a message is blamed in {left:.0f} s. ")])
+        elif prog is not None and not self.panel_round:
+            dots = "·" * (1 + int(self.now * 2) % 3)
+            out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
+                                      f"shuffle passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
+        if self.confirm_quit:
+            out.append([("class:warn", " Leave the table? The round in play is void for all. y leave, other key stay ")])
+        elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
+            text = prompt(self.chooser, f, view, self.session.game)
+            out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),
+                        ("", "  Esc cancel")])
+        elif self.panel_round:
+            out.append([("class:key", " Enter"), ("", " back to the table")])
+        else:
+            out.append(self._keys_line(view, width))
+        out.append([self.status] if self.status[1] else [])
+        return out
+
+    def _keys_line(self, view: View, width: int) -> Line:
+        game = self.session.game
+        if view.over:
+            return [("class:good", " The game is over. "), ("class:key", "Q"), ("", " quit")]
+        if self.session.busy() and view.legal:
+            return [("class:dim", " Your move is on its way …")]
+        seen: dict[str, int] = {}
+        for m in view.legal:
+            seen[action_id(m)] = seen.get(action_id(m), 0) + 1
+        if not seen:
+            return [("class:dim", " Nothing to do right now: wait for the others.")]
+        top = card_word(view.discard[0], game) if view.discard else ""
+        frags: Line = [("", " ")]
+        row = len(view.known[view.me]) if view.known else 0
+        digits = f"1-{min(row, 9)}" if row > 1 else "1"
+        for aid in seen:
+            if aid == "replace":
+                where = "left/middle/right" if game == "crisp" else "at that position"
+                frags += [("class:key", digits), ("", f" swap it in {where}  ")]
+            elif aid == "number":
+                secs = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
+                frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{secs}"), ("", "  ")]
+            elif aid == "crisp" and isinstance(view, CrispView):
+                left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now
+                frags += [("class:key", "c"), ("class:warn", f" CALL CRISP ({max(0.0, left):.1f} s)"), ("", "  ")]
+            else:
+                frags += [("class:key", key_of(game, aid)), ("", " " + LABELS[aid].format(top=top) + "  ")]
+        if isinstance(view, CrispView) and view.can_call:
+            frags.append(("class:dim", "(crisp only if you think your total is the lowest)"))
+        return frags
+
+    def _rules_lines(self, width: int, height: int) -> list[Line]:
+        game = self.session.game
+        if self.rules is None:
+            text = ("The rules text is not part of this build yet.\n\n"
+                    "The keys shown at the bottom of the table screen are always the moves open to you.")
+        else:
+            text = self.rules(game, dict(self.session.options))
+        wrapped = wrap(text, width - 2)
+        body = wrapped[self.rules_top: self.rules_top + height - 3]
+        self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 3)))
+        return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
+                + [[]] * (height - 3 - len(body))
+                + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table")]])
+
+
+def _suit_style(card: object) -> str:
+    return "class:red" if isinstance(card, str) and card[-1:] in RED_SUITS else ""
+
+
+def wrap(text: str, width: int) -> list[str]:
+    out: list[str] = []
+    for para in text.splitlines():
+        line = ""
+        indent = len(para) - len(para.lstrip())
+        for word in para.split():
+            if line and len(line) + 1 + len(word) > width:
+                out.append(line)
+                line = " " * indent + word
+            else:
+                line = (line + " " + word) if line else " " * indent + word
+        out.append(line)
+    return out
+
+
+def wrap_line(line: Line, width: int) -> list[Line]:
+    """A line of one fragment broken at spaces to `width` columns; other lines are left whole."""
+    if len(line) != 1 or len(line[0][1]) <= width or width < 10:
+        return [line]
+    style, text = line[0]
+    lead = " " if text.startswith(" ") else ""
+    return [[(style, t)] for t in wrap(text, width - 1)] if not lead else \
+        [[(style, lead + t.strip())] for t in wrap(text.strip(), width - 2)]
+
+
+def fit(lines: Sequence[Line], width: int, height: int) -> list[Line]:
+    """Cut every line to `width` columns and the screen to `height` lines."""
+    out: list[Line] = []
+    for line in list(lines)[:height]:
+        left = width
+        cut: Line = []
+        for style, text in line:
+            if left <= 0:
+                break
+            cut.append((style, text[:left]))
+            left -= len(text[:left])
+        out.append(cut)
+    return out
+
+
+def plain(lines: Sequence[Line]) -> str:
+    """The screen as plain text, one line each (captures, tests)."""
+    return "\n".join("".join(t for _, t in line).rstrip() for line in lines)
+

@@ -1,0 +1,27 @@
+"""`p2pcards rules GAME`: the rules of Crisp or Crescendo, with a table's options."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+from ..table.config import SEATS
+from .cli import rules_function, table_options
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The game and the host's options, as for `p2pcards play`."""
+    parser.add_argument("game", choices=sorted(SEATS))
+    parser.add_argument("--limit", type=int, default=None, help="Crisp: the game's end total")
+    parser.add_argument("--draw-seconds", type=int, default=None, help="Crisp: time for each draw")
+    parser.add_argument("--discard-draw", action="store_true", help="Crisp: drawing from the discard pile allowed")
+    parser.add_argument("--number-window", type=float, default=None, help="Crescendo: NUMBER window in seconds")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the rules."""
+    rules = rules_function()
+    if rules is None:
+        raise InputError("this build has no rules text yet")
+    print(rules(args.game, table_options(args)))
+    return 0

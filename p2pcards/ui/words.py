@@ -1,0 +1,145 @@
+"""Plain words for what happened at the table: cards, events and the table's notes as a person reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..games.base import CRISP_SLOTS
+from ..table.peer import Note
+
+SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+RED_SUITS = frozenset("HD")
+
+
+def card_word(card: object, game: str) -> str:
+    """A card as printed on screen: 7♥, 10♠, 47, Joker; `?` and None for a face not known."""
+    if card is None or card == "?":
+        return "a card"
+    text = str(card)
+    if game == "crisp" and len(text) >= 2 and text[-1] in SUITS:
+        return text[:-1] + SUITS[text[-1]]
+    if game == "crescendo" and text.startswith("J"):
+        return "Joker"
+    return text
+
+
+def _split_player(text: str, names: Sequence[str]) -> tuple[str | None, str]:
+    """The player an event string begins with (names may hold spaces), and the rest."""
+    for name in sorted(names, key=len, reverse=True):
+        if text == name or text.startswith(name + " "):
+            return name, text[len(name) + 1:]
+    return None, text
+
+
+def _slot(token: str, game: str) -> str:
+    """A position word: Crisp's slot names stay, Crescendo's 0-based positions are counted from 1."""
+    if game == "crescendo" and token.lstrip("-").isdigit():
+        return f"card {int(token) + 1}"
+    return token
+
+
+def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | None:
+    """One engine event (its compact text form) in plain words; None for events not worth a line."""
+    who, rest = _split_player(text, names)
+    kind, _, tail = rest.partition(" ")
+    args = tail.split(" ") if tail else []
+    p = "You" if who == me else (who or "")
+    their = "your" if who == me else "their"
+
+    def c(i: int) -> str:
+        return card_word(args[i] if i < len(args) else None, game)
+
+    if kind == "deal":
+        return f"— Round {args[0] if args else ''}: {who} deals —"
+    if kind == "draw":
+        if args and args[0] == "discard":
+            return f"{p} took the top discard."
+        return f"{p} drew from the {'Reserve' if game == 'crescendo' else 'draw pile'}."
+    if kind == "replace":
+        return f"{p} swapped the drawn card into {their} {_slot(args[0], game)}; {c(1)} went to the discard pile."
+    if kind == "discard":
+        return f"{p} discarded {c(0)}."
+    if kind == "jack":
+        return f"{p} used a Jack to peek at {their} middle card."
+    if kind == "king":
+        return f"{p} used a King: two extra draws."
+    if kind in ("queen", "exchange"):
+        target, after = _split_player(tail.partition(" ")[2], names)
+        tpos = after.split(" ")[0] if after else "?"
+        card = "Queen" if kind == "queen" else "Swap"
+        tname = "your" if target == me else f"{target}'s"
+        return f"{p} used {card}: {their} {_slot(args[0], game)} ⇄ {tname} {_slot(tpos, game)} (blind)."
+    if kind == "peek":
+        target, after = _split_player(tail, names)
+        tname = "your" if target == me else ("their own" if target == who else f"{target}'s")
+        return f"{p} peeked at {tname} {_slot(after.split(' ')[0] if after else '?', game)}."
+    if kind == "lock":
+        return f"{p} locked {their} {_slot(args[0], game)}: {c(1)}, face up and safe from Swap."
+    if kind == "crisp":
+        return f"{p} called CRISP! Everyone else has one final turn."
+    if kind == "crescendo":
+        return f"{p} called CRESCENDO! Everyone else has one final turn."
+    if kind == "turn":
+        return None
+    if kind == "timeout":
+        return f"{p} ran out of time: the rest of the turn is forfeit."
+    if kind == "forfeit_draw":
+        return f"The top card ({c(0)}) was drawn and discarded for {who}."
+    if kind == "forfeit_discard":
+        return f"{who}'s drawn card ({c(0)}) was discarded unused."
+    if kind == "turnover":
+        return f"The discard pile was turned over into a new draw pile ({args[0] if args else '?'} cards)."
+    if kind == "reshuffle":
+        return f"The discard pile was reshuffled into a new Reserve ({args[0] if args else '?'} cards)."
+    if kind == "setup_look":
+        return f"{p} looked at {their} {_slot(args[0], game)}."
+    if kind == "setup_swap":
+        return f"{p} swapped {their} {_slot(args[0], game)} and {_slot(args[1], game)} unseen."
+    if kind == "setup_pass":
+        return f"{p} kept {their} row as dealt."
+    if kind == "pass":
+        return f"{p} passed (+1 point)."
+    if kind == "number_right":
+        return f"{p} called NUMBER: {c(0)} against {c(1)}, right! The card goes to {their} own pile."
+    if kind == "number_wrong":
+        return f"{p} called NUMBER: {c(0)} against {c(1)}, wrong: {c(0)} stays face up, plus a penalty card."
+    if kind == "withdrawn":
+        return f"{p} called NUMBER too late: someone else was first."
+    if kind == "reveal_all":
+        return "Every card is turned face up."
+    if kind == "round_end":
+        scores = ", ".join(f"{n} {s}" for n, s in zip(names, args))
+        return f"Round over. Scores this round: {scores}."
+    if kind == "game_over":
+        return None  # the `over` note says it
+    if kind in ("window_closed", "window_open"):
+        return None
+    return text
+
+
+def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[str, str] | None:
+    """A table note as (style, plain words); None for notes a player need not read."""
+    blame = f" ({note.blame} is blamed)" if note.blame else ""
+    if note.kind == "event":
+        words = event_words(note.detail, names, game, me)
+        return None if words is None else ("", words)
+    if note.kind == "rejected":
+        return ("class:warn", f"Move refused: {note.detail}{blame}.")
+    if note.kind == "fault":
+        return ("class:warn", f"FAULT: {note.detail}{blame}. The round is void.")
+    if note.kind == "audit":
+        return ("class:warn", f"Audit: {note.detail}{blame}.")
+    if note.kind == "void":
+        return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
+    if note.kind == "over":
+        return ("class:good", f"Game over. {note.detail[:1].upper() + note.detail[1:]}.")
+    if note.kind == "round":
+        if "verified" in note.detail:
+            return ("class:good", note.detail.split(":")[0].capitalize() + ": every peer checked every move and card.")
+        return ("class:title", f" {note.detail[:1].upper() + note.detail[1:]}: shuffling and dealing ")
+    return ("", note.detail)
+
+
+def slot_name(game: str, pos: int) -> str:
+    """The name of a position in a row: left/middle/right in Crisp, 1.. in Crescendo."""
+    return CRISP_SLOTS[pos] if game == "crisp" and 0 <= pos < 3 else str(pos + 1)

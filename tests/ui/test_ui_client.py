@@ -1,0 +1,195 @@
+"""The table screen on the referee engine: keys become moves, shut keys say why, memory stays memory."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
+from p2pcards.games.base import Move
+from p2pcards.ui.app import color_depth, run_table
+from p2pcards.ui.client import TableClient, plain
+from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
+
+
+def crisp_deck(top: list[str]) -> list[str]:
+    """A Crisp deck that starts with `top`, the rest in the usual order."""
+    return top + [c for c in CRISP_DECK if c not in top]
+
+
+# Two seats, we deal second so we play first: our hand is A♠ 3♠ 5♠ (left, middle, right), theirs 2♠ 4♠ 6♠.
+DECK = crisp_deck(["AS", "2S", "3S", "4S", "5S", "6S", "QH", "7S", "JH", "9D"])
+
+
+def crisp_client(deck: list[str] = DECK, names: tuple[str, ...] = ("you", "Bo")) -> tuple[TableClient, RefereeSession]:
+    session = RefereeSession("crisp", names, deck, dealer=len(names) - 1)
+    client = TableClient(session)
+    client.absorb(0.0)
+    return client, session
+
+
+def screen(client: TableClient, now: float = 0.0, width: int = 80, height: int = 24) -> str:
+    client.absorb(now)
+    return plain(client.lines(width, height, now))
+
+
+def test_draw_then_a_queen_swap_chosen_by_number_keys() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    assert session.played == [Move("you", "draw", source="pile")]
+    assert "You drew: Q♥" in screen(client)
+    client.key("q")
+    assert "which of your cards? 1 left  2 middle  3 right" in screen(client)
+    client.key("3")  # our right card; Bo is the only other player, so only his slot is asked next
+    assert "which of Bo's cards?" in screen(client)
+    client.key("1")
+    assert session.played[-1] == Move("you", "queen", pos=2, target="Bo", target_pos=0)
+    r = session.engine.r
+    assert r is not None and session.engine.faces.get(r.hands[0][2]) == "2S"
+
+
+def test_a_shut_key_says_why_and_changes_nothing() -> None:
+    client, session = crisp_client()
+    client.key("x")
+    assert client.status[1] == "Draw first: press d."
+    client.key("d")
+    client.key("j")
+    assert client.status[1] == "You drew Q♥, not a Jack."
+    client.key("1")
+    assert "never be swapped into your hand" in client.status[1]
+    client.key("c")
+    assert "only in the 3 s right after your own turn" in client.status[1]
+    assert session.played == [Move("you", "draw", source="pile")]
+    assert len(session.engine.inputs) == 1
+
+
+def test_not_our_turn_says_whose_turn_or_when_ours_opens() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    client.key("d")
+    assert client.status[1] == "It is Bo's turn."
+    session.others(2.5)  # Bo's turn opens; he draws and discards; ours opens 2 s later
+    client.absorb(2.5)
+    client.key("d")
+    assert client.status[1] == "Your turn opens in 2.0 s (the last player may still call crisp)."
+
+
+def test_crisp_is_one_key_right_after_our_turn() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    assert "c CALL CRISP" in screen(client)
+    client.key("c")
+    assert session.played[-1] == Move("you", "crisp")
+    assert "You called CRISP!" in screen(client)
+
+
+def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on() -> None:
+    client, _ = crisp_client()
+    assert "L (A♠)" in screen(client, now=100.0) and "R (5♠)" in screen(client, now=100.0)
+    later = screen(client, now=106.0)
+    assert "A♠" not in later and "L [ · ]" in later and "M [ ? ]" in later
+    client.key("m")
+    again = screen(client, now=106.0)
+    assert "L (A♠)" in again and "memory aid on" in again and "memory aid: ON" in again
+
+
+def test_quitting_asks_first() -> None:
+    client, _ = crisp_client()
+    assert client.key("Q") is None
+    assert "Leave the table?" in screen(client)
+    assert client.key("n") is None and "Leave the table?" not in screen(client)
+    client.key("Q")
+    assert client.key("y") == "leave"
+
+
+@pytest.mark.parametrize("width,height", [(80, 24), (60, 20), (120, 40), (30, 10)])
+def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
+    names = tuple(f"player{i}" for i in range(8))
+    client, _ = crisp_client(crisp_deck([]), names)
+    lines = client.lines(width, height, 0.0)
+    assert len(lines) <= height
+    assert all(sum(len(t) for _, t in line) <= width for line in lines)
+    if height >= 24:
+        text = plain(lines)
+        assert all(n[:8] in text for n in names)
+
+
+def test_six_crescendo_seats_fit_80_by_24() -> None:
+    names = tuple(f"p{i}" for i in range(6))
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    client.absorb(0.0)
+    text = screen(client)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and max(map(len, lines)) <= 80
+    assert all(f"{i + 1} p{i}" in text for i in range(6))
+    assert "1-10" in text and "Reserve:" in text
+
+
+def crescendo_client() -> tuple[TableClient, RefereeSession]:
+    # Deck in order: we (seat 0, first) hold 1, 3, 5, ... 15; Bo holds 2, 4, ... 16; 17 starts the discard pile.
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    client.absorb(0.0)
+    return client, session
+
+
+def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
+    client, session = crescendo_client()
+    assert "l look at a card" in screen(client)
+    client.key("l")
+    client.key("2")
+    assert session.played == [Move("you", "setup_look", pos=1)]
+    assert "(3)" in screen(client, now=0.0)
+    session.others(0.0)
+    client.absorb(0.0)
+    client.key("c")
+    assert client.status[1] == "CRESCENDO is open from turn 7 of the round (this is turn 1)."
+    client.key("d")
+    client.key("x")  # 18 goes face up: the NUMBER window opens
+    client.absorb(0.1)
+    assert "NUMBER window: 2.0 s" in screen(client, now=0.1)
+    client.key("8")  # our eighth card is 15: within 2 of 18? no, 3 away: a penalty
+    assert session.played[-1] == Move("you", "number", pos=7)
+    assert "wrong" in screen(client, now=0.2)
+
+
+def test_the_special_action_key_follows_the_reserve_top() -> None:
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.absorb(0.0)
+    view = session.view()
+    top = view.reserve_top
+    assert top is not None
+    wrong = next(k for k, a in (("p", "peek"), ("s", "swap"), ("l", "lock")) if a != top.action)
+    client.key(wrong)
+    assert f"shows {top.action.upper()}" in client.status[1]
+
+
+def test_no_color_means_monochrome(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert color_depth() is not None and color_depth().value == "DEPTH_1_BIT"  # type: ignore[union-attr]
+    monkeypatch.delenv("NO_COLOR")
+    assert color_depth() is None
+
+
+def test_the_app_plays_keys_from_a_pipe_and_leaves_when_asked() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+
+    async def main() -> int:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), clock=lambda: 0.0))
+            for keys in ("d", "x", "Q", "y"):
+                await asyncio.sleep(0.1)
+                inp.send_text(keys)
+            return await asyncio.wait_for(task, 10)
+
+    assert asyncio.run(main()) == 0
+    assert session.played == [Move("you", "draw", source="pile"), Move("you", "discard")]
+    assert session.left

@@ -1,0 +1,115 @@
+"""The lobby lists the tables a directory announces, live, and leads to a game against bots."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from p2pcards.crypto.identity import generate
+from p2pcards.ui.client import plain
+from p2pcards.ui.lobby import BotGame, LobbyClient, TableAd, run_lobby_app
+
+
+class Directory:
+    """Tables announced by the test, with the change signal the lobby waits on."""
+
+    def __init__(self) -> None:
+        self.ads: dict[str, TableAd] = {}
+        self.event = asyncio.Event()
+
+    def tables(self) -> Sequence[TableAd]:
+        return sorted(self.ads.values(), key=lambda ad: ad.key)
+
+    async def changed(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.event.wait(), timeout)
+        except TimeoutError:
+            pass
+        self.event.clear()
+
+    def announce(self, ad: TableAd) -> None:
+        self.ads[ad.key] = ad
+        self.event.set()
+
+    def withdraw(self, key: str) -> None:
+        del self.ads[key]
+        self.event.set()
+
+
+KITCHEN = TableAd("t1", "kitchen", "crisp", {"limit": 50}, 2, 8, "ann", "12345 67890 11111 22222 33333")
+
+
+def test_tables_appear_and_vanish_with_their_announcements() -> None:
+    directory = Directory()
+    me = generate("zoe")
+    lobby = LobbyClient(me, directory)
+    text = plain(lobby.lines(80, 24))
+    assert "zoe" in text and me.fingerprint in text and "No table announced" in text
+    directory.announce(KITCHEN)
+    text = plain(lobby.lines(80, 24))
+    assert "kitchen" in text and "crisp" in text and "seats 2/8" in text and "limit 50" in text and "12345" in text
+    directory.withdraw("t1")
+    assert "kitchen" not in plain(lobby.lines(80, 24))
+
+
+def test_joining_says_plainly_what_this_build_cannot_do_yet() -> None:
+    directory = Directory()
+    directory.announce(KITCHEN)
+    lobby = LobbyClient(generate("zoe"), directory)
+    assert lobby.key("enter") is None
+    assert "needs the network layer" in lobby.status[1]
+
+
+def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:
+    directory = Directory()
+    lobby = LobbyClient(generate("zoe"), directory)
+    drawn: list[str] = []
+    original = lobby.lines
+
+    def spy(width: int, height: int) -> list:  # type: ignore[type-arg]
+        lines = original(width, height)
+        drawn.append(plain(lines))
+        return lines
+
+    lobby.lines = spy  # type: ignore[method-assign]
+
+    async def main() -> BotGame | None:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput()))
+            await asyncio.sleep(0.2)
+            directory.announce(KITCHEN)
+            await asyncio.sleep(0.3)
+            assert any("kitchen" in d for d in drawn)  # redrawn without a key press
+            for key in ("b", "2", "9", "3"):
+                inp.send_text(key)
+                await asyncio.sleep(0.05)
+            return await asyncio.wait_for(task, 5)
+
+    assert asyncio.run(main()) == BotGame("crescendo", 3)
+    assert any("Crescendo takes 1 to 5 bots" in d for d in drawn)
+
+
+def test_the_first_run_asks_for_a_name() -> None:
+    made: list[str] = []
+
+    def make(name: str):  # type: ignore[no-untyped-def]
+        if not name.strip():
+            from p2pcards.errors import InputError
+            raise InputError("a name must be 1 to 32 printable characters: ''")
+        made.append(name)
+        return generate(name)
+
+    lobby = LobbyClient(None, Directory(), make_identity=make)
+    assert "Your name" in plain(lobby.lines(80, 24))
+    lobby.key("enter")
+    assert "printable" in lobby.status[1] and lobby.identity is None
+    for k in "Zoe Q":
+        lobby.key(k)
+    lobby.key("backspace")
+    lobby.key("backspace")
+    lobby.key("enter")
+    assert made == ["Zoe"] and lobby.identity is not None
+    assert "Zoe" in plain(lobby.lines(80, 24)) and "Tables on this network" in plain(lobby.lines(80, 24))

@@ -1,0 +1,122 @@
+"""Whole rounds against bot processes on loopback, played through keys alone (pipe input, no terminal)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from p2pcards.crypto.identity import generate
+from p2pcards.games.crisp import CrispView
+from p2pcards.ui.app import run_table
+from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.session import BotTable, View
+
+pytestmark = pytest.mark.slow
+
+
+def crisp_key(view: View) -> str | None:
+    """A simple player: draw, use a King or Jack, discard what it can, swap in what it must, call crisp at once."""
+    assert isinstance(view, CrispView)
+    actions = {m.action for m in view.legal}
+    if "crisp" in actions:
+        return "c"
+    if "draw" in actions:
+        return "d"
+    for action, key in (("king", "k"), ("jack", "j"), ("discard", "x"), ("replace", "1")):
+        if action in actions:
+            return key
+    return None
+
+
+def crescendo_key(view: View) -> str | None:
+    """A simple player: keep the row, draw and discard, call CRESCENDO when it opens, pass on a final turn."""
+    actions = {m.action for m in view.legal}
+    for action, key in (("crescendo", "c"), ("setup_pass", "p"), ("pass", "p"), ("draw", "d"), ("discard", "x")):
+        if action in actions:
+            return key
+    return None
+
+
+def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, BotTable]:
+    """Play round 1 against two bots by keys; returns the table screen mid-round, the reveal, and the session."""
+    session = BotTable(game, 2, options, generate("you"), timeout=15)
+    client = TableClient(session)
+    policy = crisp_key if game == "crisp" else crescendo_key
+    screens: dict[str, str] = {}
+
+    async def main() -> int:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), client=client))
+            deadline = time.time() + 120
+            while time.time() < deadline:
+                await asyncio.sleep(0.15)
+                view = session.view()
+                if view is None or session.busy():
+                    continue
+                if view.rounds_played >= 1:
+                    screens["reveal"] = plain(client.lines(80, 24, time.time()))
+                    break
+                key = policy(view)
+                if key is not None:
+                    if "table" not in screens and key in ("x", "k", "j", "1"):  # we hold a drawn card
+                        screens["table"] = plain(client.lines(80, 24, time.time()))
+                    inp.send_text(key)
+            inp.send_text("Q")
+            await asyncio.sleep(0.1)
+            inp.send_text("y")
+            return await asyncio.wait_for(task, 20)
+
+    assert asyncio.run(main()) == 0
+    return screens.get("table", ""), screens.get("reveal", ""), session
+
+
+def test_a_whole_crisp_round_against_two_bots_by_keys() -> None:
+    table, reveal, session = play_one_round("crisp", {"next_start_s": 0.5, "crisp_window_s": 1.0})
+    assert "You drew: " in table and "You are to play" in table and "Draw pile:" in table
+    assert "Round 1 revealed" in reveal and "Scores" in reveal and "Round over." in reveal
+    assert all(p.returncode is not None for p in session._procs)  # the bots ended with the table
+
+
+def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
+    table, reveal, session = play_one_round("crescendo", {"number_window_s": 0.5})
+    assert "You drew: " in table and "Reserve:" in table and "pile" in table
+    assert "Round 1 revealed" in reveal and "Scores" in reveal
+    assert all(p.returncode is not None for p in session._procs)
+
+
+def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> None:
+    session = BotTable("crisp", 2, {"next_start_s": 0.5, "crisp_window_s": 1.0}, generate("you"), timeout=4)
+    client = TableClient(session)
+    seen: list[str] = []
+
+    async def main() -> None:
+        await session.start()
+        deadline = time.time() + 60
+        killed = False
+        while time.time() < deadline and session.stopped() is None:
+            await session.changed(0.2)
+            client.absorb(time.time())
+            view = session.view()
+            assert view is not None
+            if view.round >= 1 and not killed:
+                session._procs[1].kill()  # Bo's process dies without a word
+                killed = True
+            if killed:
+                seen.append(plain(client.lines(80, 24, time.time())))
+            key = crisp_key(view) if not session.busy() else None
+            if key is not None and key != "c":
+                client.key(key)
+        client.absorb(time.time())
+        seen.append(plain(client.lines(80, 24, time.time())))
+        await session.leave()
+
+    asyncio.run(main())
+    assert any("1 link(s) to other players closed" in s for s in seen)
+    assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
+    last = seen[-1]
+    assert "The table stopped:" in last and "FAULT" in last and "Bo sent nothing owed for 4 s" in last

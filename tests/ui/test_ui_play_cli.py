@@ -1,0 +1,32 @@
+"""`p2pcards play` and `p2pcards rules`: bad input gets one clear line and exit status 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pcards.cli import main
+from p2pcards.ui.cli import rules_function
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["play", "--bots", "8"], "crisp takes 2 to 8 players: --bots must be 1 to 7"),
+    (["play", "--bots", "0"], "--bots must be 1 to 7"),
+    (["play", "--game", "crescendo", "--bots", "6"], "crescendo takes 2 to 6 players: --bots must be 1 to 5"),
+    (["play", "--game", "crescendo", "--limit", "50", "--bots", "2"], "limit is not an option of crescendo"),
+    (["play", "--number-window", "1", "--bots", "2"], "number_window_s is not an option of crisp"),
+    (["play", "--game", "crescendo", "--number-window", "-1", "--bots", "2"], "number_window_s must be a number >= 0"),
+    (["play", "--bots", "2"], "needs a terminal"),  # pytest's stdin is not one
+])
+def test_bad_play_input_is_one_line_and_status_2(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+def test_rules_print_or_say_plainly_they_are_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["rules", "crisp", "--limit", "50"])
+    out, err = capsys.readouterr()
+    if rules_function() is None:
+        assert status == 2 and "no rules text yet" in err
+    else:
+        assert status == 0 and "50" in out

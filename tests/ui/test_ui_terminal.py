@@ -1,0 +1,107 @@
+"""End to end: `p2pcards play --bots 2` in a real terminal (tmux), played by reading the screen and pressing keys."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)"),
+]
+
+
+class Terminal:
+    """One tmux server of our own with one 80x24 window running a command."""
+
+    def __init__(self, command: str, env: dict[str, str], width: int = 80, height: int = 24) -> None:
+        self.socket = f"p2pcards-test-{os.getpid()}"
+        self.env = env
+        self._tmux("new-session", "-d", "-s", "play", "-x", str(width), "-y", str(height), command)
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env,
+                              timeout=10)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "play")
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "play", *keys)
+
+    def resize(self, width: int, height: int) -> None:
+        self._tmux("resize-window", "-t", "play", "-x", str(width), "-y", str(height))
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "play"], capture_output=True,
+                              env=self.env).returncode == 0
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env)
+
+
+def wait_for(term: Terminal, text: str, seconds: float) -> str:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        screen = term.screen()
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never showed; the screen was:\n{term.screen()}")
+
+
+def person_key(screen: str) -> str | None:
+    """What a person reading the bottom of the screen presses: crisp at once, else draw, else get rid of the card."""
+    keys = "\n".join(screen.splitlines()[-3:])
+    for shown, key in (("c CALL CRISP", "c"), ("d draw", "d"), ("k King", "k"), ("j Jack", "j"),
+                       ("x discard it", "x"), ("1-3 swap", "1")):
+        if shown in keys:
+            return key
+    return None
+
+
+def test_play_bots_in_a_real_terminal(tmp_path: Path) -> None:
+    env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    command = f"{sys.executable} -m p2pcards play --bots 2 --limit 50 --name Tess"
+    term = Terminal(command, env)
+    try:
+        screen = wait_for(term, "Crisp · round 1", 60)
+        assert "Tess" in screen and "Ada" in screen and "Bo" in screen
+        screen = wait_for(term, "Draw pile:", 60)
+        drew = False
+        resized = False
+        deadline = time.time() + 120
+        while time.time() < deadline and "Round 1 revealed" not in screen:
+            key = person_key(screen)
+            if key is not None:
+                drew = drew or key == "d"
+                term.keys(key)
+                time.sleep(0.5)
+            else:
+                time.sleep(0.2)
+            if drew and not resized:
+                term.resize(100, 30)  # the screen redraws at the new size and the game goes on
+                resized = True
+                assert "Draw pile:" in wait_for(term, "Draw pile:", 5)
+            screen = term.screen()
+        assert drew, "never saw our turn"
+        assert "Round 1 revealed" in screen and "Scores" in screen and "Tess" in screen
+        term.keys("Enter")
+        screen = wait_for(term, "Crisp · round", 10)
+        term.keys("Q")
+        wait_for(term, "Leave the table?", 5)
+        term.keys("y")
+        deadline = time.time() + 15
+        while term.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not term.alive(), "the client did not leave cleanly"
+    finally:
+        term.close()

@@ -1,0 +1,32 @@
+"""What happened, in plain words: events, refusals, faults with blame."""
+
+from __future__ import annotations
+
+from p2pcards.table.peer import Note
+from p2pcards.ui.words import card_word, event_words, note_words
+
+NAMES = ("Mary Ann", "Bo", "Cy")
+
+
+def test_cards_carry_their_suit_as_a_symbol_not_a_colour() -> None:
+    assert card_word("10H", "crisp") == "10♥" and card_word("QS", "crisp") == "Q♠"
+    assert card_word("J3", "crescendo") == "Joker" and card_word(47, "crescendo") == "47"
+    assert card_word(None, "crisp") == "a card"
+
+
+def test_events_name_players_even_with_spaces_in_their_names() -> None:
+    assert event_words("Bo queen left Mary Ann middle", NAMES, "crisp", "Cy") == \
+        "Bo used Queen: their left ⇄ Mary Ann's middle (blind)."
+    assert event_words("Mary Ann replace right 7H", NAMES, "crisp", "Mary Ann") == \
+        "You swapped the drawn card into your right; 7♥ went to the discard pile."
+    assert event_words("Cy peek Bo 0", NAMES, "crescendo", "Bo") == "Cy peeked at your card 1."
+    assert event_words("Cy number_wrong 15 18", NAMES, "crescendo", "Bo") == \
+        "Cy called NUMBER: 15 against 18, wrong: 15 stays face up, plus a penalty card."
+    assert event_words("window_closed", NAMES, "crescendo", "Bo") is None
+
+
+def test_refusals_and_faults_say_who_is_blamed() -> None:
+    refused = note_words(Note("rejected", "Bo crisp: Bo's crisp window closed at 12.5 s", "Bo"), NAMES, "crisp", "Cy")
+    assert refused == ("class:warn", "Move refused: Bo crisp: Bo's crisp window closed at 12.5 s (Bo is blamed).")
+    fault = note_words(Note("fault", "Cy sent nothing owed for 15 s", "Cy"), NAMES, "crisp", "Bo")
+    assert fault is not None and "FAULT" in fault[1] and "(Cy is blamed)" in fault[1] and "void" in fault[1]
