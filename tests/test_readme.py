@@ -30,7 +30,7 @@ def test_the_readme_says_which_python_and_to_use_a_virtual_environment() -> None
 
 
 def test_the_first_commands_install_and_play_then_install_and_test() -> None:
-    assert blocks()[1:3] == ["pip install . && p2pcards botgame crisp", "pip install -e '.[test]' && python -m pytest"]
+    assert blocks()[1:3] == ["pip install . && p2pcards play --bots 2", "pip install -e '.[test]' && python -m pytest"]
 
 
 def test_ci_runs_the_readme_test_command_and_then_the_slow_tests() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -13,19 +12,15 @@ from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
 from ..games.crescendo import CrescendoOptions
 from ..games.crisp import CrispOptions, DRAW_SECONDS_CHOICES, LIMIT_CHOICES
+from ..rulestext import rules_text
 from ..table.config import SEATS
 
 Rules = Callable[[str, dict[str, object]], str]
 
 
-def rules_function() -> Rules | None:
-    """`p2pcards.rulestext.rules_text` when this build has it, else None."""
-    try:
-        module = importlib.import_module("p2pcards.rulestext")
-    except ImportError:
-        return None
-    fn: Rules | None = getattr(module, "rules_text", None)
-    return fn
+def rules_function() -> Rules:
+    """The rules in the project's own words (`p2pcards.rulestext`), for the `?` screen."""
+    return rules_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

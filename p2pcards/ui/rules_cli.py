@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
+from ..rulestext import rules_text
 from ..table.config import SEATS
-from .cli import rules_function, table_options
+from .cli import table_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The game and the host's options, as for `p2pcards play`."""
-    parser.add_argument("game", choices=sorted(SEATS))
+    parser.add_argument("game", choices=sorted(SEATS), help="the game whose rules to print")
     parser.add_argument("--limit", type=int, default=None, help="Crisp: the game's end total")
     parser.add_argument("--draw-seconds", type=int, default=None, help="Crisp: time for each draw")
     parser.add_argument("--discard-draw", action="store_true", help="Crisp: drawing from the discard pile allowed")
@@ -20,8 +20,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the rules."""
-    rules = rules_function()
-    if rules is None:
-        raise InputError("this build has no rules text yet")
-    print(rules(args.game, table_options(args)))
+    print(rules_text(args.game, table_options(args)))
     return 0
