@@ -10,6 +10,7 @@ from p2pcards.bench import KINDS
 from p2pcards.bench import table
 
 
+@pytest.mark.slow  # a whole game or two: tens of seconds
 def test_bench_table_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert KINDS["table"][0] == "p2pcards.bench.table"
     parser = argparse.ArgumentParser()

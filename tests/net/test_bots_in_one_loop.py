@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import secrets
 
+import pytest
+
 from p2pcards.net.botpeer import BotPeer, run_bot_peer
 from p2pcards.net.discovery import Discovery
 
 
+@pytest.mark.slow  # a whole game or two: tens of seconds
 def test_three_bot_peers_in_one_loop_find_the_table_and_finish_a_game() -> None:
     table = f"one loop {secrets.token_hex(3)}"
 

@@ -89,6 +89,7 @@ def hostile_sockets(port: int) -> list[socket.socket]:
     return socks
 
 
+@pytest.mark.slow  # 400 sockets and a whole game
 def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_nothing() -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "2", "--no-mdns", *LOOP)
     port = host.port()

@@ -415,12 +415,13 @@ def _bots(spec: Spec) -> Callable[[random.Random], Sequence[Bot]]:
 
 
 _PLAYED: dict[Spec, Played] = {}
-SLOW_SEATS = 6  # whole games from this many seats up take tens of seconds: they run with `pytest -m slow`
+SLOW_SEATS = {"crisp": 6, "crescendo": 4}  # whole games from this many seats up take tens of seconds
+# (every pass proven and checked by every other seat; Crescendo's deck is twice Crisp's): `pytest -m slow`
 
 
 def params(specs: Sequence[Spec]) -> list[Any]:
     """Fixture params for whole games, the largest tables marked slow."""
-    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.slow] if spec.players >= SLOW_SEATS else [])
+    return [pytest.param(spec, id=str(spec), marks=[pytest.mark.slow] if spec.players >= SLOW_SEATS[spec.game] else [])
             for spec in specs]
 
 

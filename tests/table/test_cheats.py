@@ -106,6 +106,7 @@ def test_clean_crisp_table_with_short_timeouts_blames_nobody() -> None:
     assert all(not blamed(p) for p in run.peers)
 
 
+@pytest.mark.slow  # a whole Crescendo game
 def test_clean_crescendo_table_with_short_timeouts_blames_nobody() -> None:
     # A busy orderer (NUMBER claims waiting out their tie window) must not time itself out.
     run = run_table("crescendo", 3, {}, seed=2, timeout=5.0, until=300.0)

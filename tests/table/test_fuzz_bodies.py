@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,10 +68,24 @@ def _mutate(body: dict[str, Value], data: st.DataObject) -> dict[str, Value]:
     return body
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@settings(FUZZ, max_examples=25)
 @given(st.data())
 def test_a_signed_malformed_body_never_crashes_a_peer(data: st.DataObject) -> None:
+    fuzz_one(data)
+
+
+@pytest.mark.slow  # the same, at length
+@settings(FUZZ, max_examples=200)
+@given(st.data())
+def test_many_signed_malformed_bodies_never_crash_a_peer(data: st.DataObject) -> None:
+    fuzz_one(data)
+
+
+def fuzz_one(data: st.DataObject) -> None:
+    """Replay a recorded game to a fresh peer, one frame of it re-signed with a mutated body: nothing raises."""
     game = data.draw(st.sampled_from(sorted(TAPES)))
     peers, tape = TAPES[game]
     others = [i for i, (sender, _, _) in enumerate(tape) if sender != 0]
