@@ -121,6 +121,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
                         help=f"seconds a seat may be missing before this peer leaves (default {GONE_AFTER_S:.0f})")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    parser.add_argument("--attached", action="store_true",
+                        help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")
 
 
 def config_from_args(args: argparse.Namespace) -> BotPeer:
@@ -180,12 +182,26 @@ def run(args: argparse.Namespace) -> int:
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop, sig)
+        if args.attached:
+            reader = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+            async def watch() -> None:
+                while await reader.read(4096):
+                    pass
+                quit_by.append("the end of standard input")
+                task.cancel()
+
+            watcher = loop.create_task(watch())
         try:
             return await run_bot_peer(cfg, show, on_ready=ready)
         except asyncio.CancelledError:
             if not quit_by:
                 raise
             return {"name": cfg.name, "quit": quit_by[0]}
+        finally:
+            if args.attached:
+                watcher.cancel()
 
     try:
         summary = asyncio.run(main())

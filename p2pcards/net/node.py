@@ -48,8 +48,10 @@ class Node:
 
     def __init__(self, identity: Identity, interfaces: Sequence[str] | None = None, mdns: bool = True,
                  port: int = 0, on_note: Callable[[Note], None] | None = None,
-                 gone_after: float = GONE_AFTER_S, disco: Discovery | None = None) -> None:
+                 gone_after: float = GONE_AFTER_S, disco: Discovery | None = None,
+                 timeout: float | None = None) -> None:
         self.identity = identity
+        self.timeout = timeout  # how long our seat lets a peer owe a message (None: the table's default)
         self.interfaces = interfaces
         self.mdns = mdns
         self.port = port
@@ -231,7 +233,8 @@ class Node:
 
     def _make_seat(self) -> None:
         assert self.lobby is not None
-        self.seat = Seat(self.lobby.table_peer(), self.links, on_note=self.on_note, gone_after=self.gone_after)
+        kwargs = {} if self.timeout is None else {"timeout": self.timeout}
+        self.seat = Seat(self.lobby.table_peer(**kwargs), self.links, on_note=self.on_note, gone_after=self.gone_after)
         self.changed.set()
         for frame in self.early:
             self.seat.frame(frame)

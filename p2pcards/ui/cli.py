@@ -1,4 +1,4 @@
-"""`p2pcards play`: the terminal client. `--bots N` plays at once against N bot peers on this machine."""
+"""`p2pcards play`: the terminal client: the lobby of LAN tables, or at once against N bot peers (`--bots N`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
-from ..games.crescendo import CrescendoOptions
-from ..games.crisp import CrispOptions, DRAW_SECONDS_CHOICES, LIMIT_CHOICES
+from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
+from ..net.botpeer import _address
 from ..rulestext import rules_text
 from ..table.config import SEATS
+from ..table.lobby import check_host_options
 
 Rules = Callable[[str, dict[str, object]], str]
 
@@ -36,24 +37,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        choices=[c for c in DRAW_SECONDS_CHOICES if c is not None],
                        help="time for each draw (default: no limit)")
     crisp.add_argument("--discard-draw", action="store_true", help="allow drawing the top card of the discard pile")
-    crescendo = parser.add_argument_group("Crescendo options (the host's)")
-    crescendo.add_argument("--number-window", type=float, default=None, metavar="SECONDS",
-                           help="how long NUMBER can be called after each turn (default 2)")
+    net = parser.add_argument_group("the network (the lobby)")
+    net.add_argument("--interface", action="append", default=None, metavar="IF",
+                     help="an IPv4 interface (name or address) to use; repeat for several (default every one)")
+    net.add_argument("--peer", default=None, metavar="HOST:PORT",
+                     help="join the host at this address without multicast (the host's lobby shows its port)")
 
 
 def table_options(args: argparse.Namespace) -> dict[str, Any]:
     """The host's options for the chosen game; InputError for an option of the other game."""
     crisp = {"limit": args.limit, "draw_seconds": args.draw_seconds, "discard_draw": args.discard_draw or None}
-    crescendo = {"number_window_s": args.number_window}
-    mine, other = (crisp, crescendo) if args.game == "crisp" else (crescendo, crisp)
-    wrong = [k for k, v in other.items() if v is not None]
-    if wrong:
-        raise InputError(f"{', '.join(wrong)} is not an option of {args.game}")
-    options = {k: v for k, v in mine.items() if v is not None}
-    if args.game == "crisp":
-        CrispOptions.from_dict(options)
-    else:
-        CrescendoOptions.from_dict(options)
+    if args.game != "crisp":
+        wrong = [k for k, v in crisp.items() if v is not None]
+        if wrong:
+            raise InputError(f"{', '.join(wrong)} is not an option of {args.game}")
+        return {}
+    options = {k: v for k, v in crisp.items() if v is not None}
+    check_host_options(args.game, options)
     return options
 
 
@@ -67,21 +67,24 @@ def check_bots(game: str, bots: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from .app import run_table  # prompt_toolkit only loads for the client itself
-    from .session import BotTable
+    from .session import NetTable
 
     options = table_options(args)
     if args.bots is None:
         from .lobby import run_lobby
+        peer = _address(args.peer) if args.peer is not None else None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
-        status: int = asyncio.run(run_lobby(args.name, rules_function()))
+        status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer))
         return status
+    if args.peer is not None or args.interface is not None:
+        raise InputError("--bots plays on this machine only: no --peer or --interface")
     check_bots(args.game, args.bots)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError("the client needs a terminal (stdin and stdout are not one)")
     if args.name is not None:
         set_name(args.name)
     identity = load_or_create()
-    session = BotTable(args.game, args.bots, options, identity)
+    session = NetTable(identity, args.game, options, bots=args.bots)
     return asyncio.run(run_table(session, rules_function()))
 

@@ -1,7 +1,9 @@
-"""The lobby: who you are, the tables announced on the LAN (live), and a game against bots at once.
+"""The lobby: who you are, the tables announced on the LAN (live), a new table, a table's lobby, or bots at once.
 
 Tables come from a `TableDirectory`: anything that lists table ads and can wait for the list
-to change. The zeroconf browser of the network layer is one; tests use their own.
+to change. `LanDirectory` (zeroconf, through the network layer's `Discovery`) is one; tests use
+their own too. `Lan` opens and joins tables as `NetTable`s; the one seated with us is the
+lobby's answer, which the table screen then plays.
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from ..crypto.identity import Identity
-from ..errors import InputError
+from ..errors import InputError, P2PCardsError
+from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..table.config import SEATS
+from ..net.discovery import Discovery
+from ..net.discovery import TableAd as NetAd
 from .client import Line, fit, wrap
+from .session import NetTable, TableSession
 
 Rules = Callable[[str, dict[str, object]], str]
 
@@ -56,26 +62,77 @@ class BotGame:
 
 
 @dataclass
+class NewTable:
+    """The table a host is about to open: its name, game, options and how many seats it offers."""
+
+    name: str
+    game: str = "crisp"
+    limit: int = 100
+    draw_seconds: int | None = None
+    discard_draw: bool = False
+    seats: int = 4
+
+    def options(self) -> dict[str, object]:
+        """The host options of the game, as the table takes them."""
+        if self.game != "crisp":
+            return {}
+        return {"limit": self.limit, "draw_seconds": self.draw_seconds, "discard_draw": self.discard_draw}
+
+
+class Room(Protocol):
+    """A table's lobby that we host or joined: who is in it, and whether it can be seated."""
+
+    table_name: str
+    game: str
+    options: Mapping[str, Any]
+
+    @property
+    def is_host(self) -> bool:
+        """True when we opened this table."""
+
+    @property
+    def port(self) -> int:
+        """The TCP port our links listen on."""
+
+    def lobby_players(self) -> list[tuple[str, str]]:
+        """Everyone in the lobby with their fingerprints, the host first."""
+
+    def can_seat(self) -> str | None:
+        """Why the table cannot be seated now, or None."""
+
+
+T = TypeVar("T")
+
+
+def _cycle(values: Sequence[T], now: T) -> T:
+    """The value after `now` in `values`, round and round."""
+    return values[(list(values).index(now) + 1) % len(values)] if now in values else values[0]
+
+
+@dataclass
 class LobbyClient:
-    """The lobby screen's state: keys in, a choice out, lines to draw."""
+    """The lobby screen's state: keys in, a choice or a request for the network out, lines to draw."""
 
     identity: Identity | None  # None on the first run: the lobby asks for a name first
     directory: TableDirectory
     rules: Rules | None = None
     make_identity: Callable[[str], Identity] | None = None
     typed: str = ""
-    joinable: bool = False  # True once the network layer can seat us at a LAN table
+    joinable: bool = False  # True when the lobby can reach the network (host and join LAN tables)
     selected: int = 0
-    asking: str | None = None  # "game", then "bots"
+    asking: str | None = None  # "game", then "bots"; or "tname", then "tgame", then "topts" for a new table
     game: str = "crisp"
     status: tuple[str, str] = ("", "")
     choice: BotGame | None = None
+    new: NewTable | None = None
+    room: Room | None = None  # the table we host or joined, until it is seated
     rules_for: str | None = None
     rules_top: int = 0
     seen: list[str] = field(default_factory=list)
 
     def key(self, k: str) -> str | None:
-        """Handle one key; returns "done" when the lobby has a choice, "quit" when the player leaves."""
+        """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
+        "join" (the selected table), "host" (`new`), "start" (seat `room`), "leave" (leave `room`)."""
         if self.rules_for is not None:
             if k in ("escape", "?", "q", "Q", "enter"):
                 self.rules_for = None
@@ -84,11 +141,17 @@ class LobbyClient:
             elif k in ("up", "pageup"):
                 self.rules_top = max(0, self.rules_top - (1 if k == "up" else 10))
             return None
-        if k in ("c-c", "c-q") or (k == "Q" and self.identity is not None):
-            return "quit"
+        if k in ("c-c", "c-q"):
+            return "leave" if self.room is not None else "quit"
         if self.identity is None:
             self._name_key(k)
             return None
+        if self.room is not None:
+            return self._room_key(k, self.room)
+        if self.asking in ("tname", "tgame", "topts"):
+            return self._new_key(k)
+        if k == "Q":
+            return "quit"
         if self.asking == "game":
             if k in ("1", "2"):
                 self.game = "crisp" if k == "1" else "crescendo"
@@ -109,20 +172,96 @@ class LobbyClient:
             self.status = ("class:warn", f"{self.game.capitalize()} takes {low - 1} to {high - 1} bots: press a digit.")
             return None
         tables = self.directory.tables()
+        self.status = ("", "")
         if k == "b":
             self.asking = "game"
-            self.status = ("", "")
         elif k == "down" and tables:
             self.selected = min(self.selected + 1, len(tables) - 1)
         elif k == "up":
             self.selected = max(0, self.selected - 1)
         elif k == "?":
-            self.rules_for = tables[self.selected].game if tables else "crisp"
+            self.rules_for = tables[self.selected].game if tables and tables[self.selected].game in SEATS else "crisp"
             self.rules_top = 0
-        elif k in ("enter", "n"):
+        elif k == "enter":
             if not self.joinable:
-                self.status = ("class:warn", "Joining and hosting LAN tables needs the network layer, which this "
-                                             "build does not have yet. Press b to play against bots.")
+                self.status = ("class:warn", "This lobby has no network. Press b to play against bots.")
+            elif not tables:
+                self.status = ("class:warn", "No table to join yet: press n to open one.")
+            elif tables[self.selected].seats and tables[self.selected].taken >= tables[self.selected].seats:
+                self.status = ("class:warn", f"{tables[self.selected].name} has no free seat.")
+            else:
+                self.status = ("", f"Joining {tables[self.selected].name} …")
+                return "join"
+        elif k == "n":
+            if not self.joinable:
+                self.status = ("class:warn", "This lobby has no network. Press b to play against bots.")
+            else:
+                self.new = NewTable(f"{self.identity.name}'s table")
+                self.asking = "tname"
+        else:
+            self.status = ("class:warn", f"The key {k!r} does nothing here.")
+        return None
+
+    def selected_table(self) -> TableAd | None:
+        """The table the cursor is on."""
+        tables = self.directory.tables()
+        return tables[self.selected] if 0 <= self.selected < len(tables) else None
+
+    def _new_key(self, k: str) -> str | None:
+        new = self.new
+        assert new is not None
+        if k == "escape":
+            self.asking, self.new = None, None
+            return None
+        if self.asking == "tname":
+            if k == "backspace":
+                new.name = new.name[:-1]
+            elif k == "enter":
+                if new.name.strip():
+                    self.asking = "tgame"
+                else:
+                    self.status = ("class:warn", "A table needs a name.")
+            elif len(k) == 1:
+                new.name = (new.name + k)[:40]
+            return None
+        if self.asking == "tgame":
+            if k in ("1", "2"):
+                new.game = "crisp" if k == "1" else "crescendo"
+                new.seats = min(new.seats, SEATS[new.game][1])
+                self.asking = "topts"
+            else:
+                self.status = ("class:warn", "Press 1 for Crisp or 2 for Crescendo (Esc: back).")
+            return None
+        low, high = SEATS[new.game]
+        crisp = new.game == "crisp"
+        if k == "+":
+            new.seats = min(high, new.seats + 1)
+        elif k == "-":
+            new.seats = max(low, new.seats - 1)
+        elif k == "l" and crisp:
+            new.limit = _cycle(LIMIT_CHOICES, new.limit)
+        elif k == "t" and crisp:
+            new.draw_seconds = _cycle(DRAW_SECONDS_CHOICES, new.draw_seconds)
+        elif k == "p" and crisp:
+            new.discard_draw = not new.discard_draw
+        elif k == "enter":
+            self.status = ("", f"Opening {new.name} …")
+            self.asking = None
+            return "host"
+        else:
+            self.status = ("class:warn", f"The key {k!r} does nothing here.")
+        return None
+
+    def _room_key(self, k: str, room: Room) -> str | None:
+        if k == "s":
+            why = room.can_seat()
+            if why is None:
+                return "start"
+            self.status = ("class:warn", why + ".")
+        elif k in ("escape", "Q"):
+            return "leave"
+        elif k == "?":
+            self.rules_for, self.rules_top = room.game, 0
         else:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
         return None
@@ -159,8 +298,18 @@ class LobbyClient:
             [("", " You are "), ("class:me", me.name), ("", "   fingerprint "), ("class:known", me.fingerprint)],
             [("class:dim", " Compare fingerprints aloud with the people at your table.")],
             [],
-            [("class:title", " Tables on this network ")],
         ]
+        if self.room is not None:
+            out += self._room_lines(self.room)
+        elif self.new is not None:
+            out += self._new_lines(self.new)
+        else:
+            out += self._table_lines()
+        out.append([self.status] if self.status[1] else [])
+        return fit(out, width, height)
+
+    def _table_lines(self) -> list[Line]:
+        out: list[Line] = [[("class:title", " Tables on this network ")]]
         tables = list(self.directory.tables())
         self.selected = min(self.selected, max(0, len(tables) - 1))
         if not tables:
@@ -182,28 +331,130 @@ class LobbyClient:
             out.append([("class:key", " b"), ("", " play against bots  "), ("class:key", "↑↓ Enter"),
                         ("", " join a table  "), ("class:key", "n"), ("", " new table  "),
                         ("class:key", "?"), ("", " rules  "), ("class:key", "Q"), ("", " quit")])
-        out.append([self.status] if self.status[1] else [])
-        return fit(out, width, height)
+        return out
+
+    def _new_lines(self, new: NewTable) -> list[Line]:
+        out: list[Line] = [[("class:title", " A new table ")],
+                           [("", " Name: "), ("class:known", new.name + ("▏" if self.asking == "tname" else ""))]]
+        if self.asking == "tname":
+            return out + [[], [("class:key", " Enter"), ("", " next  "), ("class:key", "Esc"), ("", " back")]]
+        if self.asking == "tgame":
+            return out + [[], [("class:key", " Game: "), ("", "1 Crisp   2 Crescendo   Esc back")]]
+        low, high = SEATS[new.game]
+        out += [[("", " Game: "), ("class:known", new.game.capitalize())],
+                [("class:key", " + -"), ("", f" seats offered: {new.seats} ({low} to {high})")]]
+        if new.game == "crisp":
+            draw = "no limit" if new.draw_seconds is None else f"{new.draw_seconds} s"
+            out += [[("class:key", " l"), ("", f"   game ends at: {new.limit} points")],
+                    [("class:key", " t"), ("", f"   time per draw: {draw}")],
+                    [("class:key", " p"), ("", f"   draw from the discard pile: {'yes' if new.discard_draw else 'no'}")]]
+        else:
+            out.append([("class:dim", " Crescendo has no options a host may set.")])
+        return out + [[], [("class:key", " Enter"), ("", " open the table  "), ("class:key", "Esc"), ("", " back")]]
+
+    def _room_lines(self, room: Room) -> list[Line]:
+        opts = ", ".join(f"{k} {v}" for k, v in room.options.items()) or "default options"
+        players = room.lobby_players()
+        out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
+                           [("class:dim", f" {opts}")],
+                           [("", f" Players ({len(players)}), in seat order:")]]
+        me = self.identity
+        for i, (name, fpr) in enumerate(players):
+            tag = " (host)" if i == 0 else ""
+            mine = me is not None and fpr == me.fingerprint
+            out.append([("class:me" if mine else "", f"  {name[:20]:<20}"), ("class:known", f" {fpr}"),
+                        ("class:dim", tag + (" (you)" if mine else ""))])
+        out.append([])
+        if room.is_host:
+            why = room.can_seat()
+            out.append([("class:dim", f" Guests without multicast join with --peer ADDRESS:{room.port}")])
+            out.append([("class:key", " s"), ("", " start the game" + (f" ({why})" if why else "") + "  "),
+                        ("class:key", "Esc"), ("", " close the table  "), ("class:key", "?"), ("", " rules")])
+        else:
+            out.append([("", " Waiting for the host to start the game.  "), ("class:key", "Esc"), ("", " leave  "),
+                        ("class:key", "?"), ("", " rules")])
+        return out
 
 
-async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: Output | None = None) -> BotGame | None:
-    """Show the lobby until the player chooses a game (returned) or quits (None)."""
+Choice = BotGame | TableSession
+
+
+async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: Output | None = None,
+                        lan: Lan | None = None) -> Choice | None:
+    """Show the lobby until the player chooses a bot game, a LAN table is seated with us (returned) or quits (None)."""
     from .app import build_screen
 
-    result: list[BotGame | None] = []
+    result: list[Choice | None] = []
+    busy: list[asyncio.Task[None]] = []
+
+    def finish(choice: Choice | None) -> None:
+        if not result:
+            result.append(choice)
+            app.exit(result=0)
+
+    def act(coro: Any) -> None:
+        if busy and not busy[-1].done():
+            lobby.status = ("class:warn", "Wait: the last request is still on its way.")
+            return
+        busy.append(asyncio.get_running_loop().create_task(coro))
+
+    async def host(new: NewTable) -> None:
+        assert lan is not None and lobby.identity is not None
+        try:
+            lobby.room = await lan.host(lobby.identity, new)
+            lobby.status = ("class:good", f"{lobby.room.table_name} is open.")
+        except (P2PCardsError, OSError) as exc:
+            lobby.status = ("class:warn", f"Could not open the table: {exc}")
+        lobby.new = None
+        app.invalidate()
+
+    async def join(ad: TableAd) -> None:
+        assert lan is not None and lobby.identity is not None
+        try:
+            lobby.room = await lan.join(lobby.identity, ad)
+            lobby.status = ("class:good", f"You joined {lobby.room.table_name}.")
+        except (P2PCardsError, OSError) as exc:
+            lobby.status = ("class:warn", f"Could not join {ad.name}: {exc}")
+        app.invalidate()
+
+    async def leave(room: NetTable) -> None:
+        await room.leave()
 
     def on_key(k: str) -> None:
         what = lobby.key(k)
-        if what is not None:
-            result.append(lobby.choice if what == "done" else None)
-            app.exit(result=0)
+        room = lobby.room
+        if what == "done":
+            finish(lobby.choice)
+        elif what == "quit":
+            finish(None)
+        elif what == "host" and lobby.new is not None:
+            act(host(lobby.new))
+        elif what == "join" and (ad := lobby.selected_table()) is not None:
+            act(join(ad))
+        elif what == "start" and isinstance(room, NetTable):
+            room.seat_table()
+            finish(room)
+        elif what == "leave" and isinstance(room, NetTable):
+            lobby.room = None
+            lobby.status = ("", f"You left {room.table_name}.")
+            act(leave(room))
         app.invalidate()
 
     app = build_screen(lobby.lines, on_key, input, output)
 
     async def follow() -> None:
         while True:
-            await lobby.directory.changed(1.0)
+            room = lobby.room
+            if isinstance(room, NetTable):
+                await room.lobby_changed(0.5)
+                if room.seated():
+                    finish(room)
+                elif (why := room.lobby_trouble()) is not None:
+                    lobby.room = None
+                    lobby.status = ("class:warn", f"You are out of {room.table_name}: {why}")
+                    act(leave(room))
+            else:
+                await lobby.directory.changed(0.5)
             app.invalidate()
 
     task = asyncio.get_running_loop().create_task(follow())
@@ -211,11 +462,16 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         await app.run_async()
     finally:
         task.cancel()
-    return result[0] if result else None
+        for t in busy:
+            await asyncio.gather(t, return_exceptions=True)
+    chosen = result[0] if result else None
+    if isinstance(lobby.room, NetTable) and chosen is not lobby.room:
+        await lobby.room.leave()  # quit from a table's lobby: say goodbye
+    return chosen
 
 
 class NoDirectory:
-    """The directory of a build without LAN discovery: no tables, ever."""
+    """The directory of a lobby without a network: no tables, ever."""
 
     def tables(self) -> Sequence[TableAd]:
         """No tables."""
@@ -226,11 +482,109 @@ class NoDirectory:
         await asyncio.sleep(timeout)
 
 
-async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time) -> int:
+class LanDirectory:
+    """The tables zeroconf finds on the LAN, kept current by `follow` (a task of the lobby)."""
+
+    def __init__(self, disco: Discovery) -> None:
+        self.disco = disco
+        self.ads: dict[str, NetAd] = {}
+        self._tables: list[TableAd] = []
+        self._event = asyncio.Event()
+
+    async def follow(self) -> None:
+        """Read every snapshot the browser yields, for as long as the lobby lives."""
+        async for snapshot in self.disco.tables():
+            self.ads = {ad.table.hex(): ad for ad in snapshot}
+            self._tables = [TableAd(ad.table.hex(), ad.name, ad.game, ad.opts, ad.taken, ad.taken + ad.free,
+                                    ad.host, ad.fingerprint) for ad in snapshot]
+            self._event.set()
+
+    def tables(self) -> Sequence[TableAd]:
+        """The tables announced now, sorted by name."""
+        return list(self._tables)
+
+    async def changed(self, timeout: float) -> None:
+        """Return when a table appeared, changed or vanished, or after `timeout` seconds."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except TimeoutError:
+            pass
+        self._event.clear()
+
+
+class PeerDirectory(NoDirectory):
+    """Without multicast: the one host given by address (--peer), as one entry to join."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.entry = TableAd(f"{host}:{port}", f"{host}:{port}", "?", {}, 0, 0, "(given by address)", "(shown on joining)")
+
+    def tables(self) -> Sequence[TableAd]:
+        """The one host."""
+        return (self.entry,)
+
+
+class Lan:
+    """The lobby's way to the network: one Discovery for the process (none with --peer), tables hosted and joined."""
+
+    def __init__(self, interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None) -> None:
+        self.interfaces = interfaces
+        self.peer = peer
+        self.disco: Discovery | None = None
+        self.directory: TableDirectory = PeerDirectory(*peer) if peer else NoDirectory()
+        self._follow: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Lan:
+        if self.peer is None:
+            self.disco = Discovery(self.interfaces)
+            await self.disco.__aenter__()
+            directory = LanDirectory(self.disco)
+            self.directory = directory
+            self._follow = asyncio.get_running_loop().create_task(directory.follow())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._follow is not None:
+            self._follow.cancel()
+            await asyncio.gather(self._follow, return_exceptions=True)
+        if self.disco is not None:
+            await self.disco.close()
+
+    def _table(self, identity: Identity, game: str = "crisp", options: Mapping[str, Any] | None = None) -> NetTable:
+        return NetTable(identity, game, dict(options or {}), interfaces=self.interfaces,
+                        mdns=self.disco is not None, disco=self.disco)
+
+    async def host(self, identity: Identity, new: NewTable) -> NetTable:
+        """Open `new` and announce it (unless there is no multicast)."""
+        table = self._table(identity, new.game, new.options())
+        try:
+            await table.open()
+            await table.host(new.name, new.seats)
+        except BaseException:
+            await table.leave()
+            raise
+        return table
+
+    async def join(self, identity: Identity, ad: TableAd) -> NetTable:
+        """Join the table `ad` (found by discovery, or the host given by address)."""
+        table = self._table(identity)
+        found = self.disco is not None and isinstance(self.directory, LanDirectory)
+        where = self.directory.ads.get(ad.key) if isinstance(self.directory, LanDirectory) else None
+        try:
+            await table.open()
+            if found and where is None:
+                raise P2PCardsError(f"{ad.name} is gone")
+            await table.join(where if where is not None else [self.peer] if self.peer else [])
+        except BaseException:
+            await table.leave()
+            raise
+        return table
+
+
+async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time,
+                    interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None) -> int:
     """`p2pcards play` without --bots: the lobby, then the table it leads to."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
-    from .session import BotTable
 
     def make(typed: str) -> Identity:
         set_name(typed)
@@ -239,8 +593,11 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
     if name is not None:
         set_name(name)
     first_run = name is None and not (data_dir() / KEY_FILE).exists()
-    lobby = LobbyClient(None if first_run else load_or_create(), NoDirectory(), rules, make_identity=make)
-    choice = await run_lobby_app(lobby)
-    if choice is None or lobby.identity is None:
-        return 0
-    return await run_table(BotTable(choice.game, choice.bots, {}, lobby.identity), rules, clock=clock)
+    async with Lan(interfaces, peer) as lan:
+        lobby = LobbyClient(None if first_run else load_or_create(), lan.directory, rules, make_identity=make,
+                            joinable=True)
+        choice = await run_lobby_app(lobby, lan=lan)
+        if choice is None or lobby.identity is None:
+            return 0
+        session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots) if isinstance(choice, BotGame) else choice
+        return await run_table(session, rules, clock=clock)

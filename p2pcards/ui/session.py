@@ -1,33 +1,33 @@
 """The client's one door to the network: a table session (start, moves in, views and notes out, leave).
 
-Everything network-facing in the client lives here, so that moving to another network layer
-touches only this module. `BotTable` is a table of this player's seat against bot peers: each
-bot is a real process (`python -m p2pcards.net.local`), linked to us by the network layer's
-authenticated links on loopback, and our own seat runs as tasks in the application's asyncio loop.
+Everything network-facing in the client lives here. `NetTable` is our seat at a table through the
+network layer's `Node` (host or join, lobby, seat, play), run as tasks in the application's
+asyncio loop. A table against bots is the same path: we host on loopback without multicast and
+each bot is a real `p2pcards peer --bot good --peer 127.0.0.1:PORT` process that joins us, and
+quits when its standard input closes, so a killed client leaves no bot behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import secrets
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from ..crypto.encoding import encode
-from ..crypto.identity import Identity, generate
+from ..crypto.identity import Identity, fingerprint
 from ..errors import IllegalMove, LinkBroken, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from ..net.link import FRAME, Link, Links
-from ..net.seat import Seat
-from ..table.config import TableConfig
-from ..table.peer import Note, Send, TablePeer
+from ..net.discovery import Discovery, TableAd
+from ..net.link import Link
+from ..net.node import Node
+from ..net.seat import GONE_AFTER_S
+from ..table.config import SEATS
+from ..table.peer import Note, TablePeer
 
 View = CrispView | CrescendoView
 BOT_NAMES = ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus")
@@ -98,107 +98,190 @@ class TableSession(Protocol):
         """Leave the table cleanly: tell the others, close the links, end our processes."""
 
 
-@dataclass
-class BotTable:
-    """Our seat (seat 0) against `bots` bot processes on loopback, for `game` with `options`."""
+class _Node(Node):
+    """A Node that remembers when a frame last came, for the client's "waiting for …" line."""
 
-    game: str
-    bots: int
-    options: Mapping[str, Any]
-    identity: Identity
-    timeout: float = 15.0
+    heard: float = 0.0
     clock_fn: Callable[[], float] = time.time
+
+    def _frame(self, link: Link, kind: int, payload: bytes) -> None:
+        self.heard = self.clock_fn()
+        super()._frame(link, kind, payload)
+
+
+@dataclass
+class NetTable:
+    """Our seat at a table on the network: `open`, then `host` or `join` (or give `bots`), then `start`."""
+
+    identity: Identity
+    game: str = "crisp"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    bots: int = 0  # > 0: host on loopback only, without multicast, and start this many bot peers
+    interfaces: Sequence[str] | None = None
+    mdns: bool = True
+    disco: Discovery | None = None  # the lobby's, shared (one per process)
+    timeout: float | None = None  # how long a peer may owe a message (None: the table's default)
+    gone_after: float = GONE_AFTER_S
+    clock_fn: Callable[[], float] = time.time
+    table_name: str = ""
     names: tuple[str, ...] = ()
     me: int = 0
-    peer: TablePeer | None = None
-    _links: Links | None = None
-    _seat: Seat | None = None
-    _procs: list[asyncio.subprocess.Process] = field(default_factory=list)
-    _logs: list[IO[bytes]] = field(default_factory=list)
+    node: _Node | None = None
+    bot_procs: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    _logs: dict[str, IO[bytes]] = field(default_factory=dict)
     _notes: list[Note] = field(default_factory=list)
     _event: asyncio.Event = field(default_factory=asyncio.Event)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _task: asyncio.Task[None] | None = None
     _round_views: list[View] = field(default_factory=list)
     _events_seen: int = 0
-    _last_frame: float = 0.0
     _started: bool = False
+    _closed: bool = False
 
-    async def start(self) -> None:
-        """Start the bot processes, link them to us over authenticated links, and begin the table."""
-        mine = self.identity.name
-        bot_names = [n for n in BOT_NAMES if n != mine][: self.bots]
-        ids = [generate(n) for n in bot_names]
-        self.names = (mine, *bot_names)
-        config = TableConfig(secrets.token_bytes(16), self.game, dict(self.options),
-                             (self.identity.public, *(i.public for i in ids)), self.names)
-        self.peer = TablePeer(config, self.identity, timeout=self.timeout)
-        seats = set(config.keys) - {self.identity.public}
-        links = Links(self.identity, config.table, seats.__contains__, self._frame,
-                      self._linked, self._lost, self._quiet)
-        self._links = links
-        ports = [await links.listen(["127.0.0.1"])]
-        for seat, ident in enumerate(ids, start=1):
+    # ------------------------------------------------------------ the lobby
+
+    async def open(self) -> None:
+        """Listen for links (and join multicast DNS unless told not to)."""
+        if self.bots:
+            self.interfaces, self.mdns = ["127.0.0.1"], False
+        node = _Node(self.identity, self.interfaces, mdns=self.mdns, on_note=self._note, gone_after=self.gone_after,
+                     disco=self.disco if self.mdns else None, timeout=self.timeout)
+        node.clock_fn = self.clock_fn
+        await node.__aenter__()
+        self.node = node
+
+    async def host(self, table_name: str, seats: int | None = None) -> None:
+        """Open a table of our game and options; InputError when an option is not the host's to set."""
+        assert self.node is not None
+        await self.node.host(self.game, self.options, table_name, seats)
+        self.table_name = self.node.ad.ad.name if self.node.ad else table_name
+
+    async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
+        """Link to a table's host and join its lobby; LinkBroken when it will not have us."""
+        assert self.node is not None
+        await self.node.join(where)
+        assert self.node.lobby is not None
+        self.table_name = where.name if isinstance(where, TableAd) else f"{where[0][0]}:{where[0][1]}"
+        self.game = self.node.lobby.game or self.game
+        self.options = dict(self.node.lobby.options)
+
+    @property
+    def is_host(self) -> bool:
+        """True when we opened this table."""
+        return self.node is not None and self.node.is_host
+
+    @property
+    def port(self) -> int:
+        """The TCP port our links listen on (guests without multicast give it with --peer)."""
+        return 0 if self.node is None else self.node.links.port
+
+    def lobby_players(self) -> list[tuple[str, str]]:
+        """Everyone in the lobby, in join order (the host first), with their key fingerprints."""
+        lobby = None if self.node is None else self.node.lobby
+        return [] if lobby is None else [(name, fingerprint(key)) for key, name in lobby.names.items()]
+
+    def can_seat(self) -> str | None:
+        """Why the host cannot seat the table now, or None when it can."""
+        low, high = SEATS[self.game]
+        count = len(self.lobby_players())
+        if not self.is_host:
+            return "only the host starts the table"
+        if count < low:
+            return f"{self.game.capitalize()} needs at least {low} players"
+        if count > high:
+            return f"{self.game.capitalize()} seats at most {high} players"
+        return None
+
+    def seat_table(self) -> None:
+        """Host: close the lobby and seat everyone in it (see `can_seat`)."""
+        assert self.node is not None
+        self.node.seat_table()
+
+    def seated(self) -> bool:
+        """True once the table is seated with us at it."""
+        return self.node is not None and self.node.seat is not None
+
+    def lobby_trouble(self) -> str | None:
+        """Why the lobby is over for us (the host went away, the table was seated without us), or None."""
+        return None if self.node is None else self.node._join_failed
+
+    async def lobby_changed(self, timeout: float) -> None:
+        """Return when the lobby changed, or after `timeout` seconds."""
+        if self.node is None:
+            await asyncio.sleep(timeout)
+            return
+        try:
+            await asyncio.wait_for(self.node.changed.wait(), timeout)
+        except TimeoutError:
+            pass
+        self.node.changed.clear()
+
+    # ------------------------------------------------------------ bots
+
+    async def _start_bots(self) -> None:
+        """Host our table on loopback and let `bots` bot processes join it."""
+        await self.host(f"{self.identity.name}'s table", self.bots + 1)
+        bot_names = [n for n in BOT_NAMES if n != self.identity.name][: self.bots]
+        for name in bot_names:
             log = tempfile.TemporaryFile()
-            self._logs.append(log)
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "p2pcards.net.local",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
-            self._procs.append(proc)
-            assert proc.stdin is not None and proc.stdout is not None
-            order = {"seat": seat, "key": ident.key.private_bytes_raw().hex(), "bot": "good",
-                     "config": encode(config.to_wire()).hex(), "limit_s": 7 * 24 * 3600, "timeout": self.timeout}
-            proc.stdin.write((json.dumps(order) + "\n").encode())
-            await proc.stdin.drain()
-            line = await asyncio.wait_for(proc.stdout.readline(), 30)
-            if not line:
-                raise P2PCardsError(f"bot {bot_names[seat - 1]} did not start: {self._log_tail(seat - 1)}")
-            ports.append(int(json.loads(line)["port"]))
-        for proc in self._procs:  # each bot dials the seats before it, us included
-            assert proc.stdin is not None
-            proc.stdin.write((json.dumps({"ports": ports}) + "\n").encode())
-            await proc.stdin.drain()
-        self._seat = Seat(self.peer, links, on_note=self._note, gone_after=self.timeout * 2)
-        self._last_frame = self.clock_fn()
-        self._tasks.append(asyncio.get_running_loop().create_task(self._run()))
-        while self._seat.started is None and not self._tasks[0].done():
-            await asyncio.sleep(0.05)
-        self._started = self._seat.started is not None
-        if not self._started:
-            raise P2PCardsError(f"the bots did not link to us: {self._log_tail(0)}")
+            self._logs[name] = log
+            self.bot_procs[name] = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "p2pcards", "peer", "--bot", "good", "--name", name, "--attached",
+                "--interface", "127.0.0.1", "--peer", f"127.0.0.1:{self.port}",
+                stdin=asyncio.subprocess.PIPE, stdout=log, stderr=log)
+        assert self.node is not None
+        try:
+            async with asyncio.timeout(60):
+                while len(self.lobby_players()) < self.bots + 1:
+                    gone = [n for n, p in self.bot_procs.items() if p.returncode is not None]
+                    if gone:
+                        raise P2PCardsError(f"bot {gone[0]} stopped: {self._log_tail(gone[0])}")
+                    await self.lobby_changed(0.2)
+        except TimeoutError:
+            raise P2PCardsError("the bots did not join within 60 s") from None
+        self.seat_table()
 
-    def _log_tail(self, i: int) -> str:
-        log = self._logs[i]
+    def _log_tail(self, name: str) -> str:
+        log = self._logs[name]
         log.seek(0)
         lines = log.read().decode(errors="replace").strip().splitlines()
         return lines[-1] if lines else "no output"
 
+    # ------------------------------------------------------------ the table
+
+    @property
+    def peer(self) -> TablePeer | None:
+        """Our table peer, once seated."""
+        return None if self.node is None or self.node.seat is None else self.node.seat.peer
+
+    async def start(self) -> None:
+        """Wait until the table is seated and linked to every seat, and start playing."""
+        if self.node is None:
+            await self.open()
+        node = self.node
+        assert node is not None
+        if self.bots and node.lobby is None:
+            await self._start_bots()
+        if node.seat is None:
+            await node.wait_seated()
+        seat = node.seat
+        assert seat is not None
+        self.names, self.me = seat.peer.cfg.names, seat.peer.me
+        self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
+        node.heard = self.clock_fn()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        while seat.started is None and not self._task.done():
+            await asyncio.sleep(0.05)
+        self._started = seat.started is not None
+        if not self._started:
+            raise P2PCardsError("the other seats did not link to us")
+
     async def _run(self) -> None:
-        assert self._seat is not None
+        assert self.node is not None
         try:
-            await self._seat.play(7 * 24 * 3600)
+            await self.node.play(None, 7 * 24 * 3600)
         except LinkBroken:
             pass
         self._changed()
-
-    def _frame(self, link: Link, kind: int, payload: bytes) -> None:
-        if kind != FRAME or self._seat is None:
-            raise LinkBroken(f"frame kind {kind} has no place here")
-        self._last_frame = self.clock_fn()
-        self._seat.frame(payload)
-        self._after()
-
-    def _linked(self, link: Link) -> None:
-        if self._seat is not None:
-            self._seat.linked(link)
-
-    def _lost(self, link: Link, why: str) -> None:
-        if self._seat is not None:
-            self._seat.lost(link, why)
-        self._changed()
-
-    def _quiet(self, link: Link, quiet: bool) -> None:
-        if self._seat is not None:
-            self._seat.quiet(link, quiet)
 
     def _note(self, note: Note) -> None:
         if note.kind != "event":  # the engine's own event list below has every event, in order
@@ -232,7 +315,7 @@ class BotTable:
 
     def view(self) -> View | None:
         """Our own player's view of the game now (None until the table has started)."""
-        return None if self.peer is None else self.peer.view()
+        return None if self.peer is None or not self._started else self.peer.view()
 
     def round_views(self) -> list[View]:
         """Our view at the end of each round played so far."""
@@ -240,9 +323,9 @@ class BotTable:
 
     def play(self, move: Move) -> None:
         """Send our move; IllegalMove when it cannot be played now."""
-        if self._seat is None or not self._started:
+        if self.node is None or self.node.seat is None or not self._started:
             raise IllegalMove("the table has not started yet")
-        self._seat.shell.play(move)
+        self.node.seat.shell.play(move)
         self._after()
 
     def busy(self) -> bool:
@@ -280,14 +363,14 @@ class BotTable:
 
     def stall(self) -> Stall | None:
         """Silence while we are not the one to move, or a seat missing."""
-        peer = self.peer
-        if peer is None or peer.finished or peer.stopped:
+        peer, node = self.peer, self.node
+        if peer is None or node is None or node.seat is None or peer.finished or peer.stopped:
             return None
-        missing = 0 if self._seat is None else len(self._seat.missing)
-        waited = self.clock_fn() - self._last_frame
+        missing = len(node.seat.missing)
+        waited = self.clock_fn() - node.heard
         if missing == 0 and (waited < STALL_S or peer.view().legal):
             return None
-        return Stall(waited, self.timeout, missing)
+        return Stall(waited, peer.timeout, missing)
 
     def finished(self) -> bool:
         """True once the game is over and verified."""
@@ -298,22 +381,24 @@ class BotTable:
         return None if self.peer is None else self.peer.stopped
 
     async def leave(self) -> None:
-        """Tell the others we leave (unless the game is over), close the links, end the bot processes."""
-        peer, seat = self.peer, self._seat
-        if peer is not None and seat is not None and self._started and not (peer.finished or peer.stopped):
-            seat.shell.leave("quit")
-            await asyncio.sleep(0.2)  # let the leave message go out
-        if seat is not None:
-            seat.close()
-        for task in self._tasks:
-            task.cancel()
-        if self._links is not None:
-            await self._links.close("leaving")
-        for proc in self._procs:
+        """Leave cleanly: a signed leave while the game goes on, goodbyes on every link, our bots told to quit."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.node is not None:
+            over = self.node.seat is not None and self.node.seat.shell.over
+            await self.node.close("the table is over" if over else "quit")
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        for proc in self.bot_procs.values():  # the end of its standard input tells a bot to quit
+            if proc.stdin is not None:
+                proc.stdin.close()
+        for proc in self.bot_procs.values():
             try:
-                await asyncio.wait_for(proc.wait(), 3)
+                await asyncio.wait_for(proc.wait(), 5)
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        for log in self._logs:
+        for log in self._logs.values():
             log.close()

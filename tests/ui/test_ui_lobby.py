@@ -55,12 +55,75 @@ def test_tables_appear_and_vanish_with_their_announcements() -> None:
     assert "kitchen" not in plain(lobby.lines(80, 24))
 
 
-def test_joining_says_plainly_what_this_build_cannot_do_yet() -> None:
+def test_a_lobby_without_a_network_says_so_and_offers_bots() -> None:
     directory = Directory()
     directory.announce(KITCHEN)
     lobby = LobbyClient(generate("zoe"), directory)
-    assert lobby.key("enter") is None
-    assert "needs the network layer" in lobby.status[1]
+    assert lobby.key("enter") is None and lobby.key("n") is None
+    assert "no network" in lobby.status[1] and "b to play against bots" in lobby.status[1]
+
+
+def test_joining_asks_for_the_selected_table() -> None:
+    directory = Directory()
+    directory.announce(KITCHEN)
+    directory.announce(TableAd("t2", "porch", "crescendo", {}, 6, 6, "bo", "99999"))
+    lobby = LobbyClient(generate("zoe"), directory, joinable=True)
+    assert lobby.key("enter") == "join" and lobby.selected_table() == KITCHEN
+    lobby.key("down")
+    assert lobby.key("enter") is None and "porch has no free seat" in lobby.status[1]
+
+
+def test_a_new_table_sets_its_name_game_seats_and_every_host_option() -> None:
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True)
+    lobby.key("n")
+    assert "zoe's table" in plain(lobby.lines(80, 24))
+    for _ in "zoe's table":
+        lobby.key("backspace")
+    for k in "den":
+        lobby.key(k)
+    lobby.key("enter")
+    lobby.key("1")
+    text = plain(lobby.lines(80, 24))
+    assert "game ends at: 100 points" in text and "time per draw: no limit" in text and "seats offered: 4" in text
+    for k in ("l", "t", "t", "p", "+", "+"):
+        lobby.key(k)
+    text = plain(lobby.lines(80, 24))
+    assert "150 points" in text and "45 s" in text and "discard pile: yes" in text and "seats offered: 6" in text
+    assert lobby.key("enter") == "host"
+    assert lobby.new is not None and lobby.new.name == "den" and lobby.new.seats == 6
+    assert lobby.new.options() == {"limit": 150, "draw_seconds": 45, "discard_draw": True}
+
+
+class Room:
+    """A table's lobby as the lobby screen sees it."""
+
+    table_name = "den"
+    game = "crisp"
+    options = {"limit": 50}
+    is_host = True
+    port = 4242
+
+    def __init__(self, players: list[tuple[str, str]]) -> None:
+        self.players = players
+
+    def lobby_players(self) -> list[tuple[str, str]]:
+        return self.players
+
+    def can_seat(self) -> str | None:
+        return None if len(self.players) >= 2 else "Crisp needs at least 2 players"
+
+
+def test_a_tables_lobby_shows_every_player_with_a_fingerprint_and_starts_when_it_can() -> None:
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint)])
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    text = plain(lobby.lines(80, 24))
+    assert "den · Crisp" in text and "limit 50" in text and "(host) (you)" in text and "--peer ADDRESS:4242" in text
+    assert lobby.key("s") is None and "at least 2 players" in lobby.status[1]
+    room.players.append(("ann", "12345 67890"))
+    assert "ann" in plain(lobby.lines(80, 24)) and "12345 67890" in plain(lobby.lines(80, 24))
+    assert lobby.key("s") == "start"
+    assert lobby.key("escape") == "leave"
 
 
 def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:

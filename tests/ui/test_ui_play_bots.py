@@ -14,7 +14,7 @@ from p2pcards.crypto.identity import generate
 from p2pcards.games.crisp import CrispView
 from p2pcards.ui.app import run_table
 from p2pcards.ui.client import TableClient, plain
-from p2pcards.ui.session import BotTable, View
+from p2pcards.ui.session import NetTable, View
 
 pytestmark = pytest.mark.slow
 
@@ -42,9 +42,9 @@ def crescendo_key(view: View) -> str | None:
     return None
 
 
-def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, BotTable]:
-    """Play round 1 against two bots by keys; returns the table screen mid-round, the reveal, and the session."""
-    session = BotTable(game, 2, options, generate("you"), timeout=15)
+def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTable]:
+    """Play round 1 against two bot peers by keys; returns the table screen mid-round, the reveal, and the session."""
+    session = NetTable(generate("you"), game, options, bots=2)
     client = TableClient(session)
     policy = crisp_key if game == "crisp" else crescendo_key
     screens: dict[str, str] = {}
@@ -76,21 +76,21 @@ def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, BotTab
 
 
 def test_a_whole_crisp_round_against_two_bots_by_keys() -> None:
-    table, reveal, session = play_one_round("crisp", {"next_start_s": 0.5, "crisp_window_s": 1.0})
+    table, reveal, session = play_one_round("crisp", {"limit": 50})
     assert "You drew: " in table and "You are to play" in table and "Draw pile:" in table
     assert "Round 1 revealed" in reveal and "Scores" in reveal and "Round over." in reveal
-    assert all(p.returncode is not None for p in session._procs)  # the bots ended with the table
+    assert all(p.returncode is not None for p in session.bot_procs.values())  # the bots ended with the table
 
 
 def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
-    table, reveal, session = play_one_round("crescendo", {"number_window_s": 0.5})
+    table, reveal, session = play_one_round("crescendo", {})
     assert "You drew: " in table and "Reserve:" in table and "pile" in table
     assert "Round 1 revealed" in reveal and "Scores" in reveal
-    assert all(p.returncode is not None for p in session._procs)
+    assert all(p.returncode is not None for p in session.bot_procs.values())
 
 
 def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> None:
-    session = BotTable("crisp", 2, {"next_start_s": 0.5, "crisp_window_s": 1.0}, generate("you"), timeout=4)
+    session = NetTable(generate("you"), "crisp", {}, bots=2, timeout=4)
     client = TableClient(session)
     seen: list[str] = []
 
@@ -104,7 +104,7 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
             view = session.view()
             assert view is not None
             if view.round >= 1 and not killed:
-                session._procs[1].kill()  # Bo's process dies without a word
+                session.bot_procs["Bo"].kill()  # Bo's process dies without a word
                 killed = True
             if killed:
                 seen.append(plain(client.lines(80, 24, time.time())))
