@@ -14,7 +14,7 @@ from p2pcards.crypto.identity import generate
 from p2pcards.games.crisp import CrispView
 from p2pcards.ui.app import run_table
 from p2pcards.ui.client import TableClient, plain
-from p2pcards.ui.session import NetTable, View
+from p2pcards.ui.session import NetTable, TableSession, View
 
 pytestmark = pytest.mark.slow
 
@@ -42,36 +42,38 @@ def crescendo_key(view: View) -> str | None:
     return None
 
 
+async def play_round_by_keys(session: TableSession, client: TableClient, game: str) -> dict[str, str]:
+    """Run the table screen on `session` and play round 1 by keys alone, then quit; the screens seen on the way."""
+    policy = crisp_key if game == "crisp" else crescendo_key
+    screens: dict[str, str] = {}
+    with create_pipe_input() as inp:
+        task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), client=client))
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            await asyncio.sleep(0.15)
+            view = session.view()
+            if view is None or session.busy():
+                continue
+            if view.rounds_played >= 1:
+                client.absorb(time.time())  # as the screen's feed does, which may not have run yet
+                screens["reveal"] = plain(client.lines(80, 24, time.time()))
+                break
+            key = policy(view)
+            if key is not None:
+                if "table" not in screens and key in ("x", "k", "j", "1"):  # we hold a drawn card
+                    screens["table"] = plain(client.lines(80, 24, time.time()))
+                inp.send_text(key)
+        inp.send_text("Q")
+        await asyncio.sleep(0.1)
+        inp.send_text("y")
+        assert await asyncio.wait_for(task, 20) == 0
+    return screens
+
+
 def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTable]:
     """Play round 1 against two bot peers by keys; returns the table screen mid-round, the reveal, and the session."""
     session = NetTable(generate("you"), game, options, bots=2)
-    client = TableClient(session)
-    policy = crisp_key if game == "crisp" else crescendo_key
-    screens: dict[str, str] = {}
-
-    async def main() -> int:
-        with create_pipe_input() as inp:
-            task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), client=client))
-            deadline = time.time() + 120
-            while time.time() < deadline:
-                await asyncio.sleep(0.15)
-                view = session.view()
-                if view is None or session.busy():
-                    continue
-                if view.rounds_played >= 1:
-                    screens["reveal"] = plain(client.lines(80, 24, time.time()))
-                    break
-                key = policy(view)
-                if key is not None:
-                    if "table" not in screens and key in ("x", "k", "j", "1"):  # we hold a drawn card
-                        screens["table"] = plain(client.lines(80, 24, time.time()))
-                    inp.send_text(key)
-            inp.send_text("Q")
-            await asyncio.sleep(0.1)
-            inp.send_text("y")
-            return await asyncio.wait_for(task, 20)
-
-    assert asyncio.run(main()) == 0
+    screens = asyncio.run(play_round_by_keys(session, TableClient(session), game))
     return screens.get("table", ""), screens.get("reveal", ""), session
 
 

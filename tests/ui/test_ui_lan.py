@@ -1,0 +1,75 @@
+"""The lobby on a real network (zeroconf and TCP on loopback): a `p2pcards peer` host is listed, joined and played."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import subprocess
+import sys
+import time
+
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from p2pcards.crypto.identity import generate
+from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.lobby import Lan, LobbyClient, run_lobby_app
+from p2pcards.ui.session import NetTable
+
+from test_ui_play_bots import play_round_by_keys  # tests/ui is on sys.path (prepend mode)
+
+PEER = [sys.executable, "-m", "p2pcards", "peer", "--interface", "127.0.0.1", "--attached"]
+
+
+def test_a_bot_peer_quits_with_a_goodbye_when_its_launcher_goes() -> None:
+    host = subprocess.Popen([*PEER, "--create", "--game", "crisp", "--players", "3", "--no-mdns"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None and "hosting" in host.stdout.readline()
+        assert host.stdin is not None
+        host.stdin.close()  # what the kernel does when the client that started it dies
+        assert host.wait(timeout=20) == 0
+        out = host.stdout.read()
+        assert "quit on the end of standard input: said goodbye" in out, out
+    finally:
+        host.kill()
+
+
+def test_the_lobby_lists_a_lan_table_joins_it_and_plays_a_round_by_keys() -> None:
+    name = f"kitchen-{secrets.token_hex(3)}"
+    host = subprocess.Popen([*PEER, "--create", "--game", "crisp", "--players", "2", "--limit", "50",
+                             "--table", name, "--bot", "good", "--name", "Ann"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    me = generate("you")
+
+    async def main() -> tuple[str, NetTable, dict[str, str]]:
+        async with Lan(["127.0.0.1"]) as lan:
+            lobby = LobbyClient(me, lan.directory, joinable=True)
+            with create_pipe_input() as inp:
+                task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput(), lan=lan))
+                deadline = time.time() + 30
+                while name not in plain(lobby.lines(100, 30)) and time.time() < deadline:
+                    await asyncio.sleep(0.2)
+                listed = plain(lobby.lines(100, 30))
+                while (ad := lobby.selected_table()) is not None and ad.name != name:
+                    inp.send_text("\x1b[B")  # down
+                    await asyncio.sleep(0.1)
+                inp.send_text("\r")
+                session = await asyncio.wait_for(task, 30)
+            assert isinstance(session, NetTable)
+            screens = await play_round_by_keys(session, TableClient(session), "crisp")
+            return listed, session, screens
+
+    try:
+        listed, session, screens = asyncio.run(main())
+        out, err = host.communicate(timeout=30)  # our leaving ends its table
+    finally:
+        host.kill()
+    assert name in listed and "seats 1/2" in listed and "host Ann" in listed
+    players = session.lobby_players()
+    assert [n for n, _ in players] == ["Ann", "you"] and players[1][1] == me.fingerprint
+    assert session.names == ("Ann", "you") and session.options == {"limit": 50, "discard_draw": False,
+                                                                    "draw_seconds": None}
+    assert "Round 1 revealed" in screens["reveal"] and "Scores" in screens["reveal"]
+    assert "You drew: " in screens["table"]
+    assert "[Ann]" in out, err
