@@ -105,8 +105,12 @@ class TableClient:
             self.memory_aid = not self.memory_aid
             self.status = ("", f"Memory aid {'on: cards you have seen stay shown' if self.memory_aid else 'off'}.")
             return None
-        if self.panel_round and k in ("enter", " ", "escape"):
-            self.panel_round = 0
+        if self.panel_round:
+            # A key meant for the table that lands just as a round ends must not sweep its reveal away unseen.
+            if k in ("enter", " ", "escape"):
+                self.panel_round = 0
+            else:
+                self.status = ("class:warn", "The round's reveal is on screen: Enter goes back to the table.")
             return None
         if k == "escape":
             if self.chooser is not None:
@@ -117,7 +121,6 @@ class TableClient:
         if view is None:
             self.status = ("class:warn", "The table is still starting.")
             return None
-        self.panel_round = 0
         if self.chooser is not None:
             self._choose(k, view)
             return None

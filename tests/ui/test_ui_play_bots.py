@@ -63,6 +63,7 @@ async def play_round_by_keys(session: TableSession, client: TableClient, game: s
                 if "table" not in screens and key in ("x", "k", "j", "1"):  # we hold a drawn card
                     screens["table"] = plain(client.lines(80, 24, time.time()))
                 inp.send_text(key)
+        screens["last"] = plain(client.lines(80, 24, time.time()))  # what a failing assertion shows
         inp.send_text("Q")
         await asyncio.sleep(0.1)
         inp.send_text("y")
@@ -74,7 +75,7 @@ def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTab
     """Play round 1 against two bot peers by keys; returns the table screen mid-round, the reveal, and the session."""
     session = NetTable(generate("you"), game, options, bots=2)
     screens = asyncio.run(play_round_by_keys(session, TableClient(session), game))
-    return screens.get("table", ""), screens.get("reveal", ""), session
+    return screens.get("table", ""), screens.get("reveal", screens["last"]), session  # a failure shows the last screen
 
 
 def test_a_whole_crisp_round_against_two_bots_by_keys() -> None:
@@ -92,7 +93,9 @@ def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
 
 
 def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> None:
-    session = NetTable(generate("you"), "crisp", {}, bots=2, timeout=4)
+    # Bo dies either owing a message (the time-out blames it) or while it may take its time (its turn):
+    # then its silent link makes us leave, naming it. Which one depends on the moment of the kill.
+    session = NetTable(generate("you"), "crisp", {}, bots=2, timeout=4, gone_after=8)
     client = TableClient(session)
     seen: list[str] = []
 
@@ -121,4 +124,5 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
     assert any("1 link(s) to other players closed" in s for s in seen)
     assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
     last = seen[-1]
-    assert "The table stopped:" in last and "FAULT" in last and "Bo sent nothing owed for 4 s" in last
+    assert "The table stopped:" in last
+    assert ("FAULT" in last and "Bo sent nothing owed for 4 s" in last) or "Bo was missing for 8 s" in last
