@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,10 @@ def test_bad_game_or_option_is_an_input_error() -> None:
         rules_text("crisp", {"number_window_s": 2})
     with pytest.raises(InputError, match="crisp_window_s"):
         rules_text("crisp", {"crisp_window_s": -1})
+
+
+def test_docs_rules_md_is_what_p2pcards_rules_prints() -> None:
+    """docs/rules.md, the rules for implementers, is the commands' text with the default options."""
+    text = (Path(__file__).parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    for game in ("crisp", "crescendo"):
+        assert "```text\n" + rules_text(game).rstrip("\n") + "\n```" in text, f"regenerate docs/rules.md ({game})"
