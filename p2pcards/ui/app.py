@@ -32,6 +32,7 @@ STYLE = Style.from_dict({
     "up": "bold",
     "back": "",
     "dim": "fg:ansibrightblack",
+    "aid": "italic",
     "warn": "bold fg:ansiyellow",
     "good": "bold fg:ansigreen",
 })

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import IllegalMove
+from ..errors import IllegalMove, LocalError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -24,6 +24,8 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
+AID_TAG = "memory aid on"
+AID_STYLE = "class:aid"
 
 
 @dataclass
@@ -32,7 +34,6 @@ class TableClient:
 
     session: TableSession
     rules: Callable[[str, dict[str, object]], str] | None = None
-    memory_aid: bool = False
     log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
     status: Fragment = ("", "")
     chooser: Chooser | None = None
@@ -48,6 +49,11 @@ class TableClient:
     error: str | None = None
     winners: str = ""
     now: float = 0.0
+
+    @property
+    def memory_aid(self) -> bool:
+        """True while our memory aid is on: the table has been told, so every player sees it."""
+        return self.session.me in self.session.aided()
 
     # ------------------------------------------------------------ input
 
@@ -102,8 +108,7 @@ class TableClient:
             self.show_rules, self.rules_top = True, 0
             return None
         if k == "m":
-            self.memory_aid = not self.memory_aid
-            self.status = ("", f"Memory aid {'on: cards you have seen stay shown' if self.memory_aid else 'off'}.")
+            self._toggle_aid()
             return None
         if self.panel_round:
             # A key meant for the table that lands just as a round ends must not sweep its reveal away unseen.
@@ -137,6 +142,19 @@ class TableClient:
             return None
         self._start(moves[0].action, moves, view)
         return None
+
+    def _toggle_aid(self) -> None:
+        """Turn our memory aid on or off, telling every seat (it is shown next to our name on every screen)."""
+        if self.session.view() is None or self.session.stopped() is not None:
+            self.status = ("class:warn", "The memory aid can be turned on once the table is playing.")
+            return
+        try:
+            self.session.set_aid(not self.memory_aid)
+        except LocalError as exc:
+            self.status = ("class:warn", f"Memory aid unchanged: {exc}.")
+            return
+        self.status = ("", "Memory aid on: cards you have seen stay shown. Everyone sees that you use it."
+                       if self.memory_aid else "Memory aid off: cards you look at hide again after a few seconds.")
 
     def _digit(self, k: str, view: View) -> None:
         for action in DIGIT_ACTIONS:
@@ -290,6 +308,7 @@ class TableClient:
         head = f"{'':2}{' player':<9}{'score':>6}" + (f"{'pile':>5}" if crescendo else "")
         prefix = len(head)
         rows: list[Line] = []
+        aided = self.session.aided()
         if view.round:
             if isinstance(view, CrescendoView):
                 most = max((len(r) for r in view.known), default=0)
@@ -301,6 +320,7 @@ class TableClient:
             line: Line = [("class:turn" if view.turn == seat else "", f"{mark}{seat + 1}"),
                           ("class:me" if seat == view.me else "", f" {name[:8]:<8}"),
                           ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>5}")]
+            tag = seat in aided  # everyone sees whose memory aid is on, next to their name
             if view.round and view.known:
                 if isinstance(view, CrispView):
                     for pos in range(3):
@@ -313,14 +333,23 @@ class TableClient:
                     for pos in range(len(view.known[seat])):
                         if pos and pos % per_line == 0:
                             rows.append(line)
-                            line = [("", " " * prefix)]
+                            line = [self._aid_under(prefix) if tag else ("", " " * prefix)]
+                            tag = False
                         line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
                     if view.caller == seat:
                         line.append(("class:warn", " CRESCENDO"))
-            if seat == view.me and self.memory_aid:
-                line.append(("class:dim", " (memory aid on)"))
+            if tag and sum(len(t) for _, t in line) + len(AID_TAG) + 2 <= width:
+                line.append((AID_STYLE, f"  {AID_TAG}"))
+            elif tag:  # no room at the row's end: under the name
+                rows.append(line)
+                line = [self._aid_under(prefix)]
             rows.append(line)
         return rows + self._piles(view) + self._timers(view)
+
+    @staticmethod
+    def _aid_under(prefix: int) -> Fragment:
+        """The memory aid's tag on a row's second line, right under the player's name."""
+        return (AID_STYLE, f"   {AID_TAG}".ljust(prefix))
 
     def _piles(self, view: View) -> list[Line]:
         game = self.session.game

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from ..crypto.identity import Identity, fingerprint
-from ..errors import IllegalMove, LinkBroken, P2PCardsError
+from ..errors import IllegalMove, LinkBroken, LocalError, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -72,6 +72,12 @@ class TableSession(Protocol):
 
     def play(self, move: Move) -> None:
         """Send our move; IllegalMove (nothing sent) when it cannot be played now."""
+
+    def set_aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off (LocalError before the table has started)."""
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on, ours included."""
 
     def busy(self) -> bool:
         """True while our last move or a reveal we are owed is still on its way."""
@@ -327,6 +333,17 @@ class NetTable:
             raise IllegalMove("the table has not started yet")
         self.node.seat.shell.play(move)
         self._after()
+
+    def set_aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off."""
+        if self.node is None or self.node.seat is None or not self._started:
+            raise LocalError("the table has not started yet")
+        self.node.seat.shell.aid(on)
+        self._after()
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on, as they told the table."""
+        return frozenset() if self.peer is None else frozenset(self.peer.aided)
 
     def busy(self) -> bool:
         """True while our move or a reveal we are owed is on its way."""

@@ -133,6 +133,9 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
         return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
     if note.kind == "over":
         return ("class:good", f"Game over. {note.detail[:1].upper() + note.detail[1:]}.")
+    if note.kind == "aid":
+        who, rest = _split_player(note.detail, names)
+        return ("class:dim", f"{'You' if who == me else who} {rest}." if who else note.detail)
     if note.kind == "round":
         if "verified" in note.detail:
             return ("class:good", note.detail.split(":")[0].capitalize() + ": every peer checked every move and card.")

@@ -98,6 +98,31 @@ def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on
     assert "L (A♠)" in again and "memory aid on" in again and "memory aid: ON" in again
 
 
+def test_everyone_sees_who_uses_the_memory_aid() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("m")
+    assert session.aided() == {0}  # told to the table, not kept to ourselves
+    session.set_aid(True, seat=2)
+    text = screen(client, now=1.0)
+    rows = {line.split()[1]: line for line in text.splitlines() if line[1:2].isdigit()}
+    assert "memory aid on" in rows["you"] and "memory aid on" in rows["Cy"] and "memory aid" not in rows["Bo"]
+    assert "You turned the memory aid on." in text and "Cy turned the memory aid on." in text
+    client.key("m")
+    text = screen(client, now=2.0)
+    assert "memory aid on" not in text.split("\n")[3] and "You turned the memory aid off." in text
+    assert "memory aid: off" in text
+
+
+def test_the_memory_aid_tag_sits_under_the_name_when_a_crescendo_row_is_full() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Cy", "Di", "Ed", "Flo"), list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    session.set_aid(True, seat=1)
+    lines = screen(client).splitlines()
+    assert all(len(line) <= 80 for line in lines) and len(lines) <= 24
+    bo = next(i for i, line in enumerate(lines) if line.startswith(" 2 Bo"))
+    assert "memory aid on" not in lines[bo] and lines[bo + 1].lstrip().startswith("memory aid on")
+
+
 def test_quitting_asks_first() -> None:
     client, _ = crisp_client()
     assert client.key("Q") is None

@@ -32,6 +32,8 @@ class RefereeSession:
         self.played: list[Move] = []
         self.left = False
         self.snaps: list[View] = []
+        self.aid: set[int] = set()
+        self.pending: list[Note] = []
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -69,6 +71,16 @@ class RefereeSession:
         if v.rounds_played > len(self.snaps):
             self.snaps.append(v)
 
+    def set_aid(self, on: bool, seat: int | None = None) -> None:
+        """Turn a seat's memory aid on or off (ours by default), noted as the table notes it."""
+        seat = self.me if seat is None else seat
+        (self.aid.add if on else self.aid.discard)(seat)
+        self.pending.append(Note("aid", f"{self.names[seat]} turned the memory aid {'on' if on else 'off'}"))
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on."""
+        return frozenset(self.aid)
+
     def busy(self) -> bool:
         """Never busy: the engine answers at once."""
         return False
@@ -77,7 +89,8 @@ class RefereeSession:
         """The engine's new events as notes."""
         events = self.engine.events[self.seen:]
         self.seen = len(self.engine.events)
-        return [Note("event", str(e)) for e in events]
+        notes, self.pending = self.pending, []
+        return notes + [Note("event", str(e)) for e in events]
 
     async def changed(self, timeout: float) -> None:
         """Time passes."""
