@@ -42,9 +42,6 @@ class TableClient:
     rules_top: int = 0
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
     seen_at: dict[tuple[int, object], float] = field(default_factory=dict)
-    window_until: float | None = None
-    turn_mark: tuple[object, ...] = ()
-    turn_since: float = 0.0
     rounds_seen: int = 0
     error: str | None = None
     winners: str = ""
@@ -74,14 +71,6 @@ class TableClient:
             self.rounds_seen = view.rounds_played
             self.panel_round = view.rounds_played
             self.chooser = None
-        if isinstance(view, CrescendoView):
-            if view.window_open and self.window_until is None:
-                self.window_until = now + view.options.number_window_s
-            elif not view.window_open:
-                self.window_until = None
-        mark = (view.round, view.turn, getattr(view, "draws_left", 0), view.drawn is not None)
-        if mark != self.turn_mark:
-            self.turn_mark, self.turn_since = mark, now
         if self.chooser is not None:
             legal = set(view.legal)
             if not any(m in legal for m in self.chooser.remaining()):
@@ -393,11 +382,11 @@ class TableClient:
                 parts.append(("class:warn", f"  crisp window ({whose}): {window_end - now:.1f} s"))
             if now < view.opens_at:
                 parts.append(("", f"  next turn starts in {view.opens_at - now:.1f} s"))
-            elif opts.draw_seconds is not None:
-                left = max(view.opens_at, self.turn_since) + opts.draw_seconds - now
+            elif view.draw_until is not None:
+                left = view.draw_until - now
                 parts.append(("class:warn" if left < 10 else "", f"  time for this draw: {max(0.0, left):.0f} s"))
-        if isinstance(view, CrescendoView) and self.window_until is not None:
-            parts.append(("class:warn", f"  NUMBER window: {max(0.0, self.window_until - now):.1f} s"))
+        if isinstance(view, CrescendoView) and view.window_until is not None:
+            parts.append(("class:warn", f"  NUMBER window: {max(0.0, view.window_until - now):.1f} s"))
         if isinstance(view, CrescendoView) and view.turn is not None:
             setup = view.turn_number == 0
             parts.append(("", "  setup: each player may look at one card or swap two" if setup
@@ -487,7 +476,8 @@ class TableClient:
                 where = "left/middle/right" if game == "crisp" else "at that position"
                 frags += [("class:key", digits), ("", f" swap it in {where}  ")]
             elif aid == "number":
-                secs = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
+                until = view.window_until if isinstance(view, CrescendoView) else None
+                secs = f" ({max(0.0, until - self.now):.1f} s)" if until is not None else ""
                 frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{secs}"), ("", "  ")]
             elif aid == "crisp" and isinstance(view, CrispView):
                 left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now

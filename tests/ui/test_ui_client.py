@@ -78,6 +78,14 @@ def test_not_our_turn_says_whose_turn_or_when_ours_opens() -> None:
     assert client.status[1] == "Your turn opens in 2.0 s (the last player may still call crisp)."
 
 
+def test_the_time_for_a_draw_counts_down_to_the_engines_own_time_out() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
+    client = TableClient(session)
+    assert "time for this draw: 27 s" in screen(client, now=3.0)
+    client.key("d")  # drawing does not restart the clock: the draw and its use share the time
+    assert "time for this draw: 25 s" in screen(client, now=5.0)
+
+
 def test_crisp_is_one_key_right_after_our_turn() -> None:
     client, session = crisp_client()
     client.key("d")
@@ -178,7 +186,7 @@ def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
     client.key("d")
     client.key("x")  # 18 goes face up: the NUMBER window opens
     client.absorb(0.1)
-    assert "NUMBER window: 2.0 s" in screen(client, now=0.1)
+    assert "NUMBER window: 1.9 s" in screen(client, now=0.1)  # the engine's own deadline: opened at 0.0
     client.key("8")  # our eighth card is 15: within 2 of 18? no, 3 away: a penalty
     assert session.played[-1] == Move("you", "number", pos=7)
     assert "wrong" in screen(client, now=0.2)
