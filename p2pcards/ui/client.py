@@ -16,7 +16,7 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
-from .session import TableSession
+from .session import Stall, TableSession
 from .words import RED_SUITS, card_word, note_words
 
 View = CrispView | CrescendoView
@@ -435,10 +435,7 @@ class TableClient:
         if stopped is not None:
             out.append([("class:warn", f" The table stopped: {stopped}. Press Q to leave. ")])
         elif stall is not None:
-            left = max(0.0, stall.timeout - stall.waited)
-            down = f"{stall.links_down} link(s) to other players closed. " if stall.links_down else ""
-            out.append([("class:warn", f" {down}Waiting on the table for {stall.waited:.0f} s; a player who owes "
-                                       f"a message is blamed in {left:.0f} s. ")])
+            out += [[("class:warn", text)] for text in stall_words(stall)]
         elif prog is not None and not self.panel_round:
             dots = "·" * (1 + int(self.now * 2) % 3)
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
@@ -501,6 +498,17 @@ class TableClient:
         return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
                 + [[]] * (height - 3 - len(body))
                 + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table")]])
+
+
+def stall_words(stall: Stall) -> list[str]:
+    """The banner for a table held up: each missing seat with the time before we give up, whom the protocol blames when."""
+    out = []
+    for name, left in stall.missing:
+        out.append(f" {name} is missing (link lost): the table stops in {left:.0f} s unless {name} comes back. ")
+    if stall.owed:
+        who = ", ".join(stall.owed)
+        out.append(f" Waiting on {who} for {stall.waited:.0f} s: {who} will be blamed in {stall.blamed_in:.0f} s. ")
+    return out
 
 
 def _suit_style(card: object) -> str:

@@ -12,6 +12,7 @@ from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.games.base import Move
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.session import Stall
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
@@ -129,6 +130,17 @@ def test_the_memory_aid_tag_sits_under_the_name_when_a_crescendo_row_is_full() -
     assert all(len(line) <= 80 for line in lines) and len(lines) <= 24
     bo = next(i for i, line in enumerate(lines) if line.startswith(" 2 Bo"))
     assert "memory aid on" not in lines[bo] and lines[bo + 1].lstrip().startswith("memory aid on")
+
+
+def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdowns() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    session.stalled = Stall(owed=("Bo",), waited=5.2, blamed_in=9.8, missing=(("Cy", 23.4),))
+    text = screen(client)
+    assert " Cy is missing (link lost): the table stops in 23 s unless Cy comes back." in text
+    assert " Waiting on Bo for 5 s: Bo will be blamed in 10 s." in text
+    assert "d draw" in text  # the keys stay: the game goes on if they come back
+    session.stalled = None
+    assert "missing" not in screen(client)
 
 
 def test_quitting_asks_first() -> None:

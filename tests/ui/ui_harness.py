@@ -33,6 +33,7 @@ class RefereeSession:
         self.left = False
         self.snaps: list[View] = []
         self.aid: set[int] = set()
+        self.stalled: Stall | None = None
         self.pending: list[Note] = []
 
     async def start(self) -> None:
@@ -101,8 +102,8 @@ class RefereeSession:
         return None
 
     def stall(self) -> Stall | None:
-        """Never silent."""
-        return None
+        """What the test says holds the table up."""
+        return self.stalled
 
     def finished(self) -> bool:
         """The game is over."""
