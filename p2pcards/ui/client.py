@@ -249,15 +249,18 @@ class TableClient:
     def _header(self, view: View) -> list[Line]:
         game = self.session.game
         me = view.players[view.me]
+        prog = self.session.progress()
+        rnd = str(view.round if prog is None or view.over else prog.round)
+        shuffling = " (shuffling)" if prog is not None and not view.over else ""
         if game == "crisp":
             assert isinstance(view, CrispView)
-            info = f"Crisp · round {view.round} · lowest total wins · game ends at {view.options.limit}"
+            info = f"Crisp · round {rnd}{shuffling} · lowest total wins · game ends at {view.options.limit}"
         else:
-            info = f"Crescendo · round {view.round} of 3 · sort your row from low to high"
+            info = f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high"
         aid = "ON" if self.memory_aid else "off"
         return [[("class:title", f" {info} "), ("", f"  you: {me}")],
                 [("class:key", "?"), ("", " rules  "), ("class:key", "m"), ("", f" memory aid: {aid}  "),
-                 ("class:key", "Q"), ("", " quit  "), ("class:key", "Esc"), ("", " cancel")]]
+                 ("class:key", "Q"), ("", " quit")]]
 
     def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
         face = view.known[seat][pos] if seat < len(view.known) else None
@@ -439,7 +442,7 @@ class TableClient:
         elif prog is not None and not self.panel_round:
             dots = "·" * (1 + int(self.now * 2) % 3)
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
-                                      f"shuffle passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
+                                      f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
             out.append([("class:warn", " Leave the table? The round in play is void for all. y leave, other key stay ")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:

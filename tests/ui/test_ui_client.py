@@ -12,7 +12,7 @@ from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.games.base import Move
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import TableClient, plain
-from p2pcards.ui.session import Stall
+from p2pcards.ui.session import Progress, Stall
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
@@ -141,6 +141,16 @@ def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdow
     assert "d draw" in text  # the keys stay: the game goes on if they come back
     session.stalled = None
     assert "missing" not in screen(client)
+
+
+def test_the_shuffle_of_the_next_round_shows_its_progress_in_one_line() -> None:
+    names = tuple(f"player{i}" for i in range(8))
+    client, session = crisp_client(crisp_deck([]), names)
+    session.shuffling = Progress(2, 8, 3, 8)
+    lines = screen(client).splitlines()
+    assert "Crisp · round 2 (shuffling)" in lines[0]
+    shuffle = [line for line in lines if "Shuffling round 2" in line]
+    assert len(shuffle) == 1 and "keys 8/8, passes 3/8, then dealing" in shuffle[0] and len(shuffle[0]) <= 80
 
 
 def test_quitting_asks_first() -> None:

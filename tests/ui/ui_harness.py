@@ -34,6 +34,7 @@ class RefereeSession:
         self.snaps: list[View] = []
         self.aid: set[int] = set()
         self.stalled: Stall | None = None
+        self.shuffling: Progress | None = None
         self.pending: list[Note] = []
 
     async def start(self) -> None:
@@ -98,8 +99,8 @@ class RefereeSession:
         await asyncio.sleep(min(timeout, 0.05))
 
     def progress(self) -> Progress | None:
-        """No shuffle here."""
-        return None
+        """The shuffle the test says is under way."""
+        return self.shuffling
 
     def stall(self) -> Stall | None:
         """What the test says holds the table up."""
