@@ -242,9 +242,12 @@ class TableClient:
             middle = self._round_panel(view)
         else:
             middle = self._table(view, width)
-        room = height - len(top) - len(middle) - len(bottom)
-        log = self._log_lines(max(1, room), width)
-        return fit(top + middle + log + bottom, width, height)
+        # A terminal too small for everything keeps the keys and the status: the table and the log give way.
+        room = height - len(top) - len(bottom)
+        middle = middle[:max(0, room)]
+        log = self._log_lines(room - len(middle), width) if room > len(middle) else []
+        lines = top + middle + log + bottom
+        return fit(lines[max(0, len(lines) - height):], width, height)
 
     def _header(self, view: View) -> list[Line]:
         game = self.session.game

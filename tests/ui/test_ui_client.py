@@ -169,6 +169,7 @@ def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
     lines = client.lines(width, height, 0.0)
     assert len(lines) <= height
     assert all(sum(len(t) for _, t in line) <= width for line in lines)
+    assert " d draw" in plain(lines)  # the keys open now are never cut off
     if height >= 24:
         text = plain(lines)
         assert all(n[:8] in text for n in names)
