@@ -522,8 +522,12 @@ def _suit_style(card: object) -> str:
 
 
 def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` columns: longer lines are broken at spaces, keeping their indent."""
     out: list[str] = []
     for para in text.splitlines():
+        if len(para.rstrip()) <= width:  # a line that fits stays as written (the rules' tables keep their columns)
+            out.append(para.rstrip())
+            continue
         line = ""
         indent = len(para) - len(para.lstrip())
         for word in para.split():

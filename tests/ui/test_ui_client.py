@@ -10,6 +10,7 @@ from prompt_toolkit.output import DummyOutput
 
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.games.base import Move
+from p2pcards.rulestext import rules_text
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import TableClient, plain
 from p2pcards.ui.session import Progress, Stall
@@ -151,6 +152,21 @@ def test_the_shuffle_of_the_next_round_shows_its_progress_in_one_line() -> None:
     assert "Crisp · round 2 (shuffling)" in lines[0]
     shuffle = [line for line in lines if "Shuffling round 2" in line]
     assert len(shuffle) == 1 and "keys 8/8, passes 3/8, then dealing" in shuffle[0] and len(shuffle[0]) <= 80
+
+
+def test_the_rules_are_one_key_away_and_their_tables_keep_their_columns() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session, rules_text)
+    client.key("?")
+    pages = []
+    for _ in range(12):
+        pages.append(screen(client))
+        client.key("pagedown")
+    text = "\n".join(pages)
+    assert "Rules of Crescendo" in text and "    1-10    1 4 7 10              2 5 8" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    client.key("escape")
+    assert "Rules of" not in screen(client) and "l look at a card" in screen(client)
 
 
 def test_quitting_asks_first() -> None:
