@@ -412,7 +412,9 @@ class TableClient:
                         ("", f"round {snap.totals[seat] - prev:+d}")])
         first = max(0, len(history) - 6)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
-        out += [[], [("class:title", " Scores ")], [("class:dim", head)]]
+        # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
+        over = [("class:good", f"  Game over. {self.winners}")] if view.over else []
+        out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
             per = []
             for i in range(first, len(history)):
@@ -420,8 +422,6 @@ class TableClient:
                 per.append(f"{history[i][seat] - before:>6}")
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", "".join(per)),
                         ("class:known", f"{history[-1][seat]:>7}")])
-        if view.over:
-            out += [[], [("class:good", f" Game over. {self.winners}")]]
         return out
 
     def _log_lines(self, room: int, width: int) -> list[Line]:
@@ -453,7 +453,8 @@ class TableClient:
             out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),
                         ("", "  Esc cancel")])
         elif self.panel_round:
-            out.append([("class:key", " Enter"), ("", " back to the table")])
+            leave: Line = [("class:key", "  Q"), ("", " quit")] if view.over else []
+            out.append([("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
             out.append(self._keys_line(view, width))
         out.append([self.status] if self.status[1] else [])

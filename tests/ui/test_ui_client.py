@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
@@ -189,6 +190,20 @@ def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
     if height >= 24:
         text = plain(lines)
         assert all(n[:8] in text for n in names)
+
+
+def test_the_last_reveal_of_eight_seats_shows_every_score_and_the_winners_in_80_by_24() -> None:
+    names = tuple(f"player{i}" for i in range(8))
+    client, session = crisp_client(crisp_deck([]), names)
+    over = replace(session.view(), turn=None, rounds_played=1, over=True, totals=tuple(range(100, 108)))
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    client.winners = "Winners: player0."
+    client.absorb(0.0)
+    lines = screen(client).splitlines()
+    assert len(lines) <= 24 and "Round 1 revealed" in lines[2]
+    assert "Game over. Winners: player0." in screen(client) and "107" in lines[-3]
+    assert lines[-1] == " Enter back to the table  Q quit"
 
 
 def test_six_crescendo_seats_fit_80_by_24() -> None:
