@@ -447,7 +447,9 @@ class TableClient:
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
                                       f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            out.append([("class:warn", " Leave the table? The round in play is void for all. y leave, other key stay ")])
+            out.append([("class:warn", " Leave the table? It stops for everyone; this round is void. y leave, other keys stay ")])
+        elif stopped is not None:
+            out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
             out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),

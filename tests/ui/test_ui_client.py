@@ -170,6 +170,15 @@ def test_the_rules_are_one_key_away_and_their_tables_keep_their_columns() -> Non
     assert "Rules of" not in screen(client) and "l look at a card" in screen(client)
 
 
+def test_a_stopped_table_offers_only_to_leave() -> None:
+    client, session = crisp_client()
+    session.stopped = lambda: "Bo sent nothing owed for 15 s"  # type: ignore[method-assign]
+    text = screen(client)
+    assert "The table stopped: Bo sent nothing owed for 15 s. Press Q to leave." in text
+    assert " Q leave the table" in text and "d draw" not in text
+    assert client.key("Q") == "leave"  # no question: there is no round left to void
+
+
 def test_quitting_asks_first() -> None:
     client, _ = crisp_client()
     assert client.key("Q") is None
