@@ -281,11 +281,11 @@ def test_the_app_plays_keys_from_a_pipe_and_leaves_when_asked() -> None:
     async def main() -> int:
         with create_pipe_input() as inp:
             task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), clock=lambda: 0.0))
-            for keys in ("d", "x", "Q", "y"):
+            for keys in ("m", "d", "x", "Q", "y"):
                 await asyncio.sleep(0.1)
                 inp.send_text(keys)
             return await asyncio.wait_for(task, 10)
 
     assert asyncio.run(main()) == 0
     assert session.played == [Move("you", "draw", source="pile"), Move("you", "discard")]
-    assert session.left
+    assert session.aided() == {0} and session.left
