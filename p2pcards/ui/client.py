@@ -309,6 +309,8 @@ class TableClient:
                 most = max((len(r) for r in view.known), default=0)
                 per_line = max(1, (width - prefix) // 7)
                 head += "".join(f" {i + 1:<6}" for i in range(min(most, per_line)))
+            else:  # card states are told by their brackets, never by colour alone
+                head += "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
             rows.append([("class:dim", head)])
         for seat, name in enumerate(view.players):
             mark = "▶" if view.turn == seat else " "

@@ -104,6 +104,7 @@ def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on
     assert "L (A♠)" in screen(client, now=100.0) and "R (5♠)" in screen(client, now=100.0)
     later = screen(client, now=106.0)
     assert "A♠" not in later and "L [ · ]" in later and "M [ ? ]" in later
+    assert "(7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen" in later  # the legend: states are not colours
     client.key("m")
     again = screen(client, now=106.0)
     assert "L (A♠)" in again and "memory aid on" in again and "memory aid: ON" in again
