@@ -124,6 +124,7 @@ class CrispView:
     legal: tuple[Move, ...]
     options: CrispOptions
     call_until: float | None = None  # while I may call crisp: the end of my crisp window
+    draw_until: float | None = None  # when the table times draws: the time-out of the draw under way
 
 
 @dataclass
@@ -622,6 +623,8 @@ class CrispGame(EngineBase[str]):
             legal=legal,
             options=self.options,
             call_until=None if window is None else window.deadline,
+            draw_until=None if self.options.draw_seconds is None or r.turn is None
+            else r.due_at + self.options.draw_seconds,
         )
 
 

@@ -33,7 +33,7 @@ from .discovery import Discovery
 from .node import Node
 from .seat import GONE_AFTER_S
 
-SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back"})
+SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
 
 
 def make_bot(game: str, kind: str, seed: int | str | None = None) -> Bot:

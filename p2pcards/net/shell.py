@@ -89,6 +89,10 @@ class TableShell:
         """Our own move (from a UI); IllegalMove when our engine already refuses it."""
         self._emit(self.peer.play(move, self.clock()))
 
+    def aid(self, on: bool) -> None:
+        """Tell the table we turned our memory aid on or off."""
+        self._emit(self.peer.aid(on, self.clock()))
+
     def leave(self, why: str) -> None:
         """Leave the table for good."""
         self._emit(self.peer.leave(self.clock(), why))

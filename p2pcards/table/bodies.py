@@ -2,7 +2,7 @@
 
 The deck's bodies (key, pass, shares' reveals, open) are parsed by p2pcards/crypto/deck.py and a
 move's by `messages.move_from_wire`; the ones here are the table's: ready, order, private,
-result, leave and fault. Each has `from_wire` (the only place its shape is checked) and, where we
+result, leave, fault and aid. Each has `from_wire` (the only place its shape is checked) and, where we
 send it, `to_wire`.
 """
 
@@ -195,7 +195,26 @@ class Fault:
         return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON])
 
 
-Body = (Ready | Fault | Leave | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
+@dataclass(frozen=True, slots=True)
+class Aid:
+    """A seat turns its memory aid on or off: told to everyone, it changes no move and no result."""
+
+    on: bool
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Value]) -> Aid:
+        """Parse an aid body."""
+        on = body["on"]
+        if not isinstance(on, bool):
+            raise MalformedMessage("an aid message says on (true) or off (false)")
+        return cls(on)
+
+    def to_wire(self) -> dict[str, Value]:
+        """The body of an aid message."""
+        return {"on": self.on}
+
+
+Body = (Ready | Fault | Leave | Aid | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
         | dk.Opening | RoundResult)
 
 
@@ -209,6 +228,8 @@ def parse_body(mtype: str, body: Mapping[str, Value], names: tuple[str, ...], se
             return Fault.from_wire(body, seats)
         case "leave":
             return Leave.from_wire(body)
+        case "aid":
+            return Aid.from_wire(body)
         case "key":
             return dk.KeyAnnouncement.from_wire(dict(body))
         case "pass":

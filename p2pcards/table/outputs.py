@@ -11,7 +11,7 @@ from ..crypto.envelope import Outbox, Signed
 from ..errors import DeckFault
 from .messages import MAX_REASON
 
-NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back"]
+NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid"]
 
 
 @dataclass(frozen=True, slots=True)

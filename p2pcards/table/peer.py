@@ -26,7 +26,7 @@ from ..errors import DeckFault, IllegalMove, LocalError, MalformedMessage, Remot
 from ..games.base import HiddenFace, Move, NeedReshuffle
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .bodies import Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
+from .bodies import Aid, Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
 from .chains import Chains
 from .config import Game, TableConfig
 from .decks import Decks
@@ -40,6 +40,7 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
+ANY_ROUND = ("ready", "fault", "aid")  # handled at once, whatever their round
 
 
 class TablePeer:
@@ -69,6 +70,7 @@ class TablePeer:
         self.orderer = self.game.dealer_of(1)  # the round's dealer orders its log
         self.rs: Round | None = None
         self.ready: set[int] = set()
+        self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
@@ -165,6 +167,13 @@ class TablePeer:
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()
 
+    def aid(self, on: bool, now: float) -> list[Output]:
+        """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
+        self.now = max(self.now, now)
+        if self.stopped is None and on != (self.me in self.aided):
+            self._send(self.round, "aid", Aid(on).to_wire())
+        return self._flush()
+
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         rs = self.rs
@@ -221,7 +230,7 @@ class TablePeer:
             return
         if env.type in Chains.LOBBY_TYPES:
             return  # the lobby's messages, seen again at the table: already taken by the lobby
-        if env.round > self.round and env.type not in ("ready", "fault"):
+        if env.round > self.round and env.type not in ANY_ROUND:
             self.chains.later.append(signed)
             return
         try:
@@ -235,7 +244,7 @@ class TablePeer:
 
     def _dispatch(self, seat: int, signed: Signed) -> None:
         env = signed.envelope
-        if env.type in ("ready", "fault"):  # whatever the round
+        if env.type in ANY_ROUND:
             self._table_message(seat, env.round, parse_body(env.type, env.body, self.names, seat))
             return
         rs = self.rs
@@ -279,7 +288,7 @@ class TablePeer:
                 rs.settlement.take_result(seat, body)
 
     def _table_message(self, seat: int, rnd: int, body: Body) -> None:
-        """A ready (agreement to the table's config) or a fault report (a peer that stopped tells everyone)."""
+        """A ready (agreement to the table's config), a fault report (a peer that stopped tells everyone) or an aid."""
         match body:
             case Ready():
                 if rnd != 0 or body.config != self.cfg.digest():
@@ -296,6 +305,11 @@ class TablePeer:
                                 f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
                 else:
                     self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
+            case Aid():
+                # Not in the log: it changes no move and no result, only what every screen shows.
+                if body.on != (seat in self.aided):
+                    (self.aided.add if body.on else self.aided.discard)(seat)
+                    self._note("aid", f"{self.names[seat]} turned the memory aid {'on' if body.on else 'off'}")
 
     # ------------------------------------------------------------ rounds and decks
 

@@ -32,6 +32,7 @@ STYLE = Style.from_dict({
     "up": "bold",
     "back": "",
     "dim": "fg:ansibrightblack",
+    "aid": "italic",
     "warn": "bold fg:ansiyellow",
     "good": "bold fg:ansigreen",
 })
@@ -88,6 +89,7 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
         layout=Layout(Window(FormattedTextControl(text, focusable=True, show_cursor=False), wrap_lines=False)),
         key_bindings=kb, style=STYLE, full_screen=True, input=input, output=output,
         color_depth=color_depth(), mouse_support=False)
+    app.ttimeoutlen = 0.05  # Esc alone is a key here: do not wait half a second for an escape sequence
     return app
 
 

@@ -11,12 +11,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import IllegalMove
+from ..errors import IllegalMove, LocalError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
-from .session import TableSession
+from .session import Stall, TableSession
 from .words import RED_SUITS, card_word, note_words
 
 View = CrispView | CrescendoView
@@ -24,6 +24,8 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
+AID_TAG = "memory aid on"
+AID_STYLE = "class:aid"
 
 
 @dataclass
@@ -32,7 +34,6 @@ class TableClient:
 
     session: TableSession
     rules: Callable[[str, dict[str, object]], str] | None = None
-    memory_aid: bool = False
     log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
     status: Fragment = ("", "")
     chooser: Chooser | None = None
@@ -41,13 +42,15 @@ class TableClient:
     rules_top: int = 0
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
     seen_at: dict[tuple[int, object], float] = field(default_factory=dict)
-    window_until: float | None = None
-    turn_mark: tuple[object, ...] = ()
-    turn_since: float = 0.0
     rounds_seen: int = 0
     error: str | None = None
     winners: str = ""
     now: float = 0.0
+
+    @property
+    def memory_aid(self) -> bool:
+        """True while our memory aid is on: the table has been told, so every player sees it."""
+        return self.session.me in self.session.aided()
 
     # ------------------------------------------------------------ input
 
@@ -68,14 +71,6 @@ class TableClient:
             self.rounds_seen = view.rounds_played
             self.panel_round = view.rounds_played
             self.chooser = None
-        if isinstance(view, CrescendoView):
-            if view.window_open and self.window_until is None:
-                self.window_until = now + view.options.number_window_s
-            elif not view.window_open:
-                self.window_until = None
-        mark = (view.round, view.turn, getattr(view, "draws_left", 0), view.drawn is not None)
-        if mark != self.turn_mark:
-            self.turn_mark, self.turn_since = mark, now
         if self.chooser is not None:
             legal = set(view.legal)
             if not any(m in legal for m in self.chooser.remaining()):
@@ -102,8 +97,7 @@ class TableClient:
             self.show_rules, self.rules_top = True, 0
             return None
         if k == "m":
-            self.memory_aid = not self.memory_aid
-            self.status = ("", f"Memory aid {'on: cards you have seen stay shown' if self.memory_aid else 'off'}.")
+            self._toggle_aid()
             return None
         if self.panel_round:
             # A key meant for the table that lands just as a round ends must not sweep its reveal away unseen.
@@ -137,6 +131,19 @@ class TableClient:
             return None
         self._start(moves[0].action, moves, view)
         return None
+
+    def _toggle_aid(self) -> None:
+        """Turn our memory aid on or off, telling every seat (it is shown next to our name on every screen)."""
+        if self.session.view() is None or self.session.stopped() is not None:
+            self.status = ("class:warn", "The memory aid can be turned on once the table is playing.")
+            return
+        try:
+            self.session.set_aid(not self.memory_aid)
+        except LocalError as exc:
+            self.status = ("class:warn", f"Memory aid unchanged: {exc}.")
+            return
+        self.status = ("", "Memory aid on: cards you have seen stay shown. Everyone sees that you use it."
+                       if self.memory_aid else "Memory aid off: cards you look at hide again after a few seconds.")
 
     def _digit(self, k: str, view: View) -> None:
         for action in DIGIT_ACTIONS:
@@ -235,22 +242,28 @@ class TableClient:
             middle = self._round_panel(view)
         else:
             middle = self._table(view, width)
-        room = height - len(top) - len(middle) - len(bottom)
-        log = self._log_lines(max(1, room), width)
-        return fit(top + middle + log + bottom, width, height)
+        # A terminal too small for everything keeps the keys and the status: the table and the log give way.
+        room = height - len(top) - len(bottom)
+        middle = middle[:max(0, room)]
+        log = self._log_lines(room - len(middle), width) if room > len(middle) else []
+        lines = top + middle + log + bottom
+        return fit(lines[max(0, len(lines) - height):], width, height)
 
     def _header(self, view: View) -> list[Line]:
         game = self.session.game
         me = view.players[view.me]
+        prog = self.session.progress()
+        rnd = str(view.round if prog is None or view.over else prog.round)
+        shuffling = " (shuffling)" if prog is not None and not view.over else ""
         if game == "crisp":
             assert isinstance(view, CrispView)
-            info = f"Crisp · round {view.round} · lowest total wins · game ends at {view.options.limit}"
+            info = f"Crisp · round {rnd}{shuffling} · lowest total wins · game ends at {view.options.limit}"
         else:
-            info = f"Crescendo · round {view.round} of 3 · sort your row from low to high"
+            info = f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high"
         aid = "ON" if self.memory_aid else "off"
         return [[("class:title", f" {info} "), ("", f"  you: {me}")],
                 [("class:key", "?"), ("", " rules  "), ("class:key", "m"), ("", f" memory aid: {aid}  "),
-                 ("class:key", "Q"), ("", " quit  "), ("class:key", "Esc"), ("", " cancel")]]
+                 ("class:key", "Q"), ("", " quit")]]
 
     def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
         face = view.known[seat][pos] if seat < len(view.known) else None
@@ -290,17 +303,21 @@ class TableClient:
         head = f"{'':2}{' player':<9}{'score':>6}" + (f"{'pile':>5}" if crescendo else "")
         prefix = len(head)
         rows: list[Line] = []
+        aided = self.session.aided()
         if view.round:
             if isinstance(view, CrescendoView):
                 most = max((len(r) for r in view.known), default=0)
                 per_line = max(1, (width - prefix) // 7)
                 head += "".join(f" {i + 1:<6}" for i in range(min(most, per_line)))
+            else:  # card states are told by their brackets, never by colour alone
+                head += "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
             rows.append([("class:dim", head)])
         for seat, name in enumerate(view.players):
             mark = "▶" if view.turn == seat else " "
             line: Line = [("class:turn" if view.turn == seat else "", f"{mark}{seat + 1}"),
                           ("class:me" if seat == view.me else "", f" {name[:8]:<8}"),
                           ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>5}")]
+            tag = seat in aided  # everyone sees whose memory aid is on, next to their name
             if view.round and view.known:
                 if isinstance(view, CrispView):
                     for pos in range(3):
@@ -313,14 +330,23 @@ class TableClient:
                     for pos in range(len(view.known[seat])):
                         if pos and pos % per_line == 0:
                             rows.append(line)
-                            line = [("", " " * prefix)]
+                            line = [self._aid_under(prefix) if tag else ("", " " * prefix)]
+                            tag = False
                         line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
                     if view.caller == seat:
                         line.append(("class:warn", " CRESCENDO"))
-            if seat == view.me and self.memory_aid:
-                line.append(("class:dim", " (memory aid on)"))
+            if tag and sum(len(t) for _, t in line) + len(AID_TAG) + 2 <= width:
+                line.append((AID_STYLE, f"  {AID_TAG}"))
+            elif tag:  # no room at the row's end: under the name
+                rows.append(line)
+                line = [self._aid_under(prefix)]
             rows.append(line)
         return rows + self._piles(view) + self._timers(view)
+
+    @staticmethod
+    def _aid_under(prefix: int) -> Fragment:
+        """The memory aid's tag on a row's second line, right under the player's name."""
+        return (AID_STYLE, f"   {AID_TAG}".ljust(prefix))
 
     def _piles(self, view: View) -> list[Line]:
         game = self.session.game
@@ -364,11 +390,11 @@ class TableClient:
                 parts.append(("class:warn", f"  crisp window ({whose}): {window_end - now:.1f} s"))
             if now < view.opens_at:
                 parts.append(("", f"  next turn starts in {view.opens_at - now:.1f} s"))
-            elif opts.draw_seconds is not None:
-                left = max(view.opens_at, self.turn_since) + opts.draw_seconds - now
+            elif view.draw_until is not None:
+                left = view.draw_until - now
                 parts.append(("class:warn" if left < 10 else "", f"  time for this draw: {max(0.0, left):.0f} s"))
-        if isinstance(view, CrescendoView) and self.window_until is not None:
-            parts.append(("class:warn", f"  NUMBER window: {max(0.0, self.window_until - now):.1f} s"))
+        if isinstance(view, CrescendoView) and view.window_until is not None:
+            parts.append(("class:warn", f"  NUMBER window: {max(0.0, view.window_until - now):.1f} s"))
         if isinstance(view, CrescendoView) and view.turn is not None:
             setup = view.turn_number == 0
             parts.append(("", "  setup: each player may look at one card or swap two" if setup
@@ -388,7 +414,9 @@ class TableClient:
                         ("", f"round {snap.totals[seat] - prev:+d}")])
         first = max(0, len(history) - 6)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
-        out += [[], [("class:title", " Scores ")], [("class:dim", head)]]
+        # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
+        over = [("class:good", f"  Game over. {self.winners}")] if view.over else []
+        out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
             per = []
             for i in range(first, len(history)):
@@ -396,8 +424,6 @@ class TableClient:
                 per.append(f"{history[i][seat] - before:>6}")
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", "".join(per)),
                         ("class:known", f"{history[-1][seat]:>7}")])
-        if view.over:
-            out += [[], [("class:good", f" Game over. {self.winners}")]]
         return out
 
     def _log_lines(self, room: int, width: int) -> list[Line]:
@@ -417,22 +443,22 @@ class TableClient:
         if stopped is not None:
             out.append([("class:warn", f" The table stopped: {stopped}. Press Q to leave. ")])
         elif stall is not None:
-            left = max(0.0, stall.timeout - stall.waited)
-            down = f"{stall.links_down} link(s) to other players closed. " if stall.links_down else ""
-            out.append([("class:warn", f" {down}Waiting on the table for {stall.waited:.0f} s; a player who owes "
-                                       f"a message is blamed in {left:.0f} s. ")])
+            out += [[("class:warn", text)] for text in stall_words(stall)]
         elif prog is not None and not self.panel_round:
             dots = "·" * (1 + int(self.now * 2) % 3)
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
-                                      f"shuffle passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
+                                      f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            out.append([("class:warn", " Leave the table? The round in play is void for all. y leave, other key stay ")])
+            out.append([("class:warn", " Leave the table? It stops for everyone; this round is void. y leave, other keys stay ")])
+        elif stopped is not None:
+            out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
             out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),
                         ("", "  Esc cancel")])
         elif self.panel_round:
-            out.append([("class:key", " Enter"), ("", " back to the table")])
+            leave: Line = [("class:key", "  Q"), ("", " quit")] if view.over else []
+            out.append([("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
             out.append(self._keys_line(view, width))
         out.append([self.status] if self.status[1] else [])
@@ -458,7 +484,8 @@ class TableClient:
                 where = "left/middle/right" if game == "crisp" else "at that position"
                 frags += [("class:key", digits), ("", f" swap it in {where}  ")]
             elif aid == "number":
-                secs = f" ({max(0.0, self.window_until - self.now):.1f} s)" if self.window_until else ""
+                until = view.window_until if isinstance(view, CrescendoView) else None
+                secs = f" ({max(0.0, until - self.now):.1f} s)" if until is not None else ""
                 frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{secs}"), ("", "  ")]
             elif aid == "crisp" and isinstance(view, CrispView):
                 left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now
@@ -484,13 +511,28 @@ class TableClient:
                 + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table")]])
 
 
+def stall_words(stall: Stall) -> list[str]:
+    """The banner for a table held up: each missing seat with the time before we give up, whom the protocol blames when."""
+    out = []
+    for name, left in stall.missing:
+        out.append(f" {name} is missing (link lost): the table stops in {left:.0f} s unless {name} comes back. ")
+    if stall.owed:
+        who = ", ".join(stall.owed)
+        out.append(f" Waiting on {who} for {stall.waited:.0f} s: {who} will be blamed in {stall.blamed_in:.0f} s. ")
+    return out
+
+
 def _suit_style(card: object) -> str:
     return "class:red" if isinstance(card, str) and card[-1:] in RED_SUITS else ""
 
 
 def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` columns: longer lines are broken at spaces, keeping their indent."""
     out: list[str] = []
     for para in text.splitlines():
+        if len(para.rstrip()) <= width:  # a line that fits stays as written (the rules' tables keep their columns)
+            out.append(para.rstrip())
+            continue
         line = ""
         indent = len(para) - len(para.lstrip())
         for word in para.split():

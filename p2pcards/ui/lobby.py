@@ -327,9 +327,10 @@ class LobbyClient:
             low, high = SEATS[self.game]
             out.append([("class:key", f" {self.game.capitalize()} against how many bots? "),
                         ("", f"{low - 1}-{high - 1}   Esc back")])
-        else:
-            out.append([("class:key", " b"), ("", " play against bots  "), ("class:key", "↑↓ Enter"),
-                        ("", " join a table  "), ("class:key", "n"), ("", " new table  "),
+        else:  # only the keys open now
+            join: Line = [("class:key", "↑↓ Enter"), ("", " join a table  ")] if self.joinable and tables else []
+            new: Line = [("class:key", "n"), ("", " new table  ")] if self.joinable else []
+            out.append([("class:key", " b"), ("", " play against bots  "), *join, *new,
                         ("class:key", "?"), ("", " rules  "), ("class:key", "Q"), ("", " quit")])
         return out
 

@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from ..crypto.identity import Identity, fingerprint
-from ..errors import IllegalMove, LinkBroken, P2PCardsError
+from ..errors import IllegalMove, LinkBroken, LocalError, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from ..net.discovery import Discovery, TableAd
-from ..net.link import Link
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..table.config import SEATS
@@ -31,7 +30,7 @@ from ..table.peer import Note, TablePeer
 
 View = CrispView | CrescendoView
 BOT_NAMES = ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus")
-STALL_S = 3.0  # silence after which the client says whom it waits for
+STALL_S = 3.0  # how long the protocol waits on a seat before the client says so
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +45,12 @@ class Progress:
 
 @dataclass(frozen=True, slots=True)
 class Stall:
-    """Nothing has moved for `waited` seconds; the protocol blames a silent peer after `timeout`."""
+    """Who holds the table up: seats the protocol waits on, seats whose link is gone, and their countdowns."""
 
-    waited: float
-    timeout: float
-    links_down: int
+    owed: tuple[str, ...] = ()  # the seats the protocol has waited on for `waited` seconds
+    waited: float = 0.0
+    blamed_in: float = 0.0  # then the protocol blames them and the round is void
+    missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
 
 
 class TableSession(Protocol):
@@ -72,6 +72,12 @@ class TableSession(Protocol):
 
     def play(self, move: Move) -> None:
         """Send our move; IllegalMove (nothing sent) when it cannot be played now."""
+
+    def set_aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off (LocalError before the table has started)."""
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on, ours included."""
 
     def busy(self) -> bool:
         """True while our last move or a reveal we are owed is still on its way."""
@@ -98,17 +104,6 @@ class TableSession(Protocol):
         """Leave the table cleanly: tell the others, close the links, end our processes."""
 
 
-class _Node(Node):
-    """A Node that remembers when a frame last came, for the client's "waiting for …" line."""
-
-    heard: float = 0.0
-    clock_fn: Callable[[], float] = time.time
-
-    def _frame(self, link: Link, kind: int, payload: bytes) -> None:
-        self.heard = self.clock_fn()
-        super()._frame(link, kind, payload)
-
-
 @dataclass
 class NetTable:
     """Our seat at a table on the network: `open`, then `host` or `join` (or give `bots`), then `start`."""
@@ -126,7 +121,7 @@ class NetTable:
     table_name: str = ""
     names: tuple[str, ...] = ()
     me: int = 0
-    node: _Node | None = None
+    node: Node | None = None
     bot_procs: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
     _logs: dict[str, IO[bytes]] = field(default_factory=dict)
     _notes: list[Note] = field(default_factory=list)
@@ -143,9 +138,8 @@ class NetTable:
         """Listen for links (and join multicast DNS unless told not to)."""
         if self.bots:
             self.interfaces, self.mdns = ["127.0.0.1"], False
-        node = _Node(self.identity, self.interfaces, mdns=self.mdns, on_note=self._note, gone_after=self.gone_after,
+        node = Node(self.identity, self.interfaces, mdns=self.mdns, on_note=self._note, gone_after=self.gone_after,
                      disco=self.disco if self.mdns else None, timeout=self.timeout)
-        node.clock_fn = self.clock_fn
         await node.__aenter__()
         self.node = node
 
@@ -267,7 +261,6 @@ class NetTable:
         assert seat is not None
         self.names, self.me = seat.peer.cfg.names, seat.peer.me
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
-        node.heard = self.clock_fn()
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
             await asyncio.sleep(0.05)
@@ -328,6 +321,17 @@ class NetTable:
         self.node.seat.shell.play(move)
         self._after()
 
+    def set_aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off."""
+        if self.node is None or self.node.seat is None or not self._started:
+            raise LocalError("the table has not started yet")
+        self.node.seat.shell.aid(on)
+        self._after()
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on, as they told the table."""
+        return frozenset() if self.peer is None else frozenset(self.peer.aided)
+
     def busy(self) -> bool:
         """True while our move or a reveal we are owed is on its way."""
         return self.peer is None or self.peer.busy()
@@ -362,15 +366,19 @@ class NetTable:
         return Progress(rs.number, keys, max(0, chained - len(rs.decks.chains)), len(self.names))
 
     def stall(self) -> Stall | None:
-        """Silence while we are not the one to move, or a seat missing."""
+        """Seats whose link is gone, or that the protocol has waited on for STALL_S seconds, or None."""
         peer, node = self.peer, self.node
         if peer is None or node is None or node.seat is None or peer.finished or peer.stopped:
             return None
-        missing = len(node.seat.missing)
-        waited = self.clock_fn() - node.heard
-        if missing == 0 and (waited < STALL_S or peer.view().legal):
+        seat, loop = node.seat, asyncio.get_running_loop()
+        missing = tuple((seat.names[key], max(0.0, handle.when() - loop.time()))
+                        for key, handle in seat.missing.items())
+        dog, now = peer.watchdog, self.clock_fn()
+        waited = 0.0 if dog.since is None else now - dog.since
+        owed = tuple(peer.names[s] for s in sorted(dog.owed)) if waited >= STALL_S else ()
+        if not owed and not missing:
             return None
-        return Stall(waited, peer.timeout, missing)
+        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing)
 
     def finished(self) -> bool:
         """True once the game is over and verified."""

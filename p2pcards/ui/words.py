@@ -68,7 +68,9 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
         tpos = after.split(" ")[0] if after else "?"
         card = "Queen" if kind == "queen" else "Swap"
         tname = "your" if target == me else f"{target}'s"
-        return f"{p} used {card}: {their} {_slot(args[0], game)} ⇄ {tname} {_slot(tpos, game)} (blind)."
+        # Crescendo's Swap lets the player who receives a card look at it (Crisp's Queen does not).
+        seen = "; you see the card you got" if kind == "exchange" and target == me else ""
+        return f"{p} used {card}: {their} {_slot(args[0], game)} ⇄ {tname} {_slot(tpos, game)} (blind{seen})."
     if kind == "peek":
         target, after = _split_player(tail, names)
         tname = "your" if target == me else ("their own" if target == who else f"{target}'s")
@@ -133,6 +135,13 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
         return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
     if note.kind == "over":
         return ("class:good", f"Game over. {note.detail[:1].upper() + note.detail[1:]}.")
+    if note.kind == "missing":
+        return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
+    if note.kind == "back":
+        return ("class:good", note.detail + ".")
+    if note.kind == "aid":
+        who, rest = _split_player(note.detail, names)
+        return ("class:dim", f"{'You' if who == me else who} {rest}." if who else note.detail)
     if note.kind == "round":
         if "verified" in note.detail:
             return ("class:good", note.detail.split(":")[0].capitalize() + ": every peer checked every move and card.")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from p2pcards.crypto.encoding import Value
 from p2pcards.errors import MalformedMessage
 from p2pcards.games.base import Move
-from p2pcards.table.bodies import Fault, Leave, Order, Private, Ready, RoundResult, Shares, parse_body
+from p2pcards.table.bodies import Aid, Fault, Leave, Order, Private, Ready, RoundResult, Shares, parse_body
 
 NAMES = ("ann", "bob", "cy")
 ints = st.integers(-(2**31), 2**31)
@@ -53,7 +53,7 @@ def test_a_bad_order_is_malformed(change: dict[str, Value]) -> None:
     ("result", {"round": 1, "scores": [], "totals": [], "over": 0, "log": b"", "audit": "v", "at": None,
                 "blame": None}),
     ("shares", {"reveals": []}), ("shares", {"reveals": [1]}),
-    ("move", {"m": {"a": 7}}), ("key", {"seat": 0}), ("nonsense", {}),
+    ("move", {"m": {"a": 7}}), ("key", {"seat": 0}), ("nonsense", {}), ("aid", {"on": 1}), ("aid", {"on": None}),
 ])
 def test_bad_bodies_are_malformed_never_another_error(mtype: str, body: dict[str, Value]) -> None:
     with pytest.raises(MalformedMessage):
@@ -64,6 +64,7 @@ def test_good_bodies_parse_to_their_types() -> None:
     assert parse_body("ready", {"config": b"c"}, NAMES, 0) == Ready(b"c")
     assert parse_body("fault", {"blame": 2, "why": "w" * 500}, NAMES, 0) == Fault(2, "w" * 200)
     assert parse_body("leave", {"why": 7}, NAMES, 1) == Leave("")
+    assert parse_body("aid", Aid(True).to_wire(), NAMES, 2) == Aid(True)
     assert parse_body("private", {"to": 2, "box": b"b"}, NAMES, 0) == Private(2, b"b")
     assert parse_body("move", {"m": {"a": "draw", "s": "pile"}}, NAMES, 1) == Move("bob", "draw", source="pile")
     with pytest.raises(MalformedMessage):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
@@ -10,8 +11,10 @@ from prompt_toolkit.output import DummyOutput
 
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.games.base import Move
+from p2pcards.rulestext import rules_text
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.session import Progress, Stall
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
@@ -78,6 +81,14 @@ def test_not_our_turn_says_whose_turn_or_when_ours_opens() -> None:
     assert client.status[1] == "Your turn opens in 2.0 s (the last player may still call crisp)."
 
 
+def test_the_time_for_a_draw_counts_down_to_the_engines_own_time_out() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
+    client = TableClient(session)
+    assert "time for this draw: 27 s" in screen(client, now=3.0)
+    client.key("d")  # drawing does not restart the clock: the draw and its use share the time
+    assert "time for this draw: 25 s" in screen(client, now=5.0)
+
+
 def test_crisp_is_one_key_right_after_our_turn() -> None:
     client, session = crisp_client()
     client.key("d")
@@ -93,9 +104,80 @@ def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on
     assert "L (A♠)" in screen(client, now=100.0) and "R (5♠)" in screen(client, now=100.0)
     later = screen(client, now=106.0)
     assert "A♠" not in later and "L [ · ]" in later and "M [ ? ]" in later
+    assert "(7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen" in later  # the legend: states are not colours
     client.key("m")
     again = screen(client, now=106.0)
     assert "L (A♠)" in again and "memory aid on" in again and "memory aid: ON" in again
+
+
+def test_everyone_sees_who_uses_the_memory_aid() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("m")
+    assert session.aided() == {0}  # told to the table, not kept to ourselves
+    session.set_aid(True, seat=2)
+    text = screen(client, now=1.0)
+    rows = {line.split()[1]: line for line in text.splitlines() if line[1:2].isdigit()}
+    assert "memory aid on" in rows["you"] and "memory aid on" in rows["Cy"] and "memory aid" not in rows["Bo"]
+    assert "You turned the memory aid on." in text and "Cy turned the memory aid on." in text
+    client.key("m")
+    text = screen(client, now=2.0)
+    assert "memory aid on" not in text.split("\n")[3] and "You turned the memory aid off." in text
+    assert "memory aid: off" in text
+
+
+def test_the_memory_aid_tag_sits_under_the_name_when_a_crescendo_row_is_full() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Cy", "Di", "Ed", "Flo"), list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    session.set_aid(True, seat=1)
+    lines = screen(client).splitlines()
+    assert all(len(line) <= 80 for line in lines) and len(lines) <= 24
+    bo = next(i for i, line in enumerate(lines) if line.startswith(" 2 Bo"))
+    assert "memory aid on" not in lines[bo] and lines[bo + 1].lstrip().startswith("memory aid on")
+
+
+def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdowns() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    session.stalled = Stall(owed=("Bo",), waited=5.2, blamed_in=9.8, missing=(("Cy", 23.4),))
+    text = screen(client)
+    assert " Cy is missing (link lost): the table stops in 23 s unless Cy comes back." in text
+    assert " Waiting on Bo for 5 s: Bo will be blamed in 10 s." in text
+    assert "d draw" in text  # the keys stay: the game goes on if they come back
+    session.stalled = None
+    assert "missing" not in screen(client)
+
+
+def test_the_shuffle_of_the_next_round_shows_its_progress_in_one_line() -> None:
+    names = tuple(f"player{i}" for i in range(8))
+    client, session = crisp_client(crisp_deck([]), names)
+    session.shuffling = Progress(2, 8, 3, 8)
+    lines = screen(client).splitlines()
+    assert "Crisp · round 2 (shuffling)" in lines[0]
+    shuffle = [line for line in lines if "Shuffling round 2" in line]
+    assert len(shuffle) == 1 and "keys 8/8, passes 3/8, then dealing" in shuffle[0] and len(shuffle[0]) <= 80
+
+
+def test_the_rules_are_one_key_away_and_their_tables_keep_their_columns() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session, rules_text)
+    client.key("?")
+    pages = []
+    for _ in range(12):
+        pages.append(screen(client))
+        client.key("pagedown")
+    text = "\n".join(pages)
+    assert "Rules of Crescendo" in text and "    1-10    1 4 7 10              2 5 8" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    client.key("escape")
+    assert "Rules of" not in screen(client) and "l look at a card" in screen(client)
+
+
+def test_a_stopped_table_offers_only_to_leave() -> None:
+    client, session = crisp_client()
+    session.stopped = lambda: "Bo sent nothing owed for 15 s"  # type: ignore[method-assign]
+    text = screen(client)
+    assert "The table stopped: Bo sent nothing owed for 15 s. Press Q to leave." in text
+    assert " Q leave the table" in text and "d draw" not in text
+    assert client.key("Q") == "leave"  # no question: there is no round left to void
 
 
 def test_quitting_asks_first() -> None:
@@ -114,9 +196,24 @@ def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
     lines = client.lines(width, height, 0.0)
     assert len(lines) <= height
     assert all(sum(len(t) for _, t in line) <= width for line in lines)
+    assert " d draw" in plain(lines)  # the keys open now are never cut off
     if height >= 24:
         text = plain(lines)
         assert all(n[:8] in text for n in names)
+
+
+def test_the_last_reveal_of_eight_seats_shows_every_score_and_the_winners_in_80_by_24() -> None:
+    names = tuple(f"player{i}" for i in range(8))
+    client, session = crisp_client(crisp_deck([]), names)
+    over = replace(session.view(), turn=None, rounds_played=1, over=True, totals=tuple(range(100, 108)))
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    client.winners = "Winners: player0."
+    client.absorb(0.0)
+    lines = screen(client).splitlines()
+    assert len(lines) <= 24 and "Round 1 revealed" in lines[2]
+    assert "Game over. Winners: player0." in screen(client) and "107" in lines[-3]
+    assert lines[-1] == " Enter back to the table  Q quit"
 
 
 def test_six_crescendo_seats_fit_80_by_24() -> None:
@@ -153,7 +250,7 @@ def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
     client.key("d")
     client.key("x")  # 18 goes face up: the NUMBER window opens
     client.absorb(0.1)
-    assert "NUMBER window: 2.0 s" in screen(client, now=0.1)
+    assert "NUMBER window: 1.9 s" in screen(client, now=0.1)  # the engine's own deadline: opened at 0.0
     client.key("8")  # our eighth card is 15: within 2 of 18? no, 3 away: a penalty
     assert session.played[-1] == Move("you", "number", pos=7)
     assert "wrong" in screen(client, now=0.2)
@@ -185,11 +282,11 @@ def test_the_app_plays_keys_from_a_pipe_and_leaves_when_asked() -> None:
     async def main() -> int:
         with create_pipe_input() as inp:
             task = asyncio.create_task(run_table(session, input=inp, output=DummyOutput(), clock=lambda: 0.0))
-            for keys in ("d", "x", "Q", "y"):
+            for keys in ("m", "d", "x", "Q", "y"):
                 await asyncio.sleep(0.1)
                 inp.send_text(keys)
             return await asyncio.wait_for(task, 10)
 
     assert asyncio.run(main()) == 0
     assert session.played == [Move("you", "draw", source="pile"), Move("you", "discard")]
-    assert session.left
+    assert session.aided() == {0} and session.left

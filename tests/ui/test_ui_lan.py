@@ -75,3 +75,4 @@ def test_the_lobby_lists_a_lan_table_joins_it_and_plays_a_round_by_keys() -> Non
     assert "Round 1 revealed" in screens.get("reveal", screens["last"]) and "Scores" in screens["reveal"]
     assert "You drew: " in screens["table"]
     assert "[Ann]" in out, err
+    assert "[Ann] aid: you turned the memory aid on" in out  # told across the LAN

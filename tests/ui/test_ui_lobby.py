@@ -176,3 +176,14 @@ def test_the_first_run_asks_for_a_name() -> None:
     lobby.key("enter")
     assert made == ["Zoe"] and lobby.identity is not None
     assert "Zoe" in plain(lobby.lines(80, 24)) and "Tables on this network" in plain(lobby.lines(80, 24))
+
+
+def test_the_lobby_offers_only_the_keys_open_now() -> None:
+    directory = Directory()
+    lobby = LobbyClient(generate("zoe"), directory, joinable=True)
+    text = plain(lobby.lines(80, 24))
+    assert "b play against bots" in text and "n new table" in text and "join a table" not in text
+    directory.announce(KITCHEN)
+    assert "↑↓ Enter join a table" in plain(lobby.lines(80, 24))
+    offline = plain(LobbyClient(generate("zoe"), directory).lines(80, 24))
+    assert "join a table" not in offline and "new table" not in offline and "play against bots" in offline

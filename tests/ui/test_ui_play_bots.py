@@ -43,7 +43,10 @@ def crescendo_key(view: View) -> str | None:
 
 
 async def play_round_by_keys(session: TableSession, client: TableClient, game: str) -> dict[str, str]:
-    """Run the table screen on `session` and play round 1 by keys alone, then quit; the screens seen on the way."""
+    """Run the table screen on `session`, turn the memory aid on and play round 1 by keys alone, then quit.
+
+    Returns the screens seen on the way, and (as "bots") what our bot peers printed.
+    """
     policy = crisp_key if game == "crisp" else crescendo_key
     screens: dict[str, str] = {}
     with create_pipe_input() as inp:
@@ -52,6 +55,9 @@ async def play_round_by_keys(session: TableSession, client: TableClient, game: s
         while time.time() < deadline:
             await asyncio.sleep(0.15)
             view = session.view()
+            if view is not None and "aid" not in screens:
+                screens["aid"] = "asked"
+                inp.send_text("m")  # everyone is told, and sees it
             if view is None or session.busy():
                 continue
             if view.rounds_played >= 1:
@@ -64,6 +70,10 @@ async def play_round_by_keys(session: TableSession, client: TableClient, game: s
                     screens["table"] = plain(client.lines(80, 24, time.time()))
                 inp.send_text(key)
         screens["last"] = plain(client.lines(80, 24, time.time()))  # what a failing assertion shows
+        if isinstance(session, NetTable):
+            for log in session._logs.values():
+                log.seek(0)
+                screens["bots"] = screens.get("bots", "") + log.read().decode(errors="replace")
         inp.send_text("Q")
         await asyncio.sleep(0.1)
         inp.send_text("y")
@@ -71,22 +81,25 @@ async def play_round_by_keys(session: TableSession, client: TableClient, game: s
     return screens
 
 
-def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTable]:
-    """Play round 1 against two bot peers by keys; returns the table screen mid-round, the reveal, and the session."""
+def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTable, str]:
+    """Play round 1 against two bot peers by keys; the table screen mid-round, the reveal, the session, the bots' output."""
     session = NetTable(generate("you"), game, options, bots=2)
     screens = asyncio.run(play_round_by_keys(session, TableClient(session), game))
-    return screens.get("table", ""), screens.get("reveal", screens["last"]), session  # a failure shows the last screen
+    # A failure shows the last screen.
+    return screens.get("table", ""), screens.get("reveal", screens["last"]), session, screens.get("bots", "")
 
 
 def test_a_whole_crisp_round_against_two_bots_by_keys() -> None:
-    table, reveal, session = play_one_round("crisp", {"limit": 50})
+    table, reveal, session, bots = play_one_round("crisp", {"limit": 50})
     assert "You drew: " in table and "You are to play" in table and "Draw pile:" in table
+    assert "memory aid on" in table  # on our screen, next to our name
+    assert "[Ada] aid: you turned the memory aid on" in bots and "[Bo] aid: you turned the memory aid on" in bots
     assert "Round 1 revealed" in reveal and "Scores" in reveal and "Round over." in reveal
     assert all(p.returncode is not None for p in session.bot_procs.values())  # the bots ended with the table
 
 
 def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
-    table, reveal, session = play_one_round("crescendo", {})
+    table, reveal, session, _ = play_one_round("crescendo", {})
     assert "You drew: " in table and "Reserve:" in table and "pile" in table
     assert "Round 1 revealed" in reveal and "Scores" in reveal
     assert all(p.returncode is not None for p in session.bot_procs.values())
@@ -121,7 +134,7 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
         await session.leave()
 
     asyncio.run(main())
-    assert any("1 link(s) to other players closed" in s for s in seen)
+    assert any("Bo is missing (link lost): the table stops in" in s for s in seen)
     assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
     last = seen[-1]
     assert "The table stopped:" in last

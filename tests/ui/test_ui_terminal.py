@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,30 @@ def test_play_bots_in_a_real_terminal(tmp_path: Path) -> None:
         assert "Round 1 revealed" in screen and "Scores" in screen and "Tess" in screen
         term.keys("Enter")
         screen = wait_for(term, "Crisp · round", 10)
+        term.keys("Q")
+        wait_for(term, "Leave the table?", 5)
+        term.keys("y")
+        deadline = time.time() + 15
+        while term.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not term.alive(), "the client did not leave cleanly"
+    finally:
+        term.close()
+
+
+def test_no_color_and_a_tiny_window_in_a_real_terminal(tmp_path: Path) -> None:
+    env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color", NO_COLOR="1")
+    term = Terminal(f"{sys.executable} -m p2pcards play --bots 2 --name Tess", env)
+    try:
+        wait_for(term, "Draw pile:", 90)
+        coloured = term._tmux("capture-pane", "-e", "-p", "-t", "play")
+        assert "\x1b[1m" in coloured  # bold and reverse carry the looks …
+        assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)[0-9;]*m", coloured)  # … and no colour at all
+        term.resize(60, 10)  # too small for the table: the keys stay on screen
+        time.sleep(1.0)
+        bottom = "\n".join(term.screen().rstrip("\n").splitlines()[-3:])
+        assert any(k in bottom for k in ("wait for the others", "d draw", "on its way", "swap it in", "CALL CRISP",
+                                         "Enter")), term.screen()
         term.keys("Q")
         wait_for(term, "Leave the table?", 5)
         term.keys("y")

@@ -23,6 +23,18 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
     assert event_words("Cy number_wrong 15 18", NAMES, "crescendo", "Bo") == \
         "Cy called NUMBER: 15 against 18, wrong: 15 stays face up, plus a penalty card."
     assert event_words("window_closed", NAMES, "crescendo", "Bo") is None
+    assert event_words("Cy exchange 6 Bo 2", NAMES, "crescendo", "Bo") == \
+        "Cy used Swap: their card 7 ⇄ your card 3 (blind; you see the card you got)."
+
+
+def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
+    assert note_words(Note("aid", "Bo turned the memory aid on"), NAMES, "crisp", "Cy") == \
+        ("class:dim", "Bo turned the memory aid on.")
+    assert note_words(Note("aid", "Mary Ann turned the memory aid off"), NAMES, "crisp", "Mary Ann") == \
+        ("class:dim", "You turned the memory aid off.")
+    assert note_words(Note("missing", "Bo is missing: end of stream", "Bo"), NAMES, "crisp", "Cy") == \
+        ("class:warn", "Bo is missing: end of stream.")
+    assert note_words(Note("back", "Bo is back", "Bo"), NAMES, "crisp", "Cy") == ("class:good", "Bo is back.")
 
 
 def test_refusals_and_faults_say_who_is_blamed() -> None:

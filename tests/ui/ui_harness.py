@@ -32,6 +32,10 @@ class RefereeSession:
         self.played: list[Move] = []
         self.left = False
         self.snaps: list[View] = []
+        self.aid: set[int] = set()
+        self.stalled: Stall | None = None
+        self.shuffling: Progress | None = None
+        self.pending: list[Note] = []
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -69,6 +73,16 @@ class RefereeSession:
         if v.rounds_played > len(self.snaps):
             self.snaps.append(v)
 
+    def set_aid(self, on: bool, seat: int | None = None) -> None:
+        """Turn a seat's memory aid on or off (ours by default), noted as the table notes it."""
+        seat = self.me if seat is None else seat
+        (self.aid.add if on else self.aid.discard)(seat)
+        self.pending.append(Note("aid", f"{self.names[seat]} turned the memory aid {'on' if on else 'off'}"))
+
+    def aided(self) -> frozenset[int]:
+        """The seats whose memory aid is on."""
+        return frozenset(self.aid)
+
     def busy(self) -> bool:
         """Never busy: the engine answers at once."""
         return False
@@ -77,19 +91,20 @@ class RefereeSession:
         """The engine's new events as notes."""
         events = self.engine.events[self.seen:]
         self.seen = len(self.engine.events)
-        return [Note("event", str(e)) for e in events]
+        notes, self.pending = self.pending, []
+        return notes + [Note("event", str(e)) for e in events]
 
     async def changed(self, timeout: float) -> None:
         """Time passes."""
         await asyncio.sleep(min(timeout, 0.05))
 
     def progress(self) -> Progress | None:
-        """No shuffle here."""
-        return None
+        """The shuffle the test says is under way."""
+        return self.shuffling
 
     def stall(self) -> Stall | None:
-        """Never silent."""
-        return None
+        """What the test says holds the table up."""
+        return self.stalled
 
     def finished(self) -> bool:
         """The game is over."""
