@@ -255,13 +255,13 @@ class EngineBase(Generic[F]):
         self.events.extend(events)
         return events
 
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it (none if refused)."""
+    def needs(self, move: Move) -> Needs:
+        """What must happen before `move` is applied alike on every peer (nothing when the rules refuse it)."""
         raise NotImplementedError
 
-    def needs(self, move: Move) -> Needs:
-        """What must happen before `move` is applied: its cards revealed (a game that never reshuffles)."""
-        return Needs(tuple(self.public_before(move)))
+    def public_before(self, move: Move) -> list[Handle]:
+        """The cards `move` turns face up, whose faces a table reveals before applying it (none if refused)."""
+        return list(self.needs(move).faces)
 
     def seat(self, player: str) -> int:
         """The seat index of `player`; IllegalMove when they are not at this table."""

@@ -492,16 +492,6 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         player, pos = min(valid, key=lambda c: order.index(self.seat(c[0])))
         return Move(player, "number", pos=pos), {p for p, _ in valid}
 
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it (none if it is
-        refused or waits for a reshuffle)."""
-        try:
-            if self._judge(move):
-                return []
-        except IllegalMove:
-            return []
-        return self._turned_up(move)
-
     def _turned_up(self, move: Move) -> list[Handle]:
         """The cards the allowed move `move` turns face up."""
         r = self.r

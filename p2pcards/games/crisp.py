@@ -16,6 +16,7 @@ from .base import (
     Handle,
     Knowledge,
     Move,
+    Needs,
     Provisional,
     RoundInput,
     Window,
@@ -415,21 +416,21 @@ class CrispGame(EngineBase[str]):
             return None
         return rule[1].format(player=player)
 
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it."""
+    def needs(self, move: Move) -> Needs:
+        """What must happen before `move` is applied: the cards it turns face up revealed to all first."""
         r = self.r
         if r is None or r.ended or r.drawn is None or move.player not in self.players:
-            return []
+            return Needs()
         try:
             self.check(move, blind=True)
         except IllegalMove:
-            return []  # refused whatever the faces: nothing to reveal
+            return Needs()  # refused whatever the faces: nothing to reveal
         if move.action in ("discard", "jack", "queen", "king"):
-            return [r.drawn]
+            return Needs((r.drawn,))
         if move.action == "replace":
             assert r.turn is not None and move.pos is not None
-            return [r.hands[r.turn][move.pos]]
-        return []
+            return Needs((r.hands[r.turn][move.pos],))
+        return Needs()
 
     def _window_of(self, seat: int) -> Window | None:
         """`seat`'s crisp window, while it has not been closed (its deadline may have passed unticked)."""
