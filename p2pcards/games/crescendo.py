@@ -307,10 +307,16 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         """Why `me` may not claim NUMBER with the card at `pos` now."""
         r = self.r
         assert r is not None
+        return self._window_refusal() or (None if _is_pos(pos, len(r.rows[me])) else f"no such position: {pos!r}")
+
+    def _window_refusal(self) -> str | None:
+        """Why no NUMBER claim is open now."""
+        r = self.r
+        assert r is not None
         w = r.window
         if w is None or self.clock > w.deadline:
             return "NUMBER can be called only between one turn and the next"
-        return None if _is_pos(pos, len(r.rows[me])) else f"no such position: {pos!r}"
+        return None
 
     def _turn_refusal(self, me: int, action: str) -> str | None:
         """Why the turn's state closes `action` to `me`: whose turn it is, its phase, the NUMBER window."""
@@ -339,8 +345,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if a in ("setup_look", "lock", "replace"):
             if not _is_pos(move.pos, size):
                 return f"no such position: {move.pos!r}"
-            if a == "lock" and r.locked[me][move.pos]:  # type: ignore[index]
-                return "that card is already locked"
+            if a == "lock":
+                return self._lock_refusal(me, move.pos)  # type: ignore[arg-type]
         elif a == "setup_swap":
             for p in (move.pos, move.pos2):
                 if not _is_pos(p, size):
@@ -375,19 +381,36 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if move.action == "peek":
             if not _is_pos(move.pos, len(r.rows[other])):
                 return f"no such position: {move.pos!r}"
-            if r.locked[other][move.pos]:  # type: ignore[index]
-                return "a locked card is face up: there is nothing to peek at"
-            return None
-        if other == me:
-            return "Swap exchanges with another player's card, not one of your own"
+            return self._peek_refusal(other, move.pos)  # type: ignore[arg-type]
+        refusal = self._partner_refusal(me, other)
+        if refusal is not None:
+            return refusal
         for p, size in ((move.pos, len(r.rows[me])), (move.target_pos, len(r.rows[other]))):
             if not _is_pos(p, size):
                 return f"no such position: {p!r}"
-        if r.locked[me][move.pos]:  # type: ignore[index]
-            return "a locked card cannot be given away with Swap"
-        if r.locked[other][move.target_pos]:  # type: ignore[index]
-            return f"{move.target}'s card is locked and protected from Swap"
-        return None
+        return self._give_refusal(me, move.pos) or self._take_refusal(other, move.target_pos)  # type: ignore[arg-type]
+
+    # The rules of the cards a special action names, by seat and position (in range): `legal_moves`
+    # asks them of each card, `check` of the cards one move names.
+
+    def _lock_refusal(self, me: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "that card is already locked" if self.r.locked[me][pos] else None
+
+    def _peek_refusal(self, other: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "a locked card is face up: there is nothing to peek at" if self.r.locked[other][pos] else None
+
+    def _partner_refusal(self, me: int, other: int) -> str | None:
+        return "Swap exchanges with another player's card, not one of your own" if other == me else None
+
+    def _give_refusal(self, me: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "a locked card cannot be given away with Swap" if self.r.locked[me][pos] else None
+
+    def _take_refusal(self, other: int, pos: int) -> str | None:
+        assert self.r is not None
+        return f"{self.players[other]}'s card is locked and protected from Swap" if self.r.locked[other][pos] else None
 
     def _top_refusal(self, action: str) -> str | None:
         """Why the Reserve's top card closes the special action `action`."""
@@ -733,35 +756,45 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if self.over or r is None or r.ended:
             return []
         me = self.seat(player)
-        out = [m for m in self._well_formed(me, "number") if self._claim_refusal(me, m.pos) is None]
+        out = self._well_formed(me, "number") if self._window_refusal() is None else []
         phase = self.phase()
         if phase is None or r.turn != me:
             return out
         for a in TURN_MOVES[phase]:
             if self._turn_refusal(me, a) is not None:
                 continue
-            if a in SPECIAL_ACTIONS and self._top_refusal(a) is not None:
-                continue  # (also while the next card waits for a reshuffle: its action is unknown until then)
-            out += [m for m in self._well_formed(me, a) if self._params_refusal(me, m) is None]
+            if a not in SPECIAL_ACTIONS:
+                out += [m for m in self._well_formed(me, a) if self._params_refusal(me, m) is None]
+            elif self._top_refusal(a) is None:  # (None while the next card waits for a reshuffle: unknown until then)
+                out += self._specials(me, a)
         return out
 
+    def _specials(self, me: int, action: str) -> list[Move]:
+        """Every special `action` the rules of its cards leave open to seat `me` (asked card by card, not move by move)."""
+        r = self.r
+        assert r is not None
+        player, sizes = self.players[me], [len(row) for row in r.rows]
+        if action == "lock":
+            return [Move(player, action, pos=i) for i in range(sizes[me]) if self._lock_refusal(me, i) is None]
+        if action == "peek":
+            return [Move(player, action, target=self.players[o], pos=i)
+                    for o in range(self.n) for i in range(sizes[o]) if self._peek_refusal(o, i) is None]
+        mine = [i for i in range(sizes[me]) if self._give_refusal(me, i) is None]
+        theirs = [(self.players[o], j) for o in range(self.n) if self._partner_refusal(me, o) is None
+                  for j in range(sizes[o]) if self._take_refusal(o, j) is None]
+        return [Move(player, action, pos=i, target=name, target_pos=j) for i in mine for name, j in theirs]
+
     def _well_formed(self, me: int, action: str) -> list[Move]:
-        """Every `action` of seat `me` with well-formed fields: positions in range, any player, either pile."""
+        """Every `action` of seat `me` with well-formed fields (positions in range, either pile): not a special action."""
         r = self.r
         assert r is not None
         player, size = self.players[me], len(r.rows[me])
-        if action in ("number", "setup_look", "replace", "lock"):
+        if action in ("number", "setup_look", "replace"):
             return [Move(player, action, pos=i) for i in range(size)]
         if action == "setup_swap":
             return [Move(player, action, pos=i, pos2=j) for i in range(size) for j in range(i + 1, size)]
         if action == "draw":
             return [Move(player, action, source="reserve"), Move(player, action, source="discard")]
-        if action == "peek":
-            return [Move(player, action, target=name, pos=i)
-                    for name, row in zip(self.players, r.rows) for i in range(len(row))]
-        if action == "exchange":
-            return [Move(player, action, pos=i, target=name, target_pos=j)
-                    for i in range(size) for name, row in zip(self.players, r.rows) for j in range(len(row))]
         return [Move(player, action)]
 
     def view(self, player: str) -> CrescendoView:
