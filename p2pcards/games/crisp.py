@@ -37,13 +37,22 @@ TURN_ACTIONS = frozenset(a for moves in TURN_MOVES.values() for a in moves)
 # A special move needs a drawn card of this rank, taken from the draw pile.
 SPECIAL_RANK = {"jack": "J", "queen": "Q", "king": "K"}
 _RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
-# What a move made with a card drawn from the pile asks of its face: a test of the card's rank, the
-# reason a person reads when it fails, and the requirement the round audit re-checks when it is hidden.
-FACE_RULES: Mapping[str, tuple[Callable[[str], bool], str, str]] = {
-    "replace": (lambda rank: rank not in FACE_RANKS,
-                "{player} cannot swap a drawn Jack, Queen or King into their hand", "not J/Q/K"),
-    "discard": (lambda rank: rank != "K", "{player} must use a drawn King", "not K"),
-    **{action: (rank.__eq__, f"{{player}} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
+
+
+@dataclass(frozen=True, slots=True)
+class FaceRule:
+    """What a move made with a card drawn from the pile asks of its face."""
+
+    ok: Callable[[str], bool]  # a test of the drawn card's rank
+    reason: str  # what a person reads when it fails ({player}: the mover)
+    requirement: str  # what the round audit re-checks when the face was hidden
+
+
+FACE_RULES: Mapping[str, FaceRule] = {
+    "replace": FaceRule(lambda rank: rank not in FACE_RANKS,
+                        "{player} cannot swap a drawn Jack, Queen or King into their hand", "not J/Q/K"),
+    "discard": FaceRule(lambda rank: rank != "K", "{player} must use a drawn King", "not K"),
+    **{action: FaceRule(rank.__eq__, f"{{player}} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
        for action, rank in SPECIAL_RANK.items()},
 }
 
@@ -336,7 +345,7 @@ class CrispGame(EngineBase[str]):
         if record:
             rule = self._face_rule(a)
             if rule is not None and r.drawn is not None and (blind or self.faces.get(r.drawn) is None):
-                self.provisional.append(Provisional(len(self.inputs), move, r.drawn, rule[2]))
+                self.provisional.append(Provisional(len(self.inputs), move, r.drawn, rule.requirement))
 
     # One predicate per part of the rules, each giving the reason a person reads or None; `check`
     # asks them of one move, `legal_moves` of every well-formed move the turn's state leaves open.
@@ -396,7 +405,7 @@ class CrispGame(EngineBase[str]):
                 return f"no such slot: {move.target_pos!r}"
         return None
 
-    def _face_rule(self, action: str) -> tuple[Callable[[str], bool], str, str] | None:
+    def _face_rule(self, action: str) -> FaceRule | None:
         """What `action` asks of the drawn card's face now, if anything (see FACE_RULES)."""
         r = self.r
         assert r is not None
@@ -412,9 +421,9 @@ class CrispGame(EngineBase[str]):
         if rule is None or blind or r.drawn is None:
             return None
         face = self.faces.get(r.drawn)
-        if face is None or rule[0](crisp_rank(face)):
+        if face is None or rule.ok(crisp_rank(face)):
             return None
-        return rule[1].format(player=player)
+        return rule.reason.format(player=player)
 
     def needs(self, move: Move) -> Needs:
         """What must happen before `move` is applied: the cards it turns face up revealed to all first."""
