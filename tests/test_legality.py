@@ -54,7 +54,7 @@ def universe(game: Game, player: str) -> Iterator[Move]:
     spots = {p: [*range(size + 1)] for p, size in zip(game.players, sizes)}
     bad: list[Any] = [None, -1, True]
     mine = spots[player]
-    for action in {*(CRISP_ACTIONS if crisp else CRESCENDO_ACTIONS), *FOREIGN}:
+    for action in dict.fromkeys((*(CRISP_ACTIONS if crisp else CRESCENDO_ACTIONS), *FOREIGN)):  # in a fixed order
         if action == "draw":
             yield from (Move(player, action, source=s) for s in ("pile", "discard", "reserve", "hand"))
         elif action in ("replace", "lock", "setup_look") or (action == "number" and not crisp):
@@ -79,7 +79,7 @@ def universe(game: Game, player: str) -> Iterator[Move]:
             yield Move(player, action)
 
 
-def key(game: Game, m: Move) -> tuple[Any, ...]:
+def key(m: Move) -> tuple[Any, ...]:
     """A move as the rules read it: a setup swap's two positions in either order, bools apart from ints."""
     fields = [m.pos, m.pos2, m.target_pos]
     if m.action == "setup_swap" and isinstance(m.pos, int) and isinstance(m.pos2, int):
@@ -109,7 +109,7 @@ def assert_one_source(game: Game, rng: random.Random) -> None:
         moves = list(universe(game, player))
         if not legal and player != on_turn:
             moves = rng.sample(moves, 60)
-        offered = {key(game, m) for m in legal}
+        offered = {key(m) for m in legal}
         assert len(offered) == len(legal), f"legal_moves({player}) offers a move twice: {list(map(str, legal))}"
         for m in legal:
             try:
@@ -117,7 +117,7 @@ def assert_one_source(game: Game, rng: random.Random) -> None:
             except IllegalMove as exc:
                 raise AssertionError(f"legal_moves({player}) offers {m}, which check refuses: {exc}") from None
         for m in moves:
-            if not accepted(game, m) or key(game, m) in offered:
+            if not accepted(game, m) or key(m) in offered:
                 continue
             waits = isinstance(game, CrescendoGame) and m.action in SPECIAL_ACTIONS and game.needs(m).reshuffle
             assert waits, f"check accepts {m}, which legal_moves({player}) does not offer: {list(map(str, legal))}"
@@ -140,11 +140,10 @@ def with_hidden_faces(game: Game, rng: random.Random) -> Game:
 # ---------------------------------------------------------------- reaching states
 
 
-def play_and_probe(game: Game, seed: int, steps: int, every: int) -> int:
-    """Random legal play for `steps` steps from a first deal, probing every `every` steps; the probes made."""
+def play_and_probe(game: Game, seed: int, steps: int, every: int) -> None:
+    """Random legal play for `steps` steps from a first deal, probing every `every` steps."""
     rng = random.Random(seed)
     crescendo = isinstance(game, CrescendoGame)
-    probes = 0
     for step in range(steps):
         if game.over:
             break
@@ -160,7 +159,6 @@ def play_and_probe(game: Game, seed: int, steps: int, every: int) -> int:
             assert_one_source(game, rng)
             if not crescendo and r.drawn is not None:
                 assert_one_source(with_hidden_faces(game, rng), rng)
-            probes += 1
         by_action: dict[str, list[Move]] = {}
         for p in game.players:
             for m in game.legal_moves(p):
@@ -178,7 +176,6 @@ def play_and_probe(game: Game, seed: int, steps: int, every: int) -> int:
             reshuffle(game, rng)
             assert not game.needs(move).reshuffle
         game.apply(move)
-    return probes
 
 
 def reshuffle(game: CrescendoGame, rng: random.Random) -> None:
@@ -232,7 +229,7 @@ def test_a_special_action_waiting_for_a_reshuffle_is_not_refused_nor_offered() -
             game.tick(game.clock + 5.0, wait=True)
             continue
         game.apply(rng.choice([m for m in moves if m.source != "discard"] or moves))
-    if game.r.window is not None:
+    if r.window is not None:
         game.tick(game.clock + 5.0, wait=True)
     player = game.players[r.turn]
     lock = Move(player, "lock", pos=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import IllegalMove, InputError, LocalError
@@ -301,7 +301,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         return False
 
     # One predicate per part of the rules, each giving the reason a person reads or None; `check`
-    # asks them of one move, `legal_moves` of every well-formed move the turn's state leaves open.
+    # asks them of one move, `legal_moves` of every well-formed move the turn's state leaves open
+    # (and of each card a special action may name: see `_specials`).
 
     def _claim_refusal(self, me: int, pos: int | None) -> str | None:
         """Why `me` may not claim NUMBER with the card at `pos` now."""
@@ -439,7 +440,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         return face is not None and top is not None and not near(face, top)
 
     @staticmethod
-    def _reshuffle_first() -> None:
+    def _reshuffle_first() -> NoReturn:
         raise LocalError("the Reserve is empty: the discard pile must be reshuffled first (ask needs())")
 
     def reserve_top_back(self) -> Back | None:
