@@ -14,12 +14,17 @@ F = TypeVar("F")  # a face: str for Crisp, int | str for Crescendo
 CRISP_SLOTS = ("left", "middle", "right")
 
 
-class HiddenFace(LocalError):
-    """The engine needs a face it has not been shown (the table must reveal it first)."""
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What must happen before a move can be applied alike on every peer (data, never an exception).
 
+    `faces`: the cards the move turns face up, whose faces a table reveals to all first;
+    `reshuffle`: Crescendo's empty Reserve must be reshuffled first. A move the rules refuse
+    needs nothing: applying it raises IllegalMove with the reason.
+    """
 
-class NeedReshuffle(LocalError):
-    """A card is needed from Crescendo's empty Reserve: the table must reshuffle before going on."""
+    faces: tuple[Handle, ...] = ()
+    reshuffle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +89,11 @@ class Faces(Generic[F]):
         return self.known.get(handle)
 
     def need(self, handle: Handle) -> F:
-        """The face of `handle`; HiddenFace when it has not been revealed to this engine."""
+        """The face of `handle`; LocalError when it has not been revealed (the caller skipped `needs`)."""
         try:
             return self.known[handle]
         except KeyError:
-            raise HiddenFace(f"card #{handle} has not been revealed") from None
+            raise LocalError(f"card #{handle} has not been revealed to this engine") from None
 
 
 def illegal(reason: str) -> IllegalMove:
@@ -242,15 +247,21 @@ class EngineBase(Generic[F]):
         return self._settle(when)
 
     def finish_round(self) -> list[Event]:
-        """Score the ended round now that the table has revealed its cards; HiddenFace if some are missing."""
-        for h in self.awaiting:
-            self.faces.need(h)
-        if not self.awaiting:
+        """Score the ended round once the table has revealed its cards; [] while some are still hidden."""
+        if not self.awaiting or any(self.faces.get(h) is None for h in self.awaiting):
             return []
         self.awaiting = []
         events = self._settle(self._ended_at)
         self.events.extend(events)
         return events
+
+    def needs(self, move: Move) -> Needs:
+        """What must happen before `move` is applied alike on every peer (nothing when the rules refuse it)."""
+        raise NotImplementedError
+
+    def public_before(self, move: Move) -> list[Handle]:
+        """The cards `move` turns face up, whose faces a table reveals before applying it (none if refused)."""
+        return list(self.needs(move).faces)
 
     def seat(self, player: str) -> int:
         """The seat index of `player`; IllegalMove when they are not at this table."""

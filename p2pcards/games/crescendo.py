@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
-from ..errors import IllegalMove, InputError
-from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, NeedReshuffle, RoundInput, Window, illegal, tie_order
+from ..errors import IllegalMove, InputError, LocalError
+from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, Window, illegal, tie_order
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
 
-# Rules as data: the state of the turn decides which of its player's moves are open.
-TURN_MOVES: Mapping[str, frozenset[str]] = {
-    "setup": frozenset({"setup_look", "setup_swap", "setup_pass"}),
-    "turn": frozenset({"draw", "peek", "exchange", "lock", "crescendo"}),
-    "final": frozenset({"draw", "pass"}),
-    "drawn": frozenset({"replace", "discard"}),
+# Rules as data: the state of the turn decides which of its player's moves are open (listed in this order).
+TURN_MOVES: Mapping[str, tuple[str, ...]] = {
+    "setup": ("setup_pass", "setup_look", "setup_swap"),
+    "turn": ("draw", "crescendo", "lock", "peek", "exchange"),
+    "final": ("draw", "pass"),
+    "drawn": ("discard", "replace"),
 }
 BEGINS_TURN = frozenset({"draw", "peek", "exchange", "lock", "crescendo", "pass"})
 OUT_OF_TURN = frozenset({"number", "number_tie"})
@@ -152,8 +152,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         self.results: list[CrescendoRoundResult] = []
         self.backs: dict[Handle, Back] = {}
         self.r: _Round | None = None
-        # True: turn the discard pile over as scenarios do. False: raise NeedReshuffle and wait for
-        # `reshuffle()`, as a table does while its peers shuffle the cards afresh.
+        # True: turn the discard pile over as scenarios do. False: `needs` asks for a reshuffle and the
+        # engine waits for `reshuffle()`, as a table does while its peers shuffle the cards afresh.
         self.auto_reshuffle = auto_reshuffle
 
     # ------------------------------------------------------------ dealing
@@ -246,10 +246,14 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         return "final" if r.turn_is_final else "turn"
 
     def apply(self, move: Move, now: float | None = None) -> list[Event]:
-        """Apply `move` at `now` (default: the current clock); IllegalMove leaves everything unchanged."""
+        """Apply `move` at `now` (default: the current clock); IllegalMove leaves everything unchanged.
+
+        A table asks `needs` first: applying a move before its reshuffle or its faces is a LocalError.
+        """
         if now is not None and now != self.clock:
             self.tick(now)
-        self.check(move)
+        if self._judge(move):
+            self._reshuffle_first()
         at = self.clock
         events = self._do(move)
         self.inputs.append(RoundInput("move", at, move))
@@ -257,122 +261,198 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         return events
 
     def check(self, move: Move) -> None:
-        """Raise IllegalMove when `move` is not allowed now."""
+        """Raise IllegalMove when `move` is not allowed now (one waiting for a reshuffle is not refused: see `needs`)."""
+        self._judge(move)
+
+    def needs(self, move: Move) -> Needs:
+        """What must happen before `move` is applied: the empty Reserve reshuffled, or its cards revealed."""
+        try:
+            if self._judge(move):
+                return Needs(reshuffle=True)
+        except IllegalMove:
+            return Needs()  # refused whatever happens: applying it says why
+        return Needs(tuple(self._turned_up(move)), self._claim_reshuffles(move))
+
+    def _judge(self, move: Move) -> bool:
+        """IllegalMove when `move` is refused; True when the Reserve must be reshuffled before it can be judged further."""
         if self.over:
             raise illegal("the game is over")
         r = self.r
         if r is None or r.ended:
             raise illegal("no round is being played")
-        if move.action not in ALL_MOVES:
-            raise illegal(f"{move.action!r} is not a Crescendo move")
-        if move.action == "number_tie":
+        a = move.action
+        if a not in ALL_MOVES:
+            raise illegal(f"{a!r} is not a Crescendo move")
+        if a == "number_tie":
             raise illegal("simultaneous claims go through number_tie()")
         me = self.seat(move.player)
-        if move.action == "number":
-            self._check_claim(me, move.pos)
-            return
-        phase = self.phase()
-        if phase is None:
-            raise illegal("the round is ending")
-        due = r.turn
-        if due != me:
-            what = "setup choice" if phase == "setup" else "turn"
-            raise illegal(f"it is {self.players[due]}'s {what}, not {move.player}'s")
-        if move.action not in TURN_MOVES[phase]:
-            raise illegal(self._why_not(move, phase))
-        w = r.window
-        if move.action in BEGINS_TURN and w is not None and self.clock < w.deadline:
-            raise illegal(f"{move.player} cannot begin before the NUMBER window's time is up ({w.deadline:g} s)")
-        row = r.rows[me]
-        a = move.action
-        if a in ("setup_look", "lock", "replace"):
-            _pos(move.pos, len(row))
-        elif a == "setup_swap":
-            p1, p2 = _pos(move.pos, len(row)), _pos(move.pos2, len(row))
-            if p1 == p2:
-                raise illegal("setup swap needs two different positions")
-        elif a == "draw":
-            source = move.source or "reserve"
-            if source not in ("reserve", "discard"):
-                raise illegal(f"cannot draw from {source!r}")
-            if source == "discard" and not r.discard:
-                raise illegal("the common discard pile is empty")
-            if source == "reserve" and not r.reserve:
-                if len(r.discard) < 2:
-                    raise illegal("the Reserve is empty and there is nothing to reshuffle")
-                self._need_reshuffle()
-        elif a == "crescendo":
-            earliest = 3 * self.n + 1
-            if r.turn_number + 1 < earliest:
-                raise illegal(f"CRESCENDO is open from turn {earliest} of the round (this would be turn {r.turn_number + 1})")
-        if a in SPECIAL_ACTIONS:
-            if a == "lock":
-                assert move.pos is not None
-                if r.locked[me][move.pos]:
-                    raise illegal("that card is already locked")
-            elif a == "peek":
-                other = self._target(move.target)
-                pos = _pos(move.pos, len(r.rows[other]))
-                if r.locked[other][pos]:
-                    raise illegal("a locked card is face up: there is nothing to peek at")
-            else:
-                other = self._target(move.target)
-                if other == me:
-                    raise illegal("Swap exchanges with another player's card, not one of your own")
-                pos = _pos(move.pos, len(row))
-                tpos = _pos(move.target_pos, len(r.rows[other]))
-                if r.locked[me][pos]:
-                    raise illegal("a locked card cannot be given away with Swap")
-                if r.locked[other][tpos]:
-                    raise illegal(f"{move.target}'s card is locked and protected from Swap")
-            # Last, as it may need the Reserve reshuffled: only a move sound in every other way may ask for that.
-            top = self.reserve_top_back()
-            if top is None:
-                raise illegal("the Reserve is empty: no special action is open")
-            if top.action != SPECIAL_ACTIONS[a]:
-                raise illegal(f"the Reserve's top card shows {top.action}, not {SPECIAL_ACTIONS[a]}")
+        if a == "number":
+            reason = self._claim_refusal(me, move.pos)
+        else:
+            reason = self._turn_refusal(me, a) or self._params_refusal(me, move)
+            # Last, as it needs the Reserve's next card: only a move sound in every other way waits for a reshuffle.
+            if reason is None and (a in SPECIAL_ACTIONS or a == "draw" and (move.source or "reserve") == "reserve"):
+                if self._reshuffle_due():
+                    return True
+                if a in SPECIAL_ACTIONS:
+                    reason = self._top_refusal(a)
+        if reason is not None:
+            raise illegal(reason)
+        return False
 
-    def _target(self, name: str | None) -> int:
-        if name is None:
-            raise illegal("this action needs a target player")
-        return self.seat(name)
+    # One predicate per part of the rules, each giving the reason a person reads or None; `check`
+    # asks them of one move, `legal_moves` of every well-formed move the turn's state leaves open
+    # (and of each card a special action may name: see `_specials`).
 
-    def _why_not(self, move: Move, phase: str) -> str:
-        if phase == "setup":
-            return f"{move.player} must make a setup choice first"
-        if phase == "drawn":
-            return f"{move.player} must replace or discard the drawn card"
-        if phase == "final":
-            return f"on a final turn {move.player} may only draw or pass"
-        if move.action == "pass":
-            return "passing is allowed only on a final turn"
-        if move.action.startswith("setup"):
-            return "setup is over"
-        return f"{move.player} must draw first"
+    def _claim_refusal(self, me: int, pos: int | None) -> str | None:
+        """Why `me` may not claim NUMBER with the card at `pos` now."""
+        r = self.r
+        assert r is not None
+        return self._window_refusal() or (None if _is_pos(pos, len(r.rows[me])) else f"no such position: {pos!r}")
 
-    def _check_claim(self, me: int, pos: int | None) -> None:
+    def _window_refusal(self) -> str | None:
+        """Why no NUMBER claim is open now."""
         r = self.r
         assert r is not None
         w = r.window
         if w is None or self.clock > w.deadline:
-            raise illegal("NUMBER can be called only between one turn and the next")
-        _pos(pos, len(r.rows[me]))
+            return "NUMBER can be called only between one turn and the next"
+        return None
+
+    def _turn_refusal(self, me: int, action: str) -> str | None:
+        """Why the turn's state closes `action` to `me`: whose turn it is, its phase, the NUMBER window."""
+        r = self.r
+        assert r is not None
+        phase = self.phase()
+        if phase is None:
+            return "the round is ending"
+        player = self.players[me]
+        if r.turn != me:
+            what = "setup choice" if phase == "setup" else "turn"
+            return f"it is {self.players[r.turn]}'s {what}, not {player}'s"
+        if action not in TURN_MOVES[phase]:
+            return _why_not(action, phase, player)
+        w = r.window
+        if action in BEGINS_TURN and w is not None and self.clock < w.deadline:
+            return f"{player} cannot begin before the NUMBER window's time is up ({w.deadline:g} s)"
+        return None
+
+    def _params_refusal(self, me: int, move: Move) -> str | None:
+        """Why the fields of `move` are refused: positions, the pile it draws from, whose card, locks."""
+        r = self.r
+        assert r is not None
+        a = move.action
+        size = len(r.rows[me])
+        if a in ("setup_look", "lock", "replace"):
+            if not _is_pos(move.pos, size):
+                return f"no such position: {move.pos!r}"
+            if a == "lock":
+                return self._lock_refusal(me, move.pos)  # type: ignore[arg-type]
+        elif a == "setup_swap":
+            for p in (move.pos, move.pos2):
+                if not _is_pos(p, size):
+                    return f"no such position: {p!r}"
+            if move.pos == move.pos2:
+                return "setup swap needs two different positions"
+        elif a == "draw":
+            source = move.source or "reserve"
+            if source not in ("reserve", "discard"):
+                return f"cannot draw from {source!r}"
+            if source == "discard" and not r.discard:
+                return "the common discard pile is empty"
+            if source == "reserve" and not r.reserve and len(r.discard) < 2:
+                return "the Reserve is empty and there is nothing to reshuffle"
+        elif a == "crescendo":
+            earliest = 3 * self.n + 1
+            if r.turn_number + 1 < earliest:
+                return f"CRESCENDO is open from turn {earliest} of the round (this would be turn {r.turn_number + 1})"
+        elif a in ("peek", "exchange"):
+            return self._target_refusal(me, move)
+        return None
+
+    def _target_refusal(self, me: int, move: Move) -> str | None:
+        """Why the cards a Peek or a Swap names are refused: whose, where, locked."""
+        r = self.r
+        assert r is not None
+        if move.target is None:
+            return "this action needs a target player"
+        if move.target not in self.players:
+            return f"{move.target} is not at this table"
+        other = self.players.index(move.target)
+        if move.action == "peek":
+            if not _is_pos(move.pos, len(r.rows[other])):
+                return f"no such position: {move.pos!r}"
+            return self._peek_refusal(other, move.pos)  # type: ignore[arg-type]
+        refusal = self._partner_refusal(me, other)
+        if refusal is not None:
+            return refusal
+        for p, size in ((move.pos, len(r.rows[me])), (move.target_pos, len(r.rows[other]))):
+            if not _is_pos(p, size):
+                return f"no such position: {p!r}"
+        return self._give_refusal(me, move.pos) or self._take_refusal(other, move.target_pos)  # type: ignore[arg-type]
+
+    # The rules of the cards a special action names, by seat and position (in range): `legal_moves`
+    # asks them of each card, `check` of the cards one move names.
+
+    def _lock_refusal(self, me: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "that card is already locked" if self.r.locked[me][pos] else None
+
+    def _peek_refusal(self, other: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "a locked card is face up: there is nothing to peek at" if self.r.locked[other][pos] else None
+
+    def _partner_refusal(self, me: int, other: int) -> str | None:
+        return "Swap exchanges with another player's card, not one of your own" if other == me else None
+
+    def _give_refusal(self, me: int, pos: int) -> str | None:
+        assert self.r is not None
+        return "a locked card cannot be given away with Swap" if self.r.locked[me][pos] else None
+
+    def _take_refusal(self, other: int, pos: int) -> str | None:
+        assert self.r is not None
+        return f"{self.players[other]}'s card is locked and protected from Swap" if self.r.locked[other][pos] else None
+
+    def _top_refusal(self, action: str) -> str | None:
+        """Why the Reserve's top card closes the special action `action`."""
+        top = self.reserve_top_back()
+        if top is None:
+            return "the Reserve is empty: no special action is open"
+        if top.action != SPECIAL_ACTIONS[action]:
+            return f"the Reserve's top card shows {top.action}, not {SPECIAL_ACTIONS[action]}"
+        return None
+
+    def _reshuffle_due(self) -> bool:
+        """True when the next card needed from the empty Reserve waits for a table's reshuffle."""
+        r = self.r
+        assert r is not None
+        return not self.auto_reshuffle and not r.reserve and len(r.discard) >= 2
+
+    def _claim_reshuffles(self, move: Move) -> bool:
+        """True when the allowed NUMBER claim `move` is wrong and its penalty card waits for a reshuffle."""
+        r = self.r
+        assert r is not None
+        if move.action != "number" or not self._reshuffle_due():
+            return False
+        assert move.pos is not None
+        face = self.faces.get(r.rows[self.seat(move.player)][move.pos])
+        top = self.faces.get(r.discard[-1])
+        return face is not None and top is not None and not near(face, top)
+
+    @staticmethod
+    def _reshuffle_first() -> NoReturn:
+        raise LocalError("the Reserve is empty: the discard pile must be reshuffled first (ask needs())")
 
     def reserve_top_back(self) -> Back | None:
-        """The back on top of the Reserve as the next card needed will find it, or None if there is none."""
+        """The back on top of the Reserve as the next card needed will find it; None if there is none,
+        or while a table's reshuffle must make it first."""
         r = self.r
         assert r is not None
         if r.reserve:
             return self.backs[r.reserve[-1]]
-        if len(r.discard) >= 2:
-            self._need_reshuffle()
+        if len(r.discard) >= 2 and not self._reshuffle_due():
             return self.backs[self._reshuffle_order()[-1]]
         return None
-
-    def _need_reshuffle(self) -> None:
-        """A card is needed from the empty Reserve: a table must reshuffle before going on."""
-        if not self.auto_reshuffle:
-            raise NeedReshuffle("the Reserve is empty: the discard pile must be reshuffled first")
 
     def reshuffle_cards(self) -> list[Handle]:
         """The cards a reshuffle takes: the common discard pile but its top, bottom card first."""
@@ -428,26 +508,18 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             raise illegal("one claim per player")
         valid = []
         for player, pos in claims:
-            try:
-                self._check_claim(self.seat(player), pos)
-            except IllegalMove:
-                continue  # a claim that could not stand alone cannot win a tie either
-            valid.append((player, pos))
+            if player in self.players and self._claim_refusal(self.seat(player), pos) is None:
+                valid.append((player, pos))  # a claim that could not stand alone cannot win a tie either
         if not valid:
             raise illegal("no valid claim")
         order = tie_order(r.window.seat, self.n)
         player, pos = min(valid, key=lambda c: order.index(self.seat(c[0])))
         return Move(player, "number", pos=pos), {p for p, _ in valid}
 
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it (none if it is refused)."""
+    def _turned_up(self, move: Move) -> list[Handle]:
+        """The cards the allowed move `move` turns face up."""
         r = self.r
-        if r is None or r.ended:
-            return []
-        try:
-            self.check(move)
-        except IllegalMove:
-            return []
+        assert r is not None
         me = self.seat(move.player)
         row = r.rows[me]
         a = move.action
@@ -552,8 +624,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         h = row[pos]
         face = self.faces.need(h)
         top = self.faces.need(r.discard[-1])
-        if not near(face, top) and not r.reserve and len(r.discard) >= 2:
-            self._need_reshuffle()
+        if not near(face, top) and self._reshuffle_due():
+            self._reshuffle_first()
         self.know.show_all(h)
         name = self.players[me]
         events: list[Event]
@@ -679,57 +751,52 @@ class CrescendoGame(EngineBase[CrescendoCard]):
     # ------------------------------------------------------------ views
 
     def legal_moves(self, player: str) -> list[Move]:
-        """Every move `player` may make at the current clock (NUMBER claims once per own position)."""
+        """Every move `player` may make at the current clock: the well-formed moves `check` accepts (a setup
+        swap listed once, lower position first; no special action while the next card waits for a reshuffle)."""
         r = self.r
         if self.over or r is None or r.ended:
             return []
         me = self.seat(player)
-        row_n = len(r.rows[me])
-        out: list[Move] = []
-        w = r.window
-        if w is not None and self.clock <= w.deadline:
-            out += [Move(player, "number", pos=i) for i in range(row_n)]
+        out = self._well_formed(me, "number") if self._window_refusal() is None else []
         phase = self.phase()
         if phase is None or r.turn != me:
             return out
-        if phase == "setup":
-            out.append(Move(player, "setup_pass"))
-            out += [Move(player, "setup_look", pos=i) for i in range(row_n)]
-            out += [Move(player, "setup_swap", pos=i, pos2=j) for i in range(row_n) for j in range(i + 1, row_n)]
-            return out
-        if phase == "drawn":
-            out.append(Move(player, "discard"))
-            out += [Move(player, "replace", pos=i) for i in range(row_n)]
-            return out
-        if w is not None and self.clock < w.deadline:
-            return out  # the next player begins no earlier than the NUMBER window's end
-        if r.reserve or len(r.discard) >= 2:
-            out.append(Move(player, "draw", source="reserve"))
-        if r.discard:
-            out.append(Move(player, "draw", source="discard"))
-        if phase == "final":
-            out.append(Move(player, "pass"))
-            return out
-        if r.turn_number + 1 >= 3 * self.n + 1:
-            out.append(Move(player, "crescendo"))
-        try:
-            top = self.reserve_top_back()
-        except NeedReshuffle:
-            return out  # which action the next card shows is unknown until the table reshuffles
-        if top is None:
-            return out
-        locked = r.locked
-        mine = [i for i in range(row_n) if not locked[me][i]]
-        if top.action == "lock":
-            out += [Move(player, "lock", pos=i) for i in mine]
-        elif top.action == "peek":
-            out += [Move(player, "peek", target=self.players[o], pos=i)
-                    for o in range(self.n) for i in range(len(r.rows[o])) if not locked[o][i]]
-        else:
-            out += [Move(player, "exchange", pos=i, target=self.players[o], target_pos=j)
-                    for i in mine for o in range(self.n) if o != me
-                    for j in range(len(r.rows[o])) if not locked[o][j]]
+        for a in TURN_MOVES[phase]:
+            if self._turn_refusal(me, a) is not None:
+                continue
+            if a not in SPECIAL_ACTIONS:
+                out += [m for m in self._well_formed(me, a) if self._params_refusal(me, m) is None]
+            elif self._top_refusal(a) is None:  # (None while the next card waits for a reshuffle: unknown until then)
+                out += self._specials(me, a)
         return out
+
+    def _specials(self, me: int, action: str) -> list[Move]:
+        """Every special `action` the rules of its cards leave open to seat `me` (asked card by card, not move by move)."""
+        r = self.r
+        assert r is not None
+        player, sizes = self.players[me], [len(row) for row in r.rows]
+        if action == "lock":
+            return [Move(player, action, pos=i) for i in range(sizes[me]) if self._lock_refusal(me, i) is None]
+        if action == "peek":
+            return [Move(player, action, target=self.players[o], pos=i)
+                    for o in range(self.n) for i in range(sizes[o]) if self._peek_refusal(o, i) is None]
+        mine = [i for i in range(sizes[me]) if self._give_refusal(me, i) is None]
+        theirs = [(self.players[o], j) for o in range(self.n) if self._partner_refusal(me, o) is None
+                  for j in range(sizes[o]) if self._take_refusal(o, j) is None]
+        return [Move(player, action, pos=i, target=name, target_pos=j) for i in mine for name, j in theirs]
+
+    def _well_formed(self, me: int, action: str) -> list[Move]:
+        """Every `action` of seat `me` with well-formed fields (positions in range, either pile): not a special action."""
+        r = self.r
+        assert r is not None
+        player, size = self.players[me], len(r.rows[me])
+        if action in ("number", "setup_look", "replace"):
+            return [Move(player, action, pos=i) for i in range(size)]
+        if action == "setup_swap":
+            return [Move(player, action, pos=i, pos2=j) for i in range(size) for j in range(i + 1, size)]
+        if action == "draw":
+            return [Move(player, action, source="reserve"), Move(player, action, source="discard")]
+        return [Move(player, action)]
 
     def view(self, player: str) -> CrescendoView:
         """What `player` sees and knows now."""
@@ -769,10 +836,23 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         )
 
 
-def _pos(pos: int | None, size: int) -> int:
-    if pos is None or isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos < size:
-        raise illegal(f"no such position: {pos!r}")
-    return pos
+def _is_pos(pos: int | None, size: int) -> bool:
+    return isinstance(pos, int) and not isinstance(pos, bool) and 0 <= pos < size
+
+
+def _why_not(action: str, phase: str, player: str) -> str:
+    """Why the turn's phase closes `action`."""
+    if phase == "setup":
+        return f"{player} must make a setup choice first"
+    if phase == "drawn":
+        return f"{player} must replace or discard the drawn card"
+    if phase == "final":
+        return f"on a final turn {player} may only draw or pass"
+    if action == "pass":
+        return "passing is allowed only on a final turn"
+    if action.startswith("setup"):
+        return "setup is over"
+    return f"{player} must draw first"
 
 
 def deck_faces(deck: Sequence[CrescendoCard]) -> dict[Handle, CrescendoCard]:

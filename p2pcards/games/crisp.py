@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from .base import (
     Handle,
     Knowledge,
     Move,
+    Needs,
     Provisional,
     RoundInput,
     Window,
@@ -26,14 +27,34 @@ LIMIT_CHOICES = (50, 100, 150)
 DRAW_SECONDS_CHOICES = (30, 45, 60, None)
 FACE_RANKS = frozenset({"J", "Q", "K"})
 
-# Rules as data: the turn's state decides which moves its player may make.
-TURN_MOVES: Mapping[str, frozenset[str]] = {
-    "draw_due": frozenset({"draw"}),
-    "drawn_pile": frozenset({"replace", "discard", "jack", "queen", "king"}),
-    "drawn_discard": frozenset({"replace"}),
+# Rules as data: the turn's state decides which moves its player may make (listed in this order).
+TURN_MOVES: Mapping[str, tuple[str, ...]] = {
+    "draw_due": ("draw",),
+    "drawn_pile": ("replace", "discard", "jack", "king", "queen"),
+    "drawn_discard": ("replace",),
 }
+TURN_ACTIONS = frozenset(a for moves in TURN_MOVES.values() for a in moves)
 # A special move needs a drawn card of this rank, taken from the draw pile.
 SPECIAL_RANK = {"jack": "J", "queen": "Q", "king": "K"}
+_RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
+
+
+@dataclass(frozen=True, slots=True)
+class FaceRule:
+    """What a move made with a card drawn from the pile asks of its face."""
+
+    ok: Callable[[str], bool]  # a test of the drawn card's rank
+    reason: str  # what a person reads when it fails ({player}: the mover)
+    requirement: str  # what the round audit re-checks when the face was hidden
+
+
+FACE_RULES: Mapping[str, FaceRule] = {
+    "replace": FaceRule(lambda rank: rank not in FACE_RANKS,
+                        "{player} cannot swap a drawn Jack, Queen or King into their hand", "not J/Q/K"),
+    "discard": FaceRule(lambda rank: rank != "K", "{player} must use a drawn King", "not K"),
+    **{action: FaceRule(rank.__eq__, f"{{player}} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}")
+       for action, rank in SPECIAL_RANK.items()},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,85 +333,114 @@ class CrispGame(EngineBase[str]):
         if r is None or r.ended:
             raise illegal("no round is being played")
         me = self.seat(move.player)
-        if move.action == "crisp":
-            self._check_call(me)
-            return
-        phase = self.phase()
-        if move.action not in {a for moves in TURN_MOVES.values() for a in moves}:
-            raise illegal(f"{move.action!r} is not a Crisp move")
-        if r.turn != me:
-            raise illegal(f"it is not {move.player}'s turn")
-        assert phase is not None
-        if move.action not in TURN_MOVES[phase]:
-            raise illegal(_why_not(move.action, phase, move.player))
-        if move.action == "draw":
-            if not r.began and self.clock < r.opens_at:
-                raise illegal(f"{move.player} cannot begin before {r.opens_at:g} s")
-            source = move.source or "pile"
-            if source not in ("pile", "discard"):
-                raise illegal(f"cannot draw from {source!r}")
-            if source == "discard":
-                if not self.options.discard_draw:
-                    raise illegal("this table does not allow drawing from the discard pile")
-                if not r.discard:
-                    raise illegal("the discard pile is empty: draw from the draw pile")
-            return
-        if move.action in ("replace", "queen"):
-            _slot(move.pos)
-        if move.action == "queen":
-            if move.target is None or move.target == move.player:
-                raise illegal("a Queen swaps with another player's card")
-            self.seat(move.target)
-            _slot(move.target_pos)
-        assert r.drawn is not None
-        if move.action == "replace" and r.drawn_from == "pile":
-            self._require(move, r.drawn, lambda f: crisp_rank(f) not in FACE_RANKS,
-                          f"{move.player} cannot swap a drawn Jack, Queen or King into their hand",
-                          "not J/Q/K", record, blind)
-        elif move.action == "discard":
-            self._require(move, r.drawn, lambda f: crisp_rank(f) != "K",
-                          f"{move.player} must use a drawn King", "not K", record, blind)
-        elif move.action in SPECIAL_RANK:
-            rank = SPECIAL_RANK[move.action]
-            self._require(move, r.drawn, lambda f: crisp_rank(f) == rank,
-                          f"{move.player} has not drawn a {_RANK_NAME[rank]}", f"rank {rank}", record, blind)
-
-    def public_before(self, move: Move) -> list[Handle]:
-        """The cards `move` turns face up, whose faces a table reveals before applying it."""
-        r = self.r
-        if r is None or r.ended or r.drawn is None or move.player not in self.players:
-            return []
-        try:
-            self.check(move, blind=True)
-        except IllegalMove:
-            return []  # refused whatever the faces: nothing to reveal
-        if move.action in ("discard", "jack", "queen", "king"):
-            return [r.drawn]
-        if move.action == "replace":
-            assert r.turn is not None and move.pos is not None
-            return [r.hands[r.turn][move.pos]]
-        return []
-
-    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, record: bool,
-                 blind: bool = False) -> None:
-        face = None if blind else self.faces.get(handle)
-        if face is None:
-            if record:
-                self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
-        elif not ok(face):
+        a = move.action
+        if a == "crisp":
+            reason = self._call_refusal(me)
+        elif a not in TURN_ACTIONS:
+            reason = f"{a!r} is not a Crisp move"
+        else:
+            reason = (self._turn_refusal(me, a) or self._params_refusal(me, move)
+                      or self._face_refusal(a, move.player, blind))
+        if reason is not None:
             raise illegal(reason)
+        if record:
+            rule = self._face_rule(a)
+            if rule is not None and r.drawn is not None and (blind or self.faces.get(r.drawn) is None):
+                self.provisional.append(Provisional(len(self.inputs), move, r.drawn, rule.requirement))
 
-    def _check_call(self, me: int) -> None:
+    # One predicate per part of the rules, each giving the reason a person reads or None; `check`
+    # asks them of one move, `legal_moves` of every well-formed move the turn's state leaves open.
+
+    def _call_refusal(self, me: int) -> str | None:
+        """Why `me` may not call crisp now."""
         r = self.r
         assert r is not None
         name = self.players[me]
         if r.caller is not None:
-            raise illegal(f"{self.players[r.caller]} has already called crisp this round")
+            return f"{self.players[r.caller]} has already called crisp this round"
         w = self._window_of(me)
         if w is None:
-            raise illegal(f"{name} can call crisp only right at the end of their own turn")
+            return f"{name} can call crisp only right at the end of their own turn"
         if self.clock > w.deadline:
-            raise illegal(f"{name}'s crisp window closed at {w.deadline:g} s")
+            return f"{name}'s crisp window closed at {w.deadline:g} s"
+        return None
+
+    def _turn_refusal(self, me: int, action: str) -> str | None:
+        """Why the turn's state closes `action` to `me` (whose turn it is, its phase, when it opens)."""
+        r = self.r
+        assert r is not None
+        player = self.players[me]
+        if r.turn != me:
+            return f"it is not {player}'s turn"
+        phase = self.phase()
+        assert phase is not None
+        if action not in TURN_MOVES[phase]:
+            return _why_not(action, phase, player)
+        if action == "draw" and not r.began and self.clock < r.opens_at:
+            return f"{player} cannot begin before {r.opens_at:g} s"
+        return None
+
+    def _params_refusal(self, me: int, move: Move) -> str | None:
+        """Why the fields of `move` are refused: where it draws from, which slots, whose card."""
+        r = self.r
+        assert r is not None
+        a = move.action
+        if a == "draw":
+            source = move.source or "pile"
+            if source not in ("pile", "discard"):
+                return f"cannot draw from {source!r}"
+            if source == "discard":
+                if not self.options.discard_draw:
+                    return "this table does not allow drawing from the discard pile"
+                if not r.discard:
+                    return "the discard pile is empty: draw from the draw pile"
+            return None
+        if a in ("replace", "queen") and not _is_slot(move.pos):
+            return f"no such slot: {move.pos!r}"
+        if a == "queen":
+            if move.target is None or move.target == move.player:
+                return "a Queen swaps with another player's card"
+            if move.target not in self.players:
+                return f"{move.target} is not at this table"
+            if not _is_slot(move.target_pos):
+                return f"no such slot: {move.target_pos!r}"
+        return None
+
+    def _face_rule(self, action: str) -> FaceRule | None:
+        """What `action` asks of the drawn card's face now, if anything (see FACE_RULES)."""
+        r = self.r
+        assert r is not None
+        if action == "replace" and r.drawn_from != "pile":
+            return None
+        return FACE_RULES.get(action)
+
+    def _face_refusal(self, action: str, player: str, blind: bool = False) -> str | None:
+        """Why the drawn card's face refuses `action`; None when this engine cannot see the face."""
+        r = self.r
+        assert r is not None
+        rule = self._face_rule(action)
+        if rule is None or blind or r.drawn is None:
+            return None
+        face = self.faces.get(r.drawn)
+        if face is None or rule.ok(crisp_rank(face)):
+            return None
+        return rule.reason.format(player=player)
+
+    def needs(self, move: Move) -> Needs:
+        """What must happen before `move` is applied: the cards it turns face up revealed to all first."""
+        r = self.r
+        if r is None or r.ended or r.drawn is None or move.player not in self.players:
+            return Needs()
+        try:
+            self.check(move, blind=True)
+        except IllegalMove:
+            return Needs()  # refused whatever the faces: nothing to reveal
+        if move.action in ("discard", "jack", "queen", "king"):
+            return Needs((r.drawn,))
+        if move.action == "replace":
+            assert r.turn is not None and move.pos is not None
+            return Needs((r.hands[r.turn][move.pos],))
+        return Needs()
 
     def _window_of(self, seat: int) -> Window | None:
         """`seat`'s crisp window, while it has not been closed (its deadline may have passed unticked)."""
@@ -549,43 +599,32 @@ class CrispGame(EngineBase[str]):
     # ------------------------------------------------------------ views
 
     def legal_moves(self, player: str) -> list[Move]:
-        """Every move `player` may make at the current clock."""
+        """Every move `player` may make at the current clock: the well-formed moves `check` accepts."""
         r = self.r
         if self.over or r is None or r.ended:
             return []
         me = self.seat(player)
         out: list[Move] = []
-        w = self._window_of(me) if r.caller is None else None
-        if w is not None and self.clock <= w.deadline:
+        if self._call_refusal(me) is None:
             out.append(Move(player, "crisp"))
-        if r.turn != me:
-            return out
         phase = self.phase()
-        if phase == "draw_due":
-            if r.began or self.clock >= r.opens_at:
-                out.append(Move(player, "draw", source="pile"))
-                if self.options.discard_draw and r.discard:
-                    out.append(Move(player, "draw", source="discard"))
+        if r.turn != me or phase is None:
             return out
-        replaces = [Move(player, "replace", pos=s) for s in range(3)]
-        if phase == "drawn_discard":
-            return out + replaces
-        assert r.drawn is not None
-        face = self.faces.get(r.drawn)
-        rank = None if face is None else crisp_rank(face)
-        queens = [
-            Move(player, "queen", pos=s, target=self.players[o], target_pos=t)
-            for s in range(3) for o in range(self.n) if o != me for t in range(3)
-        ]
-        if rank is None:  # a face this engine cannot see: every move stays possible until the audit
-            return out + replaces + [Move(player, "discard"), Move(player, "jack"), Move(player, "king")] + queens
-        if rank == "K":
-            return out + [Move(player, "king")]
-        if rank == "Q":
-            return out + [Move(player, "discard")] + queens
-        if rank == "J":
-            return out + [Move(player, "discard"), Move(player, "jack")]
-        return out + replaces + [Move(player, "discard")]
+        for action in TURN_MOVES[phase]:
+            if self._turn_refusal(me, action) is None and self._face_refusal(action, player) is None:
+                out += [m for m in self._well_formed(player, action) if self._params_refusal(me, m) is None]
+        return out
+
+    def _well_formed(self, player: str, action: str) -> list[Move]:
+        """Every `action` of `player` with well-formed fields (a draw from either pile, any slots, any player)."""
+        if action == "draw":
+            return [Move(player, "draw", source="pile"), Move(player, "draw", source="discard")]
+        if action == "replace":
+            return [Move(player, "replace", pos=s) for s in range(3)]
+        if action == "queen":
+            return [Move(player, "queen", pos=s, target=o, target_pos=t)
+                    for s in range(3) for o in self.players for t in range(3)]
+        return [Move(player, action)]
 
     def view(self, player: str) -> CrispView:
         """What `player` sees and knows now."""
@@ -628,9 +667,6 @@ class CrispGame(EngineBase[str]):
         )
 
 
-_RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
-
-
 def _why_not(action: str, phase: str, player: str) -> str:
     if phase == "draw_due":
         return f"{player} must draw first"
@@ -639,10 +675,8 @@ def _why_not(action: str, phase: str, player: str) -> str:
     return f"{player} cannot {action} now"
 
 
-def _slot(pos: int | None) -> int:
-    if pos is None or isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos <= 2:
-        raise illegal(f"no such slot: {pos!r}")
-    return pos
+def _is_slot(pos: int | None) -> bool:
+    return isinstance(pos, int) and not isinstance(pos, bool) and 0 <= pos <= 2
 
 
 def deck_faces(deck: Sequence[str]) -> dict[Handle, str]:

@@ -36,7 +36,7 @@ from ..crypto.encoding import Value, encode
 from ..crypto.envelope import GENESIS, Envelope, Signed, parse, seal
 from ..crypto.identity import Identity, generate
 from ..errors import IllegalMove, MalformedMessage
-from ..games.base import Handle, Move, Provisional
+from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispGame, CrispOptions, CrispView
 from ..table.config import TableConfig
@@ -114,9 +114,9 @@ def run_table(game: str, players: int, options: Mapping[str, Any] | None = None,
 class LaxCrispGame(CrispGame):
     """A Crisp engine that never refuses a move over a face it knows: it defers every such check to the audit."""
 
-    def _require(self, move: Move, handle: Handle, ok: Any, reason: str, requirement: str, *rest: Any) -> None:
-        if not rest or rest[0]:  # `record`, where the engine has it: check() records, legal_moves() does not
-            self.provisional.append(Provisional(len(self.inputs), move, handle, requirement))
+    def check(self, move: Move, record: bool = False, blind: bool = False) -> None:
+        """Judge `move` as if no face were known: a face-dependent illegal move passes (recorded when `record`)."""
+        super().check(move, record, blind=True)
 
 
 class CleanSettlement(Settlement):
@@ -158,8 +158,6 @@ class CheatingPeer(TablePeer):
             self.game.check(move)
         except IllegalMove:
             self.cheats.append(move)
-        except Exception:  # HiddenFace, NeedReshuffle: the table sorts these out
-            pass
         return self.send_move(move)
 
 

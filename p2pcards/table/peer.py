@@ -23,7 +23,7 @@ from ..crypto.envelope import ChainTracker, Outbox, Signed
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import DeckFault, IllegalMove, LocalError, MalformedMessage, RemoteProtocolError
-from ..games.base import HiddenFace, Move, NeedReshuffle
+from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .bodies import Aid, Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
@@ -146,10 +146,7 @@ class TablePeer:
             raise IllegalMove("a peer plays only its own seat's moves")
         if self.rs.log.entries:
             raise IllegalMove("the log is still being applied: wait for it")
-        try:
-            self.game.check(move)
-        except (HiddenFace, NeedReshuffle):
-            pass  # the table reveals (or reshuffles) first, then every engine judges the move alike
+        self.game.check(move)  # a face it cannot see or a reshuffle due is no refusal: the table sees to those
         return self.send_move(move)
 
     def send_move(self, move: Move) -> list[Output]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..crypto import deck as dk
 from ..errors import IllegalMove
-from ..games.base import Move, NeedReshuffle
+from ..games.base import Move
 from .bodies import RoundResult
 from .config import Game
 from .decks import Decks
@@ -147,19 +147,20 @@ class Round:
         """
         game = rules.game
         first = moves[0]
-        need: list[int] = []
+        need: tuple[int, ...] = ()
         try:
             if game.clock < e.time:
                 game.tick(e.time)
             first = rules.winner(moves)
-            need = game.public_before(first)
+            needs = game.needs(first)
+            need = needs.faces
             self.reveals.grant_public(need)
             if any(game.faces.get(h) is None for h in need):
                 return False
+            if needs.reshuffle:
+                self.decks.start_reshuffle(*rules.reshuffle_deck())
+                return False
             rules.apply(moves, e.time)
-        except NeedReshuffle:
-            self.decks.start_reshuffle(*rules.reshuffle_deck())
-            return False
         except IllegalMove as exc:
             for h in need:
                 game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it

@@ -23,7 +23,7 @@ from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.crypto import deck as dk
 from p2pcards.errors import IllegalMove
-from p2pcards.games.base import Handle, HiddenFace, Move, NeedReshuffle, RoundInput
+from p2pcards.games.base import Handle, Move, RoundInput
 from p2pcards.games.crescendo import CrescendoGame
 from p2pcards.games.crisp import CrispGame
 from p2pcards.sim.memnet import LinkModel, MemNet
@@ -259,14 +259,7 @@ def about_to_turn_up(peer: TablePeer) -> set[Handle]:
             return set()
         order = [(window.seat + k) % peer.n for k in range(peer.n)]
         first = min(moves, key=lambda m: order.index(peer.seat_of[m.player]))
-    try:
-        try:
-            game.check(first)
-        except HiddenFace:
-            pass
-        return set(game.public_before(first))
-    except (IllegalMove, NeedReshuffle, HiddenFace):
-        return set()
+    return set(game.needs(first).faces)
 
 
 def entitled(peers: Sequence[TablePeer], round_no: int, seat: int) -> set[Handle]:
