@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..crypto import deck as dk
-from ..errors import DeckFault, MalformedMessage
+from ..errors import DeckFault, EquivocationEvidence, MalformedMessage
 from .outputs import Port
 
 Cards = tuple[str | int, ...]
@@ -36,6 +36,7 @@ class Decks:
         self.chains: dict[int, list[dk.EncryptedDeck]] = {}  # deck id -> the initial deck, then each pass
         self.cards: dict[int, tuple[Cards, tuple[str, ...] | None]] = {}  # deck id -> its public cards and tags
         self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
+        self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
         self.reshuffling: int | None = None  # deck id of a fresh shuffle in progress
@@ -56,11 +57,21 @@ class Decks:
             self.book = dk.card_book(self.ctx, cards)
             self.start(0, cards, tags)
 
-    def take_pass(self, seat: int, new: dk.EncryptedDeck) -> None:
-        """A seat's pass, kept until the pass before it is verified (`advance` checks it)."""
+    def take_pass(self, seat: int, new: dk.EncryptedDeck, frame: bytes = b"") -> None:
+        """A seat's pass, kept until the pass before it is verified (`advance` checks it).
+
+        One pass per place: a second signed pass for one (deck, stage) is equivocation, whatever
+        either holds, with both frames as the evidence (peers keeping different ones would fork).
+        """
         if new.stage != seat + 1:
             raise MalformedMessage("a pass for another seat's stage")
-        self.early[(new.deck, new.stage)] = new
+        place = (new.deck, new.stage)
+        first = self.frames.get(place)
+        if first is not None:
+            raise EquivocationEvidence(f"two signed passes for deck {new.deck}, stage {new.stage}",
+                                       self.ctx.players[seat], (first, frame))
+        self.frames[place] = frame
+        self.early[place] = new
 
     def start(self, deck_id: int, cards: Cards, tags: tuple[str, ...] | None) -> None:
         """Begin a deck's chain of passes from its public cards (call `advance` next)."""

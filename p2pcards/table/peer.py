@@ -22,7 +22,8 @@ from ..crypto.encoding import Value, decode
 from ..crypto.envelope import ChainTracker, Outbox, Signed
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
-from ..errors import DeckFault, IllegalMove, LocalError, MalformedMessage, RemoteProtocolError
+from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
+                      RemoteProtocolError)
 from ..games.base import HiddenFace, Move, NeedReshuffle
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -73,6 +74,7 @@ class TablePeer:
         self.now = 0.0
         self._opener = Opener(identity)
         self.watchdog = Watchdog(timeout)
+        self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
 
     # ------------------------------------------------------------ the interface
 
@@ -230,6 +232,9 @@ class TablePeer:
             self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
         except DeckFault as exc:
             self.emit.deck_fault(exc, seat)
+        except EquivocationEvidence as exc:
+            self.evidence.append(exc.frames)
+            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat)
         except RemoteProtocolError as exc:
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
 
@@ -254,7 +259,7 @@ class TablePeer:
                     rs.enter(Stage.SHUFFLING)
                     rs.decks.advance()
             case dk.EncryptedDeck():
-                rs.decks.take_pass(seat, body)
+                rs.decks.take_pass(seat, body, signed.frame)
                 rs.decks.advance()
             case Move():
                 ref = (seat, env.seq)

@@ -37,6 +37,7 @@ class Reveals:
         self.early: list[tuple[int, dk.Reveal]] = []  # (prover, reveal) whose deck is not final yet
         self.boxes_due: dict[tuple[int, int], int] = {}  # (prover, recipient) -> private boxes owed
         self.boxes_seen: dict[tuple[int, int], int] = {}
+        self.faces: dict[int, dict[int, dk.Card]] = {}  # deck -> position -> the face we learned there
 
     # ------------------------------------------------------------ granting (our shares out)
 
@@ -142,11 +143,13 @@ class Reveals:
                 continue
             final = decks.chains[d][-1]
             shares = [got[s] if s != self.me else dk.own_share(decks.secret, final, pos) for s in range(self.seats)]
-            try:
-                face = dk.combine(decks.ctx, decks.book, final, pos, shares)
+            seen = self.faces.setdefault(d, {})
+            try:  # a face seen at another position of this deck is a fault of the deck, not a card
+                face = dk.combine(decks.ctx, decks.book, final, pos, shares, seen=seen)
             except DeckFault as exc:
                 self.port.fault(f"{exc} (the audit will name the seat)", None)
                 return
+            seen[pos] = face
             game.learn(h, face)  # type: ignore[arg-type]
             self.learning.discard(h)
             learned = True

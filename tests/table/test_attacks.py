@@ -1,0 +1,88 @@
+"""Attacks on the table itself (issue 9): each one is refused or blamed on the attacker, never on an honest seat."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from parts_helpers import exchange, make_decks
+
+from p2pcards.cards import CRISP_DECK
+from p2pcards.crypto import deck as dk
+from p2pcards.crypto.envelope import parse
+from p2pcards.games.crisp import CrispGame
+from p2pcards.crypto.identity import generate
+from p2pcards.sim.cheaters import Run, frame_type, run_table
+from p2pcards.table.bodies import Shares
+from p2pcards.table.outputs import Output, Send
+from p2pcards.table.peer import TablePeer
+from p2pcards.table.reveals import Reveals
+
+CRISP = {"limit": 20}
+CHEATER = 1
+
+
+def faults_of(run: Run, cheater: int = CHEATER) -> list[list[str | None]]:
+    """Each honest peer's fault blames, in order."""
+    return [[n.blame for n in p.faults] for p in run.honest([cheater])]
+
+
+# ---------------------------------------------------------------- one pass per place
+
+
+class DoublePasser(TablePeer):
+    """Signs a second, different (and validly proved) pass for its place in deck 0, right after its first."""
+
+    doubled = False
+
+    def _flush(self) -> list[Output]:
+        out = super()._flush()
+        if not self.doubled and any(isinstance(o, Send) and frame_type(o.frame) == "pass" for o in out):
+            self.doubled = True
+            rs = self.rs
+            assert rs is not None
+            second = rs.decks.shuffle(rs.decks.chains[0][self.me])
+            out.append(Send(self.outbox.seal(rs.number, "pass", second.to_wire()).frame))
+        return out
+
+
+def test_two_signed_passes_for_one_place_are_equivocation_with_both_frames_as_evidence() -> None:
+    run = run_table("crisp", 3, CRISP, seed=3, seat=CHEATER, peer_class=DoublePasser, timeout=2.0, until=20.0)
+    cheater = run.peers[CHEATER].names[CHEATER]
+    honest = run.honest([CHEATER])
+    for p in honest:
+        assert p.faults and p.faults[0].blame == cheater, p.notes[-4:]
+        assert "equivocation" in p.faults[0].detail
+    # Whoever saw both passes (the others may hear of it first in a fault report) holds them.
+    found = [p for p in honest if p.evidence]
+    assert found
+    for p in found:
+        ((a, b),) = p.evidence
+        ea, eb = parse(a).envelope, parse(b).envelope  # both verify: signed by the cheater
+        assert ea.sender == eb.sender == p.cfg.keys[CHEATER] and ea.type == eb.type == "pass" and a != b
+
+
+def test_a_repeated_face_at_reveal_is_a_fault_of_the_deck() -> None:
+    decks, ports, _ = make_decks(2, CRISP_DECK)
+    exchange(decks, ports)
+    ids = [generate(f"p{i}") for i in range(2)]
+    games, reveals = [], []
+    for d, port in zip(decks, ports):
+        final = d.chains[0][-1]  # position 31 made a copy of position 30 (as a broken deck would hold)
+        c1, c2 = list(final.c1), list(final.c2)
+        c1[31], c2[31] = c1[30], c2[30]
+        d.chains[0][-1] = dataclasses.replace(final, c1=tuple(c1), c2=tuple(c2))
+        d.place(list(range(len(CRISP_DECK))), 0)
+        game = CrispGame(("p0", "p1"))
+        game.deal({}, 0.0)
+        games.append(game)
+        reveals.append(Reveals(d, game, tuple(i.public for i in ids), port))
+    for handle in (30, 31):
+        for r in reveals:
+            r.grant_public([handle])
+        for s, r in enumerate(reveals):
+            body = ports[1 - s].of_type("shares")[-1]
+            r.take(1 - s, None, Shares.from_wire(body).reveals)
+            r.take_early()
+    for port in ports:
+        assert port.faults and "already seen" in port.faults[0][0], port.faults
