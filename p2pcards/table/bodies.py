@@ -181,18 +181,19 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """A peer stopped the table and says whom it blames."""
+    """A peer stopped the table and says whom it blames; `stall`: for a time-out (a claim every peer can weigh)."""
 
     blame: int | None
     why: str
+    stall: bool = False
 
     @classmethod
     def from_wire(cls, body: Mapping[str, Value], seats: int) -> Fault:
         """Parse a fault report."""
-        why = body["why"]
-        if not isinstance(why, str):
-            raise MalformedMessage("a fault report gives its reason")
-        return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON])
+        why, stall = body["why"], body["stall"]
+        if not isinstance(why, str) or not isinstance(stall, bool):
+            raise MalformedMessage("a fault report gives its reason and whether it is a time-out")
+        return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON], stall)
 
 
 Body = (Ready | Fault | Leave | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private

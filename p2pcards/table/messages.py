@@ -24,7 +24,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"why"}),
-    "fault": frozenset({"blame", "why"}),
+    "fault": frozenset({"blame", "why", "stall"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200

@@ -294,8 +294,12 @@ class TablePeer:
                     self._begin_round(1)
             case Fault():
                 # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
-                # a wait of a moment is only traffic in flight.
+                # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
+                # seat owes is public, so one our own view does not see owed is the reporter's view, not ours.
                 waiting = self.watchdog.waited(self.now)
+                owed = sorted(self._owed()[0])
+                if body.stall and owed and body.blame not in owed:
+                    waiting = owed
                 if waiting:
                     self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
                                 f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
@@ -374,21 +378,23 @@ class TablePeer:
 
     # ------------------------------------------------------------ time-outs
 
-    def _owed(self) -> frozenset[int]:
-        """The other seats that hold up what we are waiting for, by what blocks first."""
+    def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The other seats that hold up what we are waiting for, by what blocks first, and how much of it came."""
         rs = self.rs
+        owed: set[int]
+        mark: tuple[int, ...]
         if rs is None:
-            owed = {s for s in range(self.n) if s not in self.ready}
+            owed, mark = {s for s in range(self.n) if s not in self.ready}, (len(self.ready),)
         else:
-            owed = rs.owed(self.game, self.now, self.tolerance, self.orderer)
+            owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
         owed.discard(self.me)
-        return frozenset(owed)
+        return frozenset(owed), mark
 
     def _watch(self) -> None:
-        """Blame whoever holds everything up for longer than the time-out."""
+        """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
         if self.finished:
             return
-        mark = (len(self.ready),) if self.rs is None else self.rs.progress()
-        late = self.watchdog.watch(self.now, self._owed(), mark)
+        late = self.watchdog.watch(self.now, *self._owed())
         if late:
-            self._fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s", late[0])
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s",
+                            late[0], stall=True)

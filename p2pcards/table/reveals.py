@@ -164,6 +164,10 @@ class Reveals:
         return {prover for (prover, to), due in self.boxes_due.items()
                 if self.boxes_seen.get((prover, to), 0) < due and prover != self.me}
 
+    def boxes_delivered(self) -> int:
+        """How many of the private boxes due have gone by (extra boxes count for nothing)."""
+        return sum(min(self.boxes_seen.get(k, 0), due) for k, due in self.boxes_due.items())
+
     def shares_owed(self) -> set[int]:
         """The seats whose shares of a card we are learning have not come."""
         missing: set[int] = set()

@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from parts_helpers import exchange, make_decks
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto.envelope import parse
-from p2pcards.games.crisp import CrispGame
 from p2pcards.crypto.identity import generate
-from p2pcards.sim.cheaters import Run, frame_type, run_table
+from p2pcards.games.base import Move
+from p2pcards.games.crisp import CrispGame
+from p2pcards.sim.cheaters import (Run, Withhold, WithholdingPeer, frame_type, run_table, withhold_private_to,
+                                   withhold_public)
 from p2pcards.table.bodies import Shares
 from p2pcards.table.outputs import Output, Send
 from p2pcards.table.peer import TablePeer
@@ -86,3 +89,55 @@ def test_a_repeated_face_at_reveal_is_a_fault_of_the_deck() -> None:
             r.take_early()
     for port in ports:
         assert port.faults and "already seen" in port.faults[0][0], port.faults
+
+
+# ---------------------------------------------------------------- stalls
+
+
+class BusyWithholder(WithholdingPeer):
+    """Withholds its public shares, and keeps signing moves (any move) every half time-out to look alive."""
+
+    last = 0.0
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        if self.withheld and self.stopped is None and now - self.last >= self.timeout / 2:
+            self.last = now
+            out += self.send_move(Move(self.names[self.me], "draw", source="pile"))
+        return out
+
+
+@pytest.mark.parametrize("withhold", [withhold_public, withhold_private_to(2)], ids=["public", "private"])
+def test_a_withholder_that_keeps_sending_moves_is_still_timed_out(withhold: Withhold) -> None:
+    timeout = 2.0
+    run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=BusyWithholder,
+                    peer_kwargs={"withhold": withhold}, timeout=timeout, until=30.0)
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, BusyWithholder) and cheat.withheld and cheat.last > 0
+    name = cheat.names[CHEATER]
+    for p in run.honest([CHEATER]):
+        assert p.faults and p.faults[0].blame == name, p.notes[-4:]
+
+
+class LyingReporter(WithholdingPeer):
+    """Withholds its public shares, then at once reports a time-out of seat 0 (as if seat 0 had stalled it)."""
+
+    reported = False
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        if self.withheld and not self.reported:
+            self.reported = True
+            self.emit.fault("p0 sent nothing owed for 2 s", 0, stall=True)
+            out += self._flush()
+        return out
+
+
+def test_a_staller_that_reports_a_time_out_of_an_honest_seat_is_blamed_itself() -> None:
+    # What a seat owes is public: a time-out claim our own view does not see is weighed, not believed.
+    run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=LyingReporter,
+                    peer_kwargs={"withhold": withhold_public}, timeout=2.0, until=30.0)
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, LyingReporter) and cheat.reported
+    for p in run.honest([CHEATER]):
+        assert p.faults and p.faults[0].blame == cheat.names[CHEATER], p.faults
