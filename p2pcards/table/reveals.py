@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, encode
 from ..crypto.sealing import seal_to
-from ..errors import DeckFault, MalformedMessage
+from ..errors import DeckFault, InvalidKey, MalformedMessage
 from .config import Game
 from .decks import Decks
 from .outputs import Port
@@ -50,14 +50,16 @@ class Reveals:
             new = [h for h in know.seen[seat] if h not in granted and h not in know.public]
             if not new:
                 continue
+            if seat != self.me:
+                self.send_shares(new, seat)
+                if self.port.stopped:
+                    return  # nothing was sealed and sent: the grant is not recorded as made
+            else:
+                self.learning.update(new)
             granted.update(new)
             for prover in range(self.seats):
                 if prover != seat:
                     self.boxes_due[(prover, seat)] = self.boxes_due.get((prover, seat), 0) + 1
-            if seat != self.me:
-                self.send_shares(new, seat)
-            else:
-                self.learning.update(new)
         self.learn()
 
     def grant_public(self, handles: Iterable[int]) -> None:
@@ -77,7 +79,11 @@ class Reveals:
             self.port.send("shares", {"reveals": reveals})
         else:
             # Sealed: a share is the same value for every recipient (see crypto/sealing.py).
-            box = seal_to(self.keys[recipient], encode({"reveals": reveals}))
+            try:
+                box = seal_to(self.keys[recipient], encode({"reveals": reveals}))
+            except InvalidKey as exc:  # a seat whose key cannot be sealed to can see nothing: the table stops
+                self.port.fault(f"cannot seal a private look to seat {recipient}: {exc}", recipient)
+                return
             self.port.send("private", {"to": recipient, "box": box})
 
     def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:

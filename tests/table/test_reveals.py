@@ -83,3 +83,15 @@ def test_a_share_that_fails_its_proof_is_its_provers_fault() -> None:
     reveals[1].take(0, None, [lie])
     reveals[1].take_early()
     assert ports[1].faults and ports[1].faults[0][1] == 0
+
+
+def test_a_look_that_cannot_be_sealed_stops_the_table_and_is_not_recorded_as_granted() -> None:
+    # Keys are validated where they enter; should one get through, sealing to it never raises.
+    reveals, ports, games = two_seats()
+    small_order = bytes(32)
+    r = Reveals(reveals[0].decks, games[0], (KEYS[0], small_order), ports[0])
+    games[0].know.show(1, 31)  # seat 1 looks at a card: seat 0 owes it a sealed box
+    r.after_change()
+    assert not ports[0].of_type("private")
+    assert ports[0].faults and ports[0].faults[0][1] == 1, ports[0].faults
+    assert 31 not in r.granted_private.get(1, set()) and (0, 1) not in r.boxes_due
