@@ -39,6 +39,7 @@ class Decks:
         self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
+        self.at: dict[tuple[int, int], int] = {}  # (deck, position) -> handle
         self.reshuffling: int | None = None  # deck id of a fresh shuffle in progress
 
     def announcement(self) -> dk.KeyAnnouncement:
@@ -131,8 +132,13 @@ class Decks:
         """The engine's `handles` are the cards of a finished deck, position by position."""
         for pos, h in enumerate(handles):
             self.loc[h] = (deck_id, pos)
+            self.at[(deck_id, pos)] = h
         if deck_id == self.reshuffling:
             self.reshuffling = None
+
+    def handle_at(self, deck_id: int, pos: int) -> int | None:
+        """The engine's handle for a position of a placed deck, or None."""
+        return self.at.get((deck_id, pos))
 
     def owed(self) -> set[int]:
         """The seats whose key or pass holds up a deck."""
