@@ -66,6 +66,9 @@ class Decks:
         """
         if new.stage != seat + 1:
             raise MalformedMessage("a pass for another seat's stage")
+        # No seat can be more than one deck ahead of us: the next deck starts only once ours passed the last one.
+        if new.deck > (max(self.chains) + 1 if self.chains else 0):
+            raise MalformedMessage(f"a pass for deck {new.deck}, which cannot have begun")
         place = (new.deck, new.stage)
         first = self.frames.get(place)
         if first is not None:

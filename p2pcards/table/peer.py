@@ -219,12 +219,12 @@ class TablePeer:
         env = signed.envelope
         seat = self.chains.seat(env.sender)
         if seat is None:
-            self._note("rejected", "message dropped: its sender has no seat at this table")
+            self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
             return
         if env.type in Chains.LOBBY_TYPES:
             return  # the lobby's messages, seen again at the table: already taken by the lobby
         if env.round > self.round and env.type not in ("ready", "fault"):
-            self.chains.later.append(signed)
+            self.chains.defer(signed, seat)
             return
         try:
             self._dispatch(seat, signed)
