@@ -16,7 +16,7 @@ from ..crypto import deck as dk
 from ..crypto.encoding import Value
 from ..errors import MalformedMessage
 from ..games.base import Move
-from .messages import MAX_REASON, move_from_wire
+from .messages import move_from_wire, reason
 
 EntryKind = Literal["deal", "move", "tie", "tick"]
 ENTRY_KINDS: tuple[EntryKind, ...] = get_args(EntryKind)
@@ -176,7 +176,7 @@ class Leave:
     def from_wire(cls, body: Mapping[str, Value]) -> Leave:
         """Parse a leave body (any reason is accepted: the leaving itself is what counts)."""
         why = body["why"]
-        return cls(why[:MAX_REASON] if isinstance(why, str) else "")
+        return cls(reason(why) if isinstance(why, str) else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +193,7 @@ class Fault:
         why, stall = body["why"], body["stall"]
         if not isinstance(why, str) or not isinstance(stall, bool):
             raise MalformedMessage("a fault report gives its reason and whether it is a time-out")
-        return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON], stall)
+        return cls(_seat_or_none(body["blame"], seats), reason(why), stall)
 
 
 Body = (Ready | Fault | Leave | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private

@@ -9,7 +9,7 @@ from typing import Literal, Protocol
 from ..crypto.encoding import Value
 from ..crypto.envelope import Outbox, Signed
 from ..errors import DeckFault
-from .messages import MAX_REASON
+from .messages import reason
 
 NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back"]
 
@@ -90,7 +90,7 @@ class Emitter:
             self.stopped = detail
             self.note("void", f"round {self.round()} is void; the table stops")
             # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
-            self.send(self.round(), "fault", {"blame": blame, "why": detail[:MAX_REASON], "stall": stall})
+            self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall})
 
     def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
         """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""

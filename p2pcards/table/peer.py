@@ -32,7 +32,7 @@ from .chains import Chains
 from .config import Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
-from .messages import MAX_REASON, move_to_wire
+from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
@@ -162,7 +162,7 @@ class TablePeer:
         """Leave the table for good: the round in play is void and the table stops for everyone."""
         self.now = max(self.now, now)
         if self.stopped is None:
-            self._send(self.round, "leave", {"why": why[:MAX_REASON]})
+            self._send(self.round, "leave", {"why": reason(why)})
             self.emit.stopped = f"we left: {why}"
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()

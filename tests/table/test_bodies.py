@@ -64,6 +64,7 @@ def test_bad_bodies_are_malformed_never_another_error(mtype: str, body: dict[str
 def test_good_bodies_parse_to_their_types() -> None:
     assert parse_body("ready", {"config": b"c"}, NAMES, 0) == Ready(b"c")
     assert parse_body("fault", {"blame": 2, "why": "w" * 500, "stall": False}, NAMES, 0) == Fault(2, "w" * 200)
+    assert parse_body("fault", {"blame": 2, "why": "é" * 150, "stall": True}, NAMES, 0) == Fault(2, "é" * 100, True)
     assert parse_body("leave", {"why": 7}, NAMES, 1) == Leave("")
     assert parse_body("private", {"to": 2, "box": b"b"}, NAMES, 0) == Private(2, b"b")
     assert parse_body("move", {"m": {"a": "draw", "s": "pile"}}, NAMES, 1) == Move("bob", "draw", source="pile")
