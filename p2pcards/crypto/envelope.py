@@ -168,6 +168,10 @@ class ChainTracker:
         """Check one frame and append it to its sender's chain; raises a typed error and changes nothing otherwise."""
         signed = parse(frame)
         env = signed.envelope
+        if env.table != self.table:
+            # Not ours, whoever signed it: one key may sit at several tables, each with its own chain,
+            # so a frame of another table (replayed here by anyone) blames no one and costs no signature check.
+            raise WrongContext(f"message for table {env.table.hex()}")
         chain = self._chains.get(env.sender)
         if chain is None:
             raise UnknownSender(f"sender {env.sender.hex()} is not seated at this table")
@@ -177,9 +181,6 @@ class ChainTracker:
         blame = env.sender.hex()
         if env.type not in self.known_types:
             raise MalformedMessage(f"unknown message type {env.type!r}", blame)
-        if env.table != self.table:
-            # Not an equivocation: one key may sit at several tables, each with its own chain.
-            raise WrongContext(f"message for table {env.table.hex()}", blame)
         h = signed.hash
         if env.seq < chain.next_seq:
             known_hash, known_frame = chain.seen[env.seq]

@@ -24,7 +24,7 @@ APP: Final = "p2pcards"
 HOME_ENV: Final = "P2PCARDS_HOME"  # overrides the data directory (tests, several identities on one machine)
 KEY_FILE: Final = "identity.key"
 NAME_FILE: Final = "name"
-MAX_NAME: Final = 32
+MAX_NAME: Final = 32  # bytes of UTF-8
 FPR_PERSON: Final = b"p2pc/fpr/v1"
 PUBLIC_BYTES: Final = 32
 SIGNATURE_BYTES: Final = 64
@@ -138,11 +138,26 @@ def generate(name: str) -> Identity:
     return Identity(Ed25519PrivateKey.generate(), _check_name(name))
 
 
+def valid_name(name: object) -> bool:
+    """True for a display name as the wire carries it: a str of 1 to MAX_NAME bytes of UTF-8, printable, unpadded.
+
+    Printable is Python's `str.isprintable`: no code point of the Unicode categories Cc, Cf, Cs, Co,
+    Cn, Zl, Zp or Zs, except U+0020 SPACE, which may not begin or end the name.
+    """
+    if not isinstance(name, str) or not name.isprintable() or name != name.strip(" "):
+        return False
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: isprintable refuses it already, kept for clarity
+        return False
+    return 1 <= size <= MAX_NAME
+
+
 def _check_name(name: str) -> str:
-    """A display name stripped of surrounding space; IdentityError when empty, too long or unprintable."""
+    """A display name stripped of surrounding space; IdentityError unless it is then `valid_name`."""
     name = name.strip()
-    if not name or len(name) > MAX_NAME or not name.isprintable():
-        raise IdentityError(f"a name must be 1 to {MAX_NAME} printable characters: {name!r}")
+    if not valid_name(name):
+        raise IdentityError(f"a name must be 1 to {MAX_NAME} bytes of printable UTF-8: {name!r}")
     return name
 
 

@@ -11,13 +11,16 @@ from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from nacl.signing import SigningKey, VerifyKey
 
-from ..errors import MalformedMessage
+from ..errors import InvalidKey, MalformedMessage
 from .identity import Identity
 
 
 def seal_to(recipient: bytes, plaintext: bytes) -> bytes:
-    """`plaintext` sealed so that only the holder of Ed25519 key `recipient` can open it."""
-    public: PublicKey = VerifyKey(recipient).to_curve25519_public_key()
+    """`plaintext` sealed so that only the holder of Ed25519 key `recipient` can open it; InvalidKey if none can."""
+    try:
+        public: PublicKey = VerifyKey(recipient).to_curve25519_public_key()
+    except CryptoError:  # libsodium refuses small-order and malformed keys: there is no one to seal to
+        raise InvalidKey(f"no X25519 twin for the key {recipient.hex()}") from None
     return bytes(SealedBox(public).encrypt(plaintext))
 
 

@@ -16,7 +16,7 @@ from ..crypto import deck as dk
 from ..crypto.encoding import Value
 from ..errors import MalformedMessage
 from ..games.base import Move
-from .messages import MAX_REASON, move_from_wire
+from .messages import move_from_wire, reason
 
 EntryKind = Literal["deal", "move", "tie", "tick"]
 ENTRY_KINDS: tuple[EntryKind, ...] = get_args(EntryKind)
@@ -176,23 +176,24 @@ class Leave:
     def from_wire(cls, body: Mapping[str, Value]) -> Leave:
         """Parse a leave body (any reason is accepted: the leaving itself is what counts)."""
         why = body["why"]
-        return cls(why[:MAX_REASON] if isinstance(why, str) else "")
+        return cls(reason(why) if isinstance(why, str) else "")
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """A peer stopped the table and says whom it blames."""
+    """A peer stopped the table and says whom it blames; `stall`: for a time-out (a claim every peer can weigh)."""
 
     blame: int | None
     why: str
+    stall: bool = False
 
     @classmethod
     def from_wire(cls, body: Mapping[str, Value], seats: int) -> Fault:
         """Parse a fault report."""
-        why = body["why"]
-        if not isinstance(why, str):
-            raise MalformedMessage("a fault report gives its reason")
-        return cls(_seat_or_none(body["blame"], seats), why[:MAX_REASON])
+        why, stall = body["why"], body["stall"]
+        if not isinstance(why, str) or not isinstance(stall, bool):
+            raise MalformedMessage("a fault report gives its reason and whether it is a time-out")
+        return cls(_seat_or_none(body["blame"], seats), reason(why), stall)
 
 
 @dataclass(frozen=True, slots=True)

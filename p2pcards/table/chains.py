@@ -4,6 +4,12 @@ A frame is taken when its signature verifies and it is the next link of its send
 One that skips ahead waits in `held` until its sender's chain reaches it (so no signature is
 checked twice in vain); an accepted message of a round not begun yet waits in `later`. A
 second signed message for one place in a chain is equivocation: its sender is blamed.
+
+What another peer can make us keep is bounded per sender: `held` to `MAX_HELD` frames and
+`MAX_HELD_BYTES` bytes (beyond, a frame is dropped), `later` to `MAX_LATER` messages (an honest
+seat sends at most its key and its pass before we begin a round: more is its fault). Frames
+dropped are counted in `dropped` by (seat or None, reason) and noted once each, so junk costs
+neither memory nor notes without bound.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from .log import Log
 from .messages import BODIES, check_body
 from .outputs import Emitter
 
-MAX_HELD = 10_000
+MAX_HELD = 256  # frames ahead of its chain held per sender
+MAX_HELD_BYTES = 4 << 20  # their bytes, per sender
+MAX_LATER = 16  # accepted messages of the next round held per sender
 
 
 class _Rounds(Collection[int]):
@@ -52,7 +60,9 @@ class Chains:
         self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
         self.tracker.rounds = _Rounds(current)
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
+        self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
+        self.dropped: dict[tuple[int | None, str], int] = {}  # (seat or None, reason) -> frames dropped
 
     def seat(self, key: bytes) -> int | None:
         """The seat of an identity key, or None when it has no seat here."""
@@ -77,10 +87,24 @@ class Chains:
         except Replay:
             return
         except RemoteProtocolError as exc:
-            self.emitter.note("rejected", f"message dropped: {exc}", self.blamed(exc))
+            self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))
             return
         self.handle(signed)
         self.retry_held()
+
+    def drop(self, reason: str, detail: str, seat: int | None = None) -> None:
+        """Count a frame dropped for `reason`; note only the first of each (seat, reason)."""
+        key = (seat, reason)
+        self.dropped[key] = self.dropped.get(key, 0) + 1
+        if self.dropped[key] == 1:
+            self.emitter.note("rejected", f"{detail} (more like it are dropped unnoted)", seat)
+
+    def defer(self, signed: Signed, seat: int) -> None:
+        """Keep an accepted message of the next round until it begins; more than `MAX_LATER` from one seat is its fault."""
+        if sum(1 for s in self.later if s.envelope.sender == signed.envelope.sender) >= MAX_LATER:
+            self.emitter.fault(f"{self.names[seat]} sent more than {MAX_LATER} messages of a round not begun", seat)
+            return
+        self.later.append(signed)
 
     def hold(self, frame: bytes) -> None:
         """Keep a frame that skips ahead of its sender's chain (two different ones for one place: equivocation)."""
@@ -92,8 +116,15 @@ class Chains:
             return  # followed since the lobby, never seated: nothing of it is ours to take
         if other is not None and other != frame:
             self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat)
-        elif len(self.held) < MAX_HELD:
-            self.held[place] = frame
+            return
+        if other is not None:
+            return
+        count, size = self.held_bytes.get(env.sender, (0, 0))
+        if count >= MAX_HELD or size + len(frame) > MAX_HELD_BYTES:
+            self.drop("held", f"frames of {self.names[seat]} ahead of its chain dropped over the cap", seat)
+            return
+        self.held[place] = frame
+        self.held_bytes[env.sender] = (count + 1, size + len(frame))
 
     def retry_held(self) -> None:
         """Offer again every held frame its sender's chain has reached."""
@@ -105,6 +136,8 @@ class Chains:
                 if seq > self.tracker.head(sender)[0]:
                     continue
                 frame = self.held.pop(place)  # its turn, or a place filled meanwhile (a replay or a rival)
+                count, size = self.held_bytes[sender]
+                self.held_bytes[sender] = (count - 1, size - len(frame))
                 try:
                     signed = self.tracker.accept(frame)
                 except (BrokenChain, Equivocation) as exc:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cards import CRESCENDO_DECK, CRISP_DECK, Back, crescendo_back
 from ..crypto.encoding import Value, digest, encode
-from ..crypto.identity import is_valid_public
+from ..crypto.identity import MAX_NAME, is_valid_public, valid_name
 from ..errors import InputError, MalformedMessage
 from ..games.crescendo import CrescendoGame, CrescendoOptions
 from ..games.crisp import CrispGame, CrispOptions
@@ -37,6 +37,8 @@ class TableConfig:
             raise InputError(f"{self.game} needs {low} to {high} seats, each with a name")
         if len(set(self.keys)) != len(self.keys) or len(set(self.names)) != len(self.names):
             raise InputError("seat keys and names must be distinct")
+        if not all(valid_name(n) for n in self.names):
+            raise InputError(f"a seat name must be 1 to {MAX_NAME} bytes of printable UTF-8")
         if not all(is_valid_public(k) for k in self.keys):
             raise InputError("a seat key is not a valid Ed25519 identity key")
         if not 0 <= self.first_dealer < len(self.keys):
@@ -89,7 +91,7 @@ class TableConfig:
                 _bytes(v["table"]), str(v["game"]),
                 options_from_wire(opts),
                 tuple(_bytes(k) for k in _list(v["keys"])),
-                tuple(str(n) for n in _list(v["names"])),
+                tuple(_str(n) for n in _list(v["names"])),
                 int(v["dealer"]),  # type: ignore[arg-type]
             )
         except (InputError, TypeError, ValueError) as exc:
@@ -139,6 +141,12 @@ def _from_ms(key: str, value: Value) -> Any:
 def _bytes(v: Value) -> bytes:
     if not isinstance(v, bytes):
         raise MalformedMessage("expected bytes")
+    return v
+
+
+def _str(v: Value) -> str:
+    if not isinstance(v, str):
+        raise MalformedMessage("expected a str")
     return v
 
 

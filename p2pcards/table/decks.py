@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..crypto import deck as dk
-from ..errors import DeckFault, MalformedMessage
+from ..errors import DeckFault, EquivocationEvidence, MalformedMessage
 from .outputs import Port
 
 Cards = tuple[str | int, ...]
@@ -36,8 +36,10 @@ class Decks:
         self.chains: dict[int, list[dk.EncryptedDeck]] = {}  # deck id -> the initial deck, then each pass
         self.cards: dict[int, tuple[Cards, tuple[str, ...] | None]] = {}  # deck id -> its public cards and tags
         self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
+        self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
+        self.at: dict[tuple[int, int], int] = {}  # (deck, position) -> handle
         self.reshuffling: int | None = None  # deck id of a fresh shuffle in progress
 
     def announcement(self) -> dk.KeyAnnouncement:
@@ -56,11 +58,24 @@ class Decks:
             self.book = dk.card_book(self.ctx, cards)
             self.start(0, cards, tags)
 
-    def take_pass(self, seat: int, new: dk.EncryptedDeck) -> None:
-        """A seat's pass, kept until the pass before it is verified (`advance` checks it)."""
+    def take_pass(self, seat: int, new: dk.EncryptedDeck, frame: bytes = b"") -> None:
+        """A seat's pass, kept until the pass before it is verified (`advance` checks it).
+
+        One pass per place: a second signed pass for one (deck, stage) is equivocation, whatever
+        either holds, with both frames as the evidence (peers keeping different ones would fork).
+        """
         if new.stage != seat + 1:
             raise MalformedMessage("a pass for another seat's stage")
-        self.early[(new.deck, new.stage)] = new
+        # No seat can be more than one deck ahead of us: the next deck starts only once ours passed the last one.
+        if new.deck > (max(self.chains) + 1 if self.chains else 0):
+            raise MalformedMessage(f"a pass for deck {new.deck}, which cannot have begun")
+        place = (new.deck, new.stage)
+        first = self.frames.get(place)
+        if first is not None:
+            raise EquivocationEvidence(f"two signed passes for deck {new.deck}, stage {new.stage}",
+                                       self.ctx.players[seat], (first, frame))
+        self.frames[place] = frame
+        self.early[place] = new
 
     def start(self, deck_id: int, cards: Cards, tags: tuple[str, ...] | None) -> None:
         """Begin a deck's chain of passes from its public cards (call `advance` next)."""
@@ -120,8 +135,13 @@ class Decks:
         """The engine's `handles` are the cards of a finished deck, position by position."""
         for pos, h in enumerate(handles):
             self.loc[h] = (deck_id, pos)
+            self.at[(deck_id, pos)] = h
         if deck_id == self.reshuffling:
             self.reshuffling = None
+
+    def handle_at(self, deck_id: int, pos: int) -> int | None:
+        """The engine's handle for a position of a placed deck, or None."""
+        return self.at.get((deck_id, pos))
 
     def owed(self) -> set[int]:
         """The seats whose key or pass holds up a deck."""

@@ -14,7 +14,7 @@ from typing import Any
 from ..crypto import group
 from ..crypto.encoding import Value
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
-from ..crypto.identity import Identity, verify
+from ..crypto.identity import MAX_NAME, Identity, valid_name, verify
 from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
 from ..games.crisp import DRAW_SECONDS_CHOICES
 from .config import TableConfig, options_from_wire, options_to_wire
@@ -22,7 +22,6 @@ from .messages import BODIES, check_body
 from .peer import TablePeer
 
 MAX_GUESTS = 16
-MAX_NAME = 32
 # The options the rulebooks let a host choose (Crisp's "Playing online"); the rest are the rules' own.
 HOST_OPTIONS = {"crisp": {"limit", "discard_draw", "draw_seconds"}, "crescendo": set()}
 
@@ -91,7 +90,7 @@ class Lobby:
         body = env.body
         if env.type == "table" and env.sender == self.host:
             game, opts, name = body["game"], body["options"], body["name"]
-            if not isinstance(game, str) or not isinstance(opts, dict) or not _name_ok(name):
+            if not isinstance(game, str) or not isinstance(opts, dict) or not valid_name(name):
                 raise MalformedMessage("bad table announcement", env.sender.hex())
             options = options_from_wire(opts)
             try:
@@ -104,8 +103,9 @@ class Lobby:
             self.names.setdefault(self.host, str(name))
         elif env.type == "join":
             name = body["name"]
-            if not _name_ok(name) or name in self.names.values():
-                raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} characters", env.sender.hex())
+            if not valid_name(name) or name in self.names.values():
+                raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} bytes of printable UTF-8",
+                                       env.sender.hex())
             self.names[env.sender] = str(name)
         elif env.type == "seats" and env.sender == self.host:
             config = TableConfig.from_wire(body["config"])
@@ -136,6 +136,3 @@ def check_host_options(game: str, options: Mapping[str, Any]) -> None:
     two_keys = (group.BASE, group.add(group.BASE, group.BASE))  # valid placeholder keys: only the options matter
     TableConfig(bytes(16), game, dict(options), two_keys, ("a", "b"))  # the engine's own checks
 
-
-def _name_ok(name: object) -> bool:
-    return isinstance(name, str) and 1 <= len(name) <= MAX_NAME and name.isprintable()

@@ -24,11 +24,16 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"why"}),
-    "fault": frozenset({"blame", "why"}),
+    "fault": frozenset({"blame", "why", "stall"}),
     "aid": frozenset({"on"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
-MAX_REASON: Final = 200
+MAX_REASON: Final = 200  # bytes of UTF-8
+
+
+def reason(text: str) -> str:
+    """`text` cut to MAX_REASON bytes of UTF-8, at a character boundary."""
+    return text.encode("utf-8", "replace")[:MAX_REASON].decode("utf-8", "ignore")
 
 
 def check_body(mtype: str, body: Mapping[str, Value]) -> None:

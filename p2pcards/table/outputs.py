@@ -9,7 +9,7 @@ from typing import Literal, Protocol
 from ..crypto.encoding import Value
 from ..crypto.envelope import Outbox, Signed
 from ..errors import DeckFault
-from .messages import MAX_REASON
+from .messages import reason
 
 NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid"]
 
@@ -83,14 +83,14 @@ class Emitter:
         if kind == "fault":
             self.faults.append(note)
 
-    def fault(self, detail: str, blame: int | None) -> None:
-        """A peer broke the protocol: the round is void and the table stops (protocol.md, Failures)."""
+    def fault(self, detail: str, blame: int | None, stall: bool = False) -> None:
+        """A peer broke the protocol (`stall`: it held us up too long): the round is void and the table stops."""
         self.note("fault", detail, blame)
         if self.stopped is None:
             self.stopped = detail
             self.note("void", f"round {self.round()} is void; the table stops")
             # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
-            self.send(self.round(), "fault", {"blame": blame, "why": detail[:MAX_REASON]})
+            self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall})
 
     def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
         """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""

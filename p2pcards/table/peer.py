@@ -22,7 +22,8 @@ from ..crypto.encoding import Value, decode
 from ..crypto.envelope import ChainTracker, Outbox, Signed
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
-from ..errors import DeckFault, IllegalMove, LocalError, MalformedMessage, RemoteProtocolError
+from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
+                      RemoteProtocolError)
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -31,7 +32,7 @@ from .chains import Chains
 from .config import Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
-from .messages import MAX_REASON, move_to_wire
+from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
@@ -75,6 +76,7 @@ class TablePeer:
         self.now = 0.0
         self._opener = Opener(identity)
         self.watchdog = Watchdog(timeout)
+        self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
 
     # ------------------------------------------------------------ the interface
 
@@ -159,7 +161,7 @@ class TablePeer:
         """Leave the table for good: the round in play is void and the table stops for everyone."""
         self.now = max(self.now, now)
         if self.stopped is None:
-            self._send(self.round, "leave", {"why": why[:MAX_REASON]})
+            self._send(self.round, "leave", {"why": reason(why)})
             self.emit.stopped = f"we left: {why}"
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()
@@ -223,12 +225,12 @@ class TablePeer:
         env = signed.envelope
         seat = self.chains.seat(env.sender)
         if seat is None:
-            self._note("rejected", "message dropped: its sender has no seat at this table")
+            self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
             return
         if env.type in Chains.LOBBY_TYPES:
             return  # the lobby's messages, seen again at the table: already taken by the lobby
         if env.round > self.round and env.type not in ANY_ROUND:
-            self.chains.later.append(signed)
+            self.chains.defer(signed, seat)
             return
         try:
             self._dispatch(seat, signed)
@@ -236,6 +238,9 @@ class TablePeer:
             self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
         except DeckFault as exc:
             self.emit.deck_fault(exc, seat)
+        except EquivocationEvidence as exc:
+            self.evidence.append(exc.frames)
+            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat)
         except RemoteProtocolError as exc:
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
 
@@ -260,7 +265,7 @@ class TablePeer:
                     rs.enter(Stage.SHUFFLING)
                     rs.decks.advance()
             case dk.EncryptedDeck():
-                rs.decks.take_pass(seat, body)
+                rs.decks.take_pass(seat, body, signed.frame)
                 rs.decks.advance()
             case Move():
                 ref = (seat, env.seq)
@@ -295,8 +300,12 @@ class TablePeer:
                     self._begin_round(1)
             case Fault():
                 # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
-                # a wait of a moment is only traffic in flight.
+                # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
+                # seat owes is public, so one our own view does not see owed is the reporter's view, not ours.
                 waiting = self.watchdog.waited(self.now)
+                owed = sorted(self._owed()[0])
+                if body.stall and owed and body.blame not in owed:
+                    waiting = owed
                 if waiting:
                     self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
                                 f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
@@ -380,21 +389,23 @@ class TablePeer:
 
     # ------------------------------------------------------------ time-outs
 
-    def _owed(self) -> frozenset[int]:
-        """The other seats that hold up what we are waiting for, by what blocks first."""
+    def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The other seats that hold up what we are waiting for, by what blocks first, and how much of it came."""
         rs = self.rs
+        owed: set[int]
+        mark: tuple[int, ...]
         if rs is None:
-            owed = {s for s in range(self.n) if s not in self.ready}
+            owed, mark = {s for s in range(self.n) if s not in self.ready}, (len(self.ready),)
         else:
-            owed = rs.owed(self.game, self.now, self.tolerance, self.orderer)
+            owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
         owed.discard(self.me)
-        return frozenset(owed)
+        return frozenset(owed), mark
 
     def _watch(self) -> None:
-        """Blame whoever holds everything up for longer than the time-out."""
+        """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
         if self.finished:
             return
-        mark = (len(self.ready),) if self.rs is None else self.rs.progress()
-        late = self.watchdog.watch(self.now, self._owed(), mark)
+        late = self.watchdog.watch(self.now, *self._owed())
         if late:
-            self._fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s", late[0])
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s",
+                            late[0], stall=True)

@@ -2,8 +2,10 @@
 
 Each card's reveal is a small machine of its own: granted (to one seat, or to all), shares sent
 by every other seat, then combined by whoever it was granted to. Shares that arrive before
-their deck is fully shuffled wait in `early`; cards granted to us wait in `learning` until
-every other seat's share of them is in.
+their deck is fully shuffled, or before our log grants what they reveal, wait in `early` (at
+most `MAX_EARLY` positions per prover: beyond that they are dropped, counted and noted once);
+shares we already hold are dropped unverified, so no proof is checked for what is not due.
+Cards granted to us wait in `learning` until every other seat's share of them is in.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from collections.abc import Iterable
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, encode
 from ..crypto.sealing import seal_to
-from ..errors import DeckFault, MalformedMessage
+from ..errors import DeckFault, InvalidKey, MalformedMessage
 from .config import Game
 from .decks import Decks
 from .outputs import Port
+
+MAX_EARLY = 1024  # positions of reveals held per prover, not yet due (a few KiB each at most)
 
 
 class Reveals:
@@ -34,9 +38,11 @@ class Reveals:
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
         self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> verified share
         self.reveals: list[dk.Reveal] = []  # every verified reveal, for the audit
-        self.early: list[tuple[int, dk.Reveal]] = []  # (prover, reveal) whose deck is not final yet
+        self.early: list[tuple[int, dk.Reveal]] = []  # (prover, reveal) whose deck is not final or not granted yet
+        self.dropped: dict[int, int] = {}  # prover -> reveals dropped over the cap of `early`
         self.boxes_due: dict[tuple[int, int], int] = {}  # (prover, recipient) -> private boxes owed
         self.boxes_seen: dict[tuple[int, int], int] = {}
+        self.faces: dict[int, dict[int, dk.Card]] = {}  # deck -> position -> the face we learned there
 
     # ------------------------------------------------------------ granting (our shares out)
 
@@ -49,15 +55,17 @@ class Reveals:
             new = [h for h in know.seen[seat] if h not in granted and h not in know.public]
             if not new:
                 continue
+            if seat != self.me:
+                self.send_shares(new, seat)
+                if self.port.stopped:
+                    return  # nothing was sealed and sent: the grant is not recorded as made
+            else:
+                self.learning.update(new)
             granted.update(new)
             for prover in range(self.seats):
                 if prover != seat:
                     self.boxes_due[(prover, seat)] = self.boxes_due.get((prover, seat), 0) + 1
-            if seat != self.me:
-                self.send_shares(new, seat)
-            else:
-                self.learning.update(new)
-        self.learn()
+        self.take_early()  # shares that came before our grant are due now
 
     def grant_public(self, handles: Iterable[int]) -> None:
         """Turn `handles` face up for everyone: send our shares of them, and learn what we can."""
@@ -67,7 +75,7 @@ class Reveals:
         self.granted_public.update(new)
         self.learning.update(new)
         self.send_shares(new, None)
-        self.learn()
+        self.take_early()
 
     def send_shares(self, handles: list[int], recipient: int | None) -> None:
         """Send our shares of `handles` to `recipient` (sealed to it), or to everyone (None)."""
@@ -76,7 +84,11 @@ class Reveals:
             self.port.send("shares", {"reveals": reveals})
         else:
             # Sealed: a share is the same value for every recipient (see crypto/sealing.py).
-            box = seal_to(self.keys[recipient], encode({"reveals": reveals}))
+            try:
+                box = seal_to(self.keys[recipient], encode({"reveals": reveals}))
+            except InvalidKey as exc:  # a seat whose key cannot be sealed to can see nothing: the table stops
+                self.port.fault(f"cannot seal a private look to seat {recipient}: {exc}", recipient)
+                return
             self.port.send("private", {"to": recipient, "box": box})
 
     def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
@@ -101,6 +113,13 @@ class Reveals:
         for rv in reveals:
             if rv.prover != prover or rv.recipient != recipient:
                 raise MalformedMessage("shares proved for another seat, or for another recipient")
+            held = sum(len(r.positions) for s, r in self.early if s == prover)
+            if held + len(rv.positions) > MAX_EARLY:
+                self.dropped[prover] = self.dropped.get(prover, 0) + 1
+                if self.dropped[prover] == 1:
+                    self.port.note("rejected", f"shares of {self.decks.ctx.players[prover]} that are not due "
+                                   f"dropped (over {MAX_EARLY} positions held)", prover)
+                continue
             self.early.append((prover, rv))
 
     def take_early(self) -> None:
@@ -111,9 +130,11 @@ class Reveals:
         waiting: list[tuple[int, dk.Reveal]] = []
         for seat, rv in self.early:
             final = decks.final(rv.deck)
-            if final is None:
+            if final is None or not self.due(rv, len(final)):
                 waiting.append((seat, rv))
                 continue
+            if all(seat in self.shares.get((rv.deck, pos), {}) for pos in rv.positions):
+                continue  # every share of it is in hand (a private look's card turned face up since)
             try:
                 dk.verify_reveal(decks.ctx, decks.keys, final, rv, prover=seat, recipient=rv.recipient,
                                  positions=rv.positions)
@@ -125,6 +146,17 @@ class Reveals:
                 self.shares.setdefault((rv.deck, pos), {})[seat] = d
         self.early = waiting
         self.learn()
+
+    def due(self, rv: dk.Reveal, size: int) -> bool:
+        """True once our log has granted every card `rv` reveals to its recipient (a position out of the deck: its proof fails)."""
+        granted = self.granted_public if rv.recipient is None else self.granted_private.get(rv.recipient, set())
+        for pos in rv.positions:
+            if pos >= size:
+                return True  # verify_reveal refuses it, blaming the prover
+            h = self.decks.handle_at(rv.deck, pos)
+            if h is None or h not in granted:
+                return False
+        return True
 
     def learn(self) -> None:
         """Decrypt every card we are entitled to and hold every other seat's share of; score a round that waited."""
@@ -142,11 +174,13 @@ class Reveals:
                 continue
             final = decks.chains[d][-1]
             shares = [got[s] if s != self.me else dk.own_share(decks.secret, final, pos) for s in range(self.seats)]
-            try:
-                face = dk.combine(decks.ctx, decks.book, final, pos, shares)
+            seen = self.faces.setdefault(d, {})
+            try:  # a face seen at another position of this deck is a fault of the deck, not a card
+                face = dk.combine(decks.ctx, decks.book, final, pos, shares, seen=seen)
             except DeckFault as exc:
                 self.port.fault(f"{exc} (the audit will name the seat)", None)
                 return
+            seen[pos] = face
             game.learn(h, face)  # type: ignore[arg-type]
             self.learning.discard(h)
             learned = True
@@ -160,6 +194,10 @@ class Reveals:
         """The other seats that owe a private look (to anyone: it stalls its recipient, and so everyone)."""
         return {prover for (prover, to), due in self.boxes_due.items()
                 if self.boxes_seen.get((prover, to), 0) < due and prover != self.me}
+
+    def boxes_delivered(self) -> int:
+        """How many of the private boxes due have gone by (extra boxes count for nothing)."""
+        return sum(min(self.boxes_seen.get(k, 0), due) for k, due in self.boxes_due.items())
 
     def shares_owed(self) -> set[int]:
         """The seats whose shares of a card we are learning have not come."""

@@ -69,6 +69,7 @@ class Round:
         self.decks = decks
         self.reveals = reveals
         self.settlement = settlement
+        self.applied = 0  # log entries the engine has applied
 
     def enter(self, stage: Stage) -> None:
         """Move on to `stage`, the one after the current stage."""
@@ -137,6 +138,7 @@ class Round:
                 if not self._apply_moves(rules, e, moves):
                     return
             log.entries.popleft()
+            self.applied += 1
             self.reveals.after_change()
 
     def _apply_moves(self, rules: Rules, e: Entry, moves: list[Move]) -> bool:
@@ -184,37 +186,35 @@ class Round:
         self.enter(Stage.DONE)
         return True
 
-    def owed(self, game: Game, now: float, tolerance: float, orderer: int) -> set[int]:
-        """The seats that hold up what we are waiting for, by what blocks first."""
+    def owed(self, game: Game, now: float, tolerance: float, orderer: int) -> tuple[set[int], tuple[int, ...]]:
+        """The seats that hold up what we are waiting for, by what blocks first, and a count of that thing delivered.
+
+        The count grows only when what those seats owe comes in: a seat that withholds it cannot
+        keep its clock young by sending something else (moves, orders, extra boxes or shares).
+        """
         owed = self.decks.owed()
         if owed:
-            return owed
+            return owed, (1, *self.decks.progress())
         # A private look withheld stalls its recipient, and through it everyone: the root cause first.
         owed = self.reveals.boxes_owed()
         if owed:
-            return owed
+            return owed, (2, self.reveals.boxes_delivered())
         missing_shares = self.reveals.shares_owed()
         log = self.log
         if log.entries:
             movers = {seat for seat, seq in log.entries[0].refs if (seat, seq) not in log.moves}
-            return movers or missing_shares
-        if missing_shares:
-            return missing_shares
+            if movers:
+                return movers, (3, self.applied)
+        if log.entries or missing_shares:
+            return missing_shares, (4, len(self.reveals.reveals))
         live = game.r is not None and not game.r.ended and game.round_no == self.number
-        if live and log.unordered():
-            return {orderer}  # our log is applied, so the orderer's can be too: it owes an order
-        wake = game.wake_time() if live else None
-        if wake is not None and wake < now - tolerance:
-            return {orderer}  # a deadline passed long ago and the orderer has not ticked it
-        if not self.dealt:
-            return {orderer}
-        return self.settlement.owed(opened=self.stage >= Stage.SETTLING)
-
-    def progress(self) -> tuple[int, ...]:
-        """Counts that grow whenever any of the round's machines moves: a stall leaves them still."""
-        log = self.log
-        return (*self.decks.progress(), log.next_index, len(log.entries), len(self.reveals.reveals),
-                len(log.moves), len(self.settlement.openings), len(self.settlement.results))
+        # The orderer owes an order: of a move we hold (our log is applied, so its can be too), of a
+        # deadline passed long ago, or of the deal.
+        if (live and log.unordered()) or (not self.dealt) or (
+                live and (wake := game.wake_time()) is not None and wake < now - tolerance):
+            return {orderer}, (5, log.next_index)
+        return self.settlement.owed(opened=self.stage >= Stage.SETTLING), \
+            (6, len(self.settlement.openings), len(self.settlement.results))
 
 
 class Watchdog:

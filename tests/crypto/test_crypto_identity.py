@@ -125,3 +125,13 @@ def test_bad_names(tmp_path: Path) -> None:
     for bad in ("", " ", "x" * 40, "a\nb"):
         with pytest.raises(IdentityError):
             identity.set_name(bad, tmp_path)
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("x" * 32, True), ("é" * 16, True), ("Zoë and 🂡", True), ("a b", True),
+    ("é" * 17, False),  # 17 code points, 34 bytes of UTF-8: lengths are in bytes
+    ("€" * 11, False), ("x" * 33, False), ("", False), (" ann", False), ("ann ", False),
+    ("a\nb", False), ("a\u200bb", False), ("a\u00a0b", False), ("a\ud800", False), (7, False), (b"ann", False),
+])
+def test_a_name_is_1_to_32_bytes_of_printable_utf8(name: object, ok: bool) -> None:
+    assert identity.valid_name(name) is ok

@@ -8,9 +8,12 @@ import secrets
 import pytest
 
 from p2pcards.bots.base import RandomBot
-from p2pcards.crypto.identity import generate
-from p2pcards.errors import InputError
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pcards.crypto.identity import Identity, generate
+from p2pcards.errors import InputError, MalformedMessage
 from p2pcards.sim.memnet import MemNet
+from p2pcards.table.config import TableConfig
 from p2pcards.table.lobby import Lobby
 
 
@@ -77,3 +80,28 @@ def test_a_peer_that_leaves_stops_the_table_for_everyone_with_its_name() -> None
     for p in (peers[0], peers[2]):
         assert p.stopped is not None and "left the table (dinner is ready)" in p.stopped
         assert p.faults[-1].blame == "p1"
+
+
+def test_names_are_checked_in_utf8_bytes_where_they_arrive() -> None:
+    table = secrets.token_bytes(16)
+    host_id = generate("host")
+    host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "draw_seconds": None})
+    long = Identity(Ed25519PrivateKey.generate(), "€" * 11)  # 11 code points, 33 bytes: made past `generate`'s check
+    fine = generate("é" * 16)  # 32 bytes
+    for guest in (long, fine):
+        host.receive(Lobby(guest, table, host_id.public).join())
+    assert list(host.names.values()) == ["host", "é" * 16]
+    assert len(host.errors) == 1 and "bytes" in host.errors[0]
+    wire = host.seat()
+    guest = Lobby(fine, table, host_id.public)
+    for frame in (opened, wire):
+        guest.receive(frame)
+    assert guest.config == host.config and not guest.errors
+
+
+def test_a_config_whose_names_are_not_names_is_malformed() -> None:
+    keys = [generate(n).public for n in ("a", "b")]
+    base = TableConfig(bytes(16), "crisp", {}, tuple(keys), ("a", "b")).to_wire()
+    for names in ([1, 2], ["a", "b\x00"], ["a", "x" * 33], ["a", " b"]):
+        with pytest.raises(MalformedMessage):
+            TableConfig.from_wire({**base, "names": names})  # type: ignore[dict-item]

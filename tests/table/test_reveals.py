@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from parts_helpers import RecordingPort, exchange, make_decks
 
 from p2pcards.cards import CRISP_DECK
@@ -12,7 +13,9 @@ from p2pcards.crypto.identity import generate
 from p2pcards.crypto.sealing import Opener
 from p2pcards.games.crisp import CrispGame
 from p2pcards.table.bodies import Private, Shares
-from p2pcards.table.reveals import Reveals
+from p2pcards.crypto import deck as dk
+from p2pcards.table import reveals as reveals_module
+from p2pcards.table.reveals import MAX_EARLY, Reveals
 
 IDS = [generate(f"p{i}") for i in range(2)]
 KEYS = tuple(i.public for i in IDS)
@@ -80,6 +83,65 @@ def test_a_share_that_fails_its_proof_is_its_provers_fault() -> None:
     (rv,) = Shares.from_wire(ports[0].of_type("shares")[0]).reveals
     other = reveals[1].make_reveals([41], None)[0]
     lie = dataclasses.replace(rv, shares=other.shares)  # a share of another card under this card's proof
+    reveals[1].grant_public([40])
     reveals[1].take(0, None, [lie])
     reveals[1].take_early()
     assert ports[1].faults and ports[1].faults[0][1] == 0
+
+
+def test_a_look_that_cannot_be_sealed_stops_the_table_and_is_not_recorded_as_granted() -> None:
+    # Keys are validated where they enter; should one get through, sealing to it never raises.
+    reveals, ports, games = two_seats()
+    small_order = bytes(32)
+    r = Reveals(reveals[0].decks, games[0], (KEYS[0], small_order), ports[0])
+    games[0].know.show(1, 31)  # seat 1 looks at a card: seat 0 owes it a sealed box
+    r.after_change()
+    assert not ports[0].of_type("private")
+    assert ports[0].faults and ports[0].faults[0][1] == 1, ports[0].faults
+    assert 31 not in r.granted_private.get(1, set()) and (0, 1) not in r.boxes_due
+
+
+def test_shares_that_are_not_due_are_held_unverified_until_our_log_grants_them() -> None:
+    for lying in (False, True):
+        reveals, ports, games = two_seats()
+        rv = reveals[0].make_reveals([41], None)[0]  # seat 0 is ahead: its log turned card 41 face up
+        if lying:
+            rv = dataclasses.replace(rv, shares=reveals[0].make_reveals([42], None)[0].shares)
+        reveals[1].take(0, None, [rv])
+        reveals[1].take_early()
+        assert not ports[1].faults and not reveals[1].reveals and (0, 41) not in reveals[1].shares
+        reveals[1].grant_public([41])  # our log catches up: now it is due, and checked
+        if lying:
+            assert ports[1].faults and ports[1].faults[0][1] == 0  # its prover's fault
+        else:
+            assert games[1].faces.get(41) in CRISP_DECK and not ports[1].faults
+
+
+def test_a_share_we_hold_already_is_dropped_without_checking_its_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    reveals, ports, _ = two_seats()
+    checked: list[dk.Reveal] = []
+    real = dk.verify_reveal
+
+    def counting(*args: object, **kwargs: object) -> None:
+        checked.append(args[3])  # type: ignore[arg-type]
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reveals_module.dk, "verify_reveal", counting)
+    reveals[1].grant_public([40])
+    rv = reveals[0].make_reveals([40], None)
+    for _ in range(50):  # the same valid shares again and again
+        reveals[1].take(0, None, rv)
+        reveals[1].take_early()
+    assert len(checked) == 1 and len(reveals[1].reveals) == 1 and not ports[1].faults
+
+
+def test_shares_not_due_cost_bounded_memory_dropped_and_noted_once() -> None:
+    reveals, ports, _ = two_seats()
+    rv = reveals[0].make_reveals(list(range(40, 52)), None)[0]  # twelve positions, never granted at seat 1
+    for _ in range(3 * MAX_EARLY // 12):
+        reveals[1].take(0, None, [rv])
+    reveals[1].take_early()
+    assert sum(len(r.positions) for _, r in reveals[1].early) <= MAX_EARLY
+    assert reveals[1].dropped[0] >= MAX_EARLY // 12
+    assert [n for n in ports[1].notes if n[0] == "rejected"] == [ports[1].notes[0]] and ports[1].notes[0][2] == 0
+    assert not ports[1].faults

@@ -1,0 +1,143 @@
+"""Attacks on the table itself (issue 9): each one is refused or blamed on the attacker, never on an honest seat."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from parts_helpers import exchange, make_decks
+
+from p2pcards.cards import CRISP_DECK
+from p2pcards.crypto import deck as dk
+from p2pcards.crypto.envelope import parse
+from p2pcards.crypto.identity import generate
+from p2pcards.games.base import Move
+from p2pcards.games.crisp import CrispGame
+from p2pcards.sim.cheaters import (Run, Withhold, WithholdingPeer, frame_type, run_table, withhold_private_to,
+                                   withhold_public)
+from p2pcards.table.bodies import Shares
+from p2pcards.table.outputs import Output, Send
+from p2pcards.table.peer import TablePeer
+from p2pcards.table.reveals import Reveals
+
+CRISP = {"limit": 20}
+CHEATER = 1
+
+
+def faults_of(run: Run, cheater: int = CHEATER) -> list[list[str | None]]:
+    """Each honest peer's fault blames, in order."""
+    return [[n.blame for n in p.faults] for p in run.honest([cheater])]
+
+
+# ---------------------------------------------------------------- one pass per place
+
+
+class DoublePasser(TablePeer):
+    """Signs a second, different (and validly proved) pass for its place in deck 0, right after its first."""
+
+    doubled = False
+
+    def _flush(self) -> list[Output]:
+        out = super()._flush()
+        if not self.doubled and any(isinstance(o, Send) and frame_type(o.frame) == "pass" for o in out):
+            self.doubled = True
+            rs = self.rs
+            assert rs is not None
+            second = rs.decks.shuffle(rs.decks.chains[0][self.me])
+            out.append(Send(self.outbox.seal(rs.number, "pass", second.to_wire()).frame))
+        return out
+
+
+def test_two_signed_passes_for_one_place_are_equivocation_with_both_frames_as_evidence() -> None:
+    run = run_table("crisp", 3, CRISP, seed=3, seat=CHEATER, peer_class=DoublePasser, timeout=2.0, until=20.0)
+    cheater = run.peers[CHEATER].names[CHEATER]
+    honest = run.honest([CHEATER])
+    for p in honest:
+        assert p.faults and p.faults[0].blame == cheater, p.notes[-4:]
+        assert "equivocation" in p.faults[0].detail
+    # Whoever saw both passes (the others may hear of it first in a fault report) holds them.
+    found = [p for p in honest if p.evidence]
+    assert found
+    for p in found:
+        ((a, b),) = p.evidence
+        ea, eb = parse(a).envelope, parse(b).envelope  # both verify: signed by the cheater
+        assert ea.sender == eb.sender == p.cfg.keys[CHEATER] and ea.type == eb.type == "pass" and a != b
+
+
+def test_a_repeated_face_at_reveal_is_a_fault_of_the_deck() -> None:
+    decks, ports, _ = make_decks(2, CRISP_DECK)
+    exchange(decks, ports)
+    ids = [generate(f"p{i}") for i in range(2)]
+    games, reveals = [], []
+    for d, port in zip(decks, ports):
+        final = d.chains[0][-1]  # position 31 made a copy of position 30 (as a broken deck would hold)
+        c1, c2 = list(final.c1), list(final.c2)
+        c1[31], c2[31] = c1[30], c2[30]
+        d.chains[0][-1] = dataclasses.replace(final, c1=tuple(c1), c2=tuple(c2))
+        d.place(list(range(len(CRISP_DECK))), 0)
+        game = CrispGame(("p0", "p1"))
+        game.deal({}, 0.0)
+        games.append(game)
+        reveals.append(Reveals(d, game, tuple(i.public for i in ids), port))
+    for handle in (30, 31):
+        for r in reveals:
+            r.grant_public([handle])
+        for s, r in enumerate(reveals):
+            body = ports[1 - s].of_type("shares")[-1]
+            r.take(1 - s, None, Shares.from_wire(body).reveals)
+            r.take_early()
+    for port in ports:
+        assert port.faults and "already seen" in port.faults[0][0], port.faults
+
+
+# ---------------------------------------------------------------- stalls
+
+
+class BusyWithholder(WithholdingPeer):
+    """Withholds its public shares, and keeps signing moves (any move) every half time-out to look alive."""
+
+    last = 0.0
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        if self.withheld and self.stopped is None and now - self.last >= self.timeout / 2:
+            self.last = now
+            out += self.send_move(Move(self.names[self.me], "draw", source="pile"))
+        return out
+
+
+@pytest.mark.parametrize("withhold", [withhold_public, withhold_private_to(2)], ids=["public", "private"])
+def test_a_withholder_that_keeps_sending_moves_is_still_timed_out(withhold: Withhold) -> None:
+    timeout = 2.0
+    run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=BusyWithholder,
+                    peer_kwargs={"withhold": withhold}, timeout=timeout, until=30.0)
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, BusyWithholder) and cheat.withheld and cheat.last > 0
+    name = cheat.names[CHEATER]
+    for p in run.honest([CHEATER]):
+        assert p.faults and p.faults[0].blame == name, p.notes[-4:]
+
+
+class LyingReporter(WithholdingPeer):
+    """Withholds its public shares, then at once reports a time-out of seat 0 (as if seat 0 had stalled it)."""
+
+    reported = False
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        if self.withheld and not self.reported:
+            self.reported = True
+            self.emit.fault("p0 sent nothing owed for 2 s", 0, stall=True)
+            out += self._flush()
+        return out
+
+
+def test_a_staller_that_reports_a_time_out_of_an_honest_seat_is_blamed_itself() -> None:
+    # What a seat owes is public: a time-out claim our own view does not see is weighed, not believed.
+    run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=LyingReporter,
+                    peer_kwargs={"withhold": withhold_public}, timeout=2.0, until=30.0)
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, LyingReporter) and cheat.reported
+    for p in run.honest([CHEATER]):
+        assert p.faults and p.faults[0].blame == cheat.names[CHEATER], p.faults

@@ -1,0 +1,102 @@
+"""Floods (issue 9): what another peer can make a peer keep is bounded, and junk is counted, dropped and noted once.
+
+Frames for another table are refused before any signature check and blame no one: a key may sit
+at several tables, so anyone could replay an honest seat's frames from one table at another.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import tracemalloc
+from collections.abc import Iterator
+
+from p2pcards.crypto import deck as dk
+from p2pcards.crypto import shuffle
+from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, seal
+from p2pcards.crypto.identity import generate
+from p2pcards.sim.table_game import make_table
+from p2pcards.table.chains import MAX_HELD_BYTES, MAX_LATER
+from p2pcards.table.peer import Send, TablePeer
+
+HONEST, ATTACKER = 1, 2
+BIG = 64 << 10  # bytes of junk per frame
+
+
+def _table() -> list[TablePeer]:
+    return make_table("crisp", 3, {"limit": 15}, random.Random(7))
+
+
+def _junk(peers: list[TablePeer], rounds: int) -> Iterator[bytes]:
+    """Every kind of frame a flooder can send, about BIG bytes each, made one at a time."""
+    cfg = peers[0].cfg
+    attacker, honest, outsider = peers[ATTACKER].identity, peers[HONEST].identity, generate("outsider")
+    pad = {"m": b"x" * BIG}
+    for i in range(rounds):
+        yield secrets.token_bytes(BIG)  # garbage
+        yield bytes(64) + Envelope(cfg.table, 1, honest.public, 5, GENESIS, "move", pad).encode()  # forged
+        yield seal(honest, Envelope(b"another table", 1, honest.public, i, GENESIS, "move", pad)).frame
+        yield seal(outsider, Envelope(cfg.table, 1, outsider.public, i, GENESIS, "move", pad)).frame
+        yield seal(attacker, Envelope(cfg.table, 1, attacker.public, 10 + i, GENESIS, "move", pad)).frame  # ahead
+
+
+def test_a_flood_of_junk_costs_bounded_memory_and_few_notes() -> None:
+    peers = _table()
+    victim = peers[0]
+    victim.start(0.0)
+    for frame in _junk(peers, 4):  # warm up (first notes, caches)
+        victim.receive(frame, 0.1)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for frame in _junk(peers, 300):  # ~100 MiB offered
+            victim.receive(frame, 0.2)
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown < MAX_HELD_BYTES + (4 << 20), grown  # one sender's held frames, and change
+    assert victim.stopped is None and not [n for n in victim.notes if n.blame not in (None, "p2")], victim.notes
+    assert len(victim.notes) <= 8, victim.notes
+    dropped = victim.chains.dropped
+    assert dropped[(None, "WrongContext")] == 304 and dropped[(None, "BadSignature")] == 304
+    assert dropped[(ATTACKER, "held")] > 200
+
+
+def test_a_frame_of_another_table_is_refused_and_blames_no_one() -> None:
+    peers = _table()
+    victim = peers[0]
+    victim.start(0.0)
+    honest = peers[HONEST]
+    # The honest seat's own ready, signed for another table it also sits at, replayed here by anyone.
+    other = Outbox(honest.identity, b"another table").seal(0, "ready", {"config": bytes(32)}).frame
+    victim.receive(other, 0.1)
+    assert victim.stopped is None and victim.notes and all(n.blame is None for n in victim.notes), victim.notes
+    assert victim.chains.received(HONEST) == 0
+
+
+def test_too_many_messages_of_a_round_not_begun_are_their_senders_fault() -> None:
+    peers = _table()
+    victim = peers[0]
+    victim.start(0.0)
+    out = Outbox(peers[ATTACKER].identity, victim.cfg.table)
+    victim.receive(out.seal(0, "ready", {"config": victim.cfg.digest()}).frame, 0.1)
+    for _ in range(MAX_LATER + 1):  # round 1 has not begun at the victim: seat 1 is not ready
+        victim.receive(out.seal(1, "leave", {"why": "x" * 100}).frame, 0.2)
+    assert victim.faults and victim.faults[0].blame == "p2", victim.notes
+    assert len(victim.chains.later) == MAX_LATER
+
+
+def test_a_pass_for_a_deck_that_cannot_have_begun_is_its_senders_fault() -> None:
+    peers = _table()
+    victim = peers[0]
+    readies = [p.start(0.0) for p in peers]
+    for out in readies[1:]:
+        for o in out:
+            if isinstance(o, Send):
+                victim.receive(o.frame, 0.1)
+    assert victim.round == 1
+    n = len(victim.cfg.cards())
+    bogus = dk.EncryptedDeck(5, ATTACKER + 1, (bytes(32),) * n, (bytes(32),) * n, None, bytes(32),
+                             bytes(shuffle.proof_bytes(n)))
+    victim.receive(peers[ATTACKER].outbox.seal(1, "pass", bogus.to_wire()).frame, 0.2)
+    assert victim.faults and victim.faults[0].blame == "p2" and "cannot have begun" in victim.faults[0].detail
