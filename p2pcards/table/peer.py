@@ -39,6 +39,7 @@ from .rules import Rules, rules_for
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
+SLACK_S = 4.0  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 
 
@@ -46,7 +47,7 @@ class TablePeer:
     """The table protocol for one seat: feed it frames and the time, broadcast what it returns."""
 
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
-                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S,
+                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
                  outbox: Outbox | None = None, tracker: ChainTracker | None = None) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
@@ -58,6 +59,7 @@ class TablePeer:
         self.seat_of = {name: i for i, name in enumerate(config.names)}
         self.draw_seed = draw_seed
         self.tolerance = tolerance
+        self.slack = slack
         self.timeout = timeout
         # A lobby hands over the chains it began; a table set up in advance starts them here.
         self.outbox = outbox or Outbox(identity, config.table)
@@ -307,7 +309,7 @@ class TablePeer:
         decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._send(number, "key", decks.announcement().to_wire())
