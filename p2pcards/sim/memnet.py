@@ -1,4 +1,7 @@
-"""An in-memory network on a virtual clock: per-link delay and jitter, no ordering between senders.
+"""An in-memory network on a virtual clock: per-link delay, jitter, loss and duplication, no ordering.
+
+Lost frames are asked for again as on a real link (table/recovery.py): each peer's requests go
+out at its ticks, cross the same lossy links, and are answered with ordinary frames.
 
 It drives real `TablePeer`s (real signatures, real deck crypto) with bots that see only their
 own peer's view, so whole games run in a test without sockets and still meet a network's
@@ -15,18 +18,28 @@ from dataclasses import dataclass, field
 from ..bots.base import Bot
 from ..errors import IllegalMove
 from ..table.peer import Note, Send, TablePeer
+from ..table.recovery import Recovery
 
 
 @dataclass
 class LinkModel:
-    """Delay of one frame on one link: `delay` plus uniform jitter up to `jitter` (seconds)."""
+    """One link: `delay` plus uniform jitter up to `jitter` (seconds); each frame lost with
+    probability `loss`, else sent twice with probability `dup`."""
 
     delay: float = 0.004
     jitter: float = 0.012
+    loss: float = 0.0
+    dup: float = 0.0
 
     def sample(self, rng: random.Random) -> float:
         """One frame's transit time."""
         return self.delay + rng.random() * self.jitter
+
+    def copies(self, rng: random.Random) -> int:
+        """How many copies of one frame arrive: 0, 1 or 2."""
+        if self.loss and rng.random() < self.loss:
+            return 0
+        return 2 if self.dup and rng.random() < self.dup else 1
 
 
 @dataclass
@@ -35,6 +48,8 @@ class NetStats:
 
     frames: int = 0
     bytes: int = 0
+    requests: int = 0
+    answers: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
 
 
@@ -61,6 +76,7 @@ class MemNet:
         self.on_deliver: Callable[[MemNet, int], None] | None = None
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
+        self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
 
     def _push(self, t: float, kind: str, peer: int, data: object) -> None:
         self._seq += 1
@@ -76,13 +92,25 @@ class MemNet:
             for receiver in range(len(self.peers)):
                 if receiver == sender:
                     continue
-                frame: bytes | None = out.frame
-                if self.tap is not None:
-                    frame = self.tap(sender, receiver, out.frame)
-                if frame is not None:
-                    self._push(self.now + self.link.sample(self.rng), "frame", receiver, frame)
+                self._send(sender, receiver, out.frame)
         self._wake_bot(sender)
         self._schedule_tick(sender)
+
+    def _send(self, sender: int, receiver: int, frame: bytes | None, kind: str = "frame",
+              data: object = None) -> None:
+        """One frame (or request) on one link, through the tap and the link's losses."""
+        if frame is not None and self.tap is not None:
+            frame = self.tap(sender, receiver, frame)
+        if kind == "frame" and frame is None:
+            return
+        for _ in range(self.link.copies(self.rng)):
+            self._push(self.now + self.link.sample(self.rng), kind, receiver, frame if kind == "frame" else data)
+
+    def _ask(self, i: int) -> None:
+        """Peer `i` asks for what it misses."""
+        for ask, sender, first, count in self.recovery[i].requests(self.now):
+            self.stats.requests += 1
+            self._send(i, ask, None, "ask", (i, sender, first, count))
 
     def _wake_bot(self, i: int) -> None:
         if not self._bot_pending[i]:
@@ -132,6 +160,13 @@ class MemNet:
                     continue  # superseded by an earlier tick
                 self._next_tick[i] = None
                 self._outputs(i, peer.tick(self.now))
+                self._ask(i)
+            elif kind == "ask":
+                assert isinstance(data, tuple)
+                asker, sender, first, count = data
+                for frame in self.recovery[i].answer(asker, sender, first, count, self.now):
+                    self.stats.answers += 1
+                    self._send(i, asker, frame)
             else:
                 self._bot_pending[i] = False
                 self._bot(i)

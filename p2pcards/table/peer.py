@@ -33,6 +33,7 @@ from .decks import Decks
 from .log import Entry, Log
 from .messages import MAX_REASON, move_to_wire
 from .outputs import Emitter, Note, NoteKind, Output, Send
+from .recovery import MAX_ASK
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -41,6 +42,7 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 4.0  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
+PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
 class TablePeer:
@@ -75,6 +77,8 @@ class TablePeer:
         self.now = 0.0
         self._opener = Opener(identity)
         self.watchdog = Watchdog(timeout)
+        self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
+        self._quiet_since = 0.0  # since when no chain has grown
 
     # ------------------------------------------------------------ the interface
 
@@ -173,6 +177,53 @@ class TablePeer:
         if rs is None or not rs.dealt or rs.log.entries or self.stopped:
             return True
         return bool(rs.log.own_unordered or rs.reveals.learning)
+
+    def missing(self) -> list[tuple[int, int, int]]:
+        """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.
+
+        A gap lies below a frame we hold ahead of its chain, or is a move an order names that we
+        never took. A seat we have waited on for PROBE_S with nothing of it held may have sent a
+        frame that never reached us: its next MAX_ASK places are asked for (a seat with nothing
+        more answers with nothing).
+        """
+        if self.stopped is not None or self.finished:
+            return []
+        held: dict[int, set[int]] = {}
+        for sender, seq in self.chains.held:
+            seat = self.chains.seat(sender)
+            if seat is not None and seat != self.me:
+                held.setdefault(seat, set()).add(seq)
+        rs = self.rs
+        if rs is not None and rs.log.entries:
+            for seat, seq in rs.log.entries[0].refs:
+                if (seat, seq) not in rs.log.moves and seat != self.me:
+                    held.setdefault(seat, set()).add(seq + 1)  # as if the frame after it were held
+        gaps: list[tuple[int, int, int]] = []
+        for seat, seqs in sorted(held.items()):
+            first = self.chains.received(seat)
+            for seq in sorted(q for q in seqs if q >= first):
+                if seq > first:
+                    gaps.append((seat, first, seq - 1))
+                first = seq + 1
+        dog = self.watchdog
+        tails: set[int] = set()
+        if dog.since is not None and self.now - dog.since >= PROBE_S:
+            tails |= dog.owed
+        if self.now - self._quiet_since >= PROBE_S:
+            tails |= set(range(self.n))  # nothing new from anyone: a frame only we miss (a move to order) may hold us
+        for seat in sorted(tails - held.keys() - {self.me}):
+            head = self.chains.received(seat)
+            gaps.append((seat, head, head + MAX_ASK - 1))
+        return gaps
+
+    def frame(self, seat: int, seq: int) -> bytes | None:
+        """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
+        if not 0 <= seat < self.n or seq < 0:
+            return None
+        if seat == self.me:
+            sent = self.emit.sent.get(seq)
+            return None if sent is None else sent[1]
+        return self.tracker.frame_at(self.cfg.keys[seat], seq)
 
     def view(self) -> CrispView | CrescendoView:
         """Our own player's view of the game (the only view a peer can compute)."""
@@ -312,6 +363,9 @@ class TablePeer:
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        sent = self.emit.sent
+        for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
+            del sent[seq]  # only this round's frames and the last one's are asked for again
         self._send(number, "key", decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:
@@ -383,6 +437,9 @@ class TablePeer:
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out."""
+        heads = tuple(self.chains.received(s) for s in range(self.n))
+        if heads != self._heads:
+            self._heads, self._quiet_since = heads, self.now
         if self.finished:
             return
         mark = (len(self.ready),) if self.rs is None else self.rs.progress()
