@@ -3,7 +3,8 @@
 Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
 heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
 a `back` note; one missing for `gone_after` seconds makes us leave the table with its name as
-the reason, since the table protocol cannot yet go on without a seat.
+the reason, since the table protocol cannot yet go on without a seat. Frames lost on the way are
+asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Callable
 from ..bots.base import Bot
 from ..errors import LinkBroken
 from ..table.peer import Note, TablePeer
-from .link import FRAME, Link, Links
+from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
+from .link import FRAME, REQUEST, Link, Links
 from .shell import TableShell
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
@@ -34,6 +36,8 @@ class Seat:
         self.gone_after = gone_after
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self._asking: asyncio.TimerHandle | None = None
         self._all_linked = asyncio.Event()
         self.started: float | None = None  # when we said ready
         self.linked(None)
@@ -44,6 +48,29 @@ class Seat:
     def frame(self, payload: bytes) -> None:
         """A table frame from a seat's link."""
         self.shell.receive(payload)
+
+    def take(self, link: Link, kind: int, payload: bytes) -> None:
+        """A frame (F) or a request for missing frames (Q) from a seat's link; LinkBroken for any other kind."""
+        if kind == FRAME:
+            self.frame(payload)
+        elif kind == REQUEST:
+            sender, first, count = parse_request(payload, self.peer.n)  # MalformedMessage cuts the link
+            asker = self.peer.cfg.keys.index(link.key) if link.key in self.names else None
+            if asker is None:
+                raise LinkBroken("a request from a key with no seat")
+            for frame in self.recovery.answer(asker, sender, first, count, self.shell.clock()):
+                link.send(FRAME, frame)
+        else:
+            raise LinkBroken(f"frame kind {kind} has no place here")
+
+    def _ask(self) -> None:
+        """Ask for what we miss, and again in RETRY_S / 2."""
+        self._asking = None
+        if self.shell.over:
+            return
+        for seat, sender, first, count in self.recovery.requests(self.shell.clock()):
+            self.links.send(self.peer.cfg.keys[seat], REQUEST, pack_request(sender, first, count))
+        self._asking = asyncio.get_running_loop().call_later(RETRY_S / 2, self._ask)
 
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""
@@ -89,6 +116,7 @@ class Seat:
             raise LinkBroken(f"no link to {', '.join(absent)}") from None
         self.started = self.shell.clock()
         self.shell.start()
+        self._ask()
         try:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
@@ -99,4 +127,7 @@ class Seat:
         """Stop every timer of this seat."""
         for handle in self.missing.values():
             handle.cancel()
+        if self._asking is not None:
+            self._asking.cancel()
+            self._asking = None
         self.shell.close()

@@ -24,7 +24,7 @@ from ..errors import IllegalMove, LinkBroken, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from ..net.link import FRAME, Link, Links
+from ..net.link import FRAME, REQUEST, Link, Links
 from ..net.seat import Seat
 from ..table.config import TableConfig
 from ..table.peer import Note, Send, TablePeer
@@ -181,10 +181,10 @@ class BotTable:
         self._changed()
 
     def _frame(self, link: Link, kind: int, payload: bytes) -> None:
-        if kind != FRAME or self._seat is None:
+        if kind not in (FRAME, REQUEST) or self._seat is None:
             raise LinkBroken(f"frame kind {kind} has no place here")
         self._last_frame = self.clock_fn()
-        self._seat.frame(payload)
+        self._seat.take(link, kind, payload)
         self._after()
 
     def _linked(self, link: Link) -> None:
