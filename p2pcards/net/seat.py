@@ -2,8 +2,8 @@
 
 Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
 heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
-a `back` note; one missing for `gone_after` seconds makes us leave the table with its name as
-the reason, since the table protocol cannot yet go on without a seat. Frames lost on the way are
+a `back` note; one missing for `gone_after` seconds is gone: the table stops with a fault blaming
+it (the round in play is void), since the table protocol cannot yet go on without a seat. Frames lost on the way are
 asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
 """
 
@@ -20,7 +20,7 @@ from .link import FRAME, REQUEST, Link, Links
 from .shell import TableShell
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
-GONE_AFTER_S = 30.0  # how long a seat may be missing before we give up on the table
+GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
 
 
 class Seat:
@@ -80,7 +80,7 @@ class Seat:
             self._all_linked.set()
 
     def lost(self, link: Link, why: str) -> None:
-        """A seat's link is gone: say so now, give up on the table if it stays gone."""
+        """A seat's link is gone: say so now, stop the table blaming it if it stays gone."""
         if link.key not in self.links.links and "the table is over" not in why:  # else: it saw the end first
             self._missing(link.key, why)
 
@@ -95,9 +95,11 @@ class Seat:
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
-        self.shell.note("missing", f"{name} is missing: {why}", name)
+        self.shell.note("missing", f"{name} is missing: {why}; the table stops in {self.gone_after:g} s"
+                        " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
-            self.gone_after, self.shell.leave, f"{name} was missing for {self.gone_after:.0f} s")
+            self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
+            f"missing for {self.gone_after:g} s ({why})")
 
     def _back(self, key: bytes) -> None:
         if key in self.missing:

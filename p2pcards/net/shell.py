@@ -93,6 +93,10 @@ class TableShell:
         """Leave the table for good."""
         self._emit(self.peer.leave(self.clock(), why))
 
+    def gone(self, seat: int, why: str) -> None:
+        """A seat is gone from the network for good: the table stops, blaming it."""
+        self._emit(self.peer.gone(seat, self.clock(), why))
+
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
         """A note from the network layer (a seat missing, back), shown like the peer's own."""
         self._take_note(Note(kind, detail, blame))

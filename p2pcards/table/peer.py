@@ -171,6 +171,14 @@ class TablePeer:
             self._note("void", f"we left; round {self.round} is void")
         return self._flush()
 
+    def gone(self, seat: int, now: float, why: str) -> list[Output]:
+        """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so): the
+        round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
+        self.now = max(self.now, now)
+        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me:
+            self._fault(f"{self.names[seat]} is gone: {why}", seat)
+        return self._flush()
+
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         rs = self.rs

@@ -1,0 +1,93 @@
+"""A seat that vanishes mid-round (killed: its links end; frozen: its heartbeats stop) is named at
+once, and the others stop the table within seconds with a fault blaming it, even when it owes nothing.
+
+Three seats in one event loop, each with its own authenticated links over real TCP on loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from p2pcards.net.botpeer import make_bot
+from p2pcards.net.link import SILENT_S, Link, Links
+from p2pcards.net.seat import Seat
+from p2pcards.sim.table_game import make_table
+from p2pcards.table.peer import Note
+
+GONE_AFTER = 1.0
+
+
+def kill(links: Links) -> None:
+    """As SIGKILL does: every socket of the seat ends at once, no goodbye."""
+    for link in list(links.links.values()):
+        for task in link._tasks:
+            task.cancel()
+        link.writer.transport.abort()
+
+
+def freeze(links: Links) -> None:
+    """As a frozen process or a lost Wi-Fi does: nothing more is sent or read, the sockets stay open."""
+    for link in list(links.links.values()):
+        for task in link._tasks:
+            task.cancel()
+
+
+async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[list[Seat], list[list[Note]], float]:
+    peers = make_table("crisp", 3, {"limit": 500}, timeout=120.0)  # no time-out of §12.4 can fire first
+    notes: list[list[Note]] = [[] for _ in peers]
+    seats: list[Seat | None] = [None] * 3
+    all_links: list[Links] = []
+
+    def handlers(i: int) -> tuple[Callable[[Link, int, bytes], None], Callable[[Link], None],
+                                  Callable[[Link, str], None], Callable[[Link, bool], None]]:
+        def seat() -> Seat:
+            s = seats[i]
+            assert s is not None
+            return s
+        return (lambda link, kind, payload: seat().take(link, kind, payload), lambda link: seat().linked(link),
+                lambda link, why: seat().lost(link, why), lambda link, quiet: seat().quiet(link, quiet))
+
+    for i, peer in enumerate(peers):
+        keys = set(peer.cfg.keys) - {peer.identity.public}
+        links = Links(peer.identity, peer.cfg.table, keys.__contains__, *handlers(i))
+        all_links.append(links)
+        seats[i] = Seat(peer, links, make_bot("crisp", "random", f"vanish/{i}"), on_note=notes[i].append,
+                        gone_after=GONE_AFTER)
+    ports = [await links.listen(["127.0.0.1"]) for links in all_links]
+    for i, links in enumerate(all_links):
+        for j in range(i):
+            await links.dial([("127.0.0.1", ports[j])], peers[j].identity.public, attempts=20, pause=0.1)
+    live = [s for s in seats if s is not None]
+    plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
+    doomed = live[2]
+    async with asyncio.timeout(60):
+        while not (doomed.peer.rs is not None and doomed.peer.rs.dealt and doomed.peer.rs.log.next_index > 3):
+            await asyncio.sleep(0.05)
+    loop = asyncio.get_running_loop()
+    vanished = loop.time()
+    doomed.shell.close()
+    vanish(all_links[2])
+    async with asyncio.timeout(SILENT_S + GONE_AFTER + 10):
+        await asyncio.gather(*plays[:2])
+    stopped = loop.time() - vanished
+    plays[2].cancel()
+    await asyncio.gather(plays[2], return_exceptions=True)
+    for links in all_links:
+        await links.close("test over")
+    return live, notes, stopped
+
+
+@pytest.mark.parametrize("vanish, why", [(kill, "end of stream"), (freeze, "no heartbeat")])
+def test_a_vanished_seat_is_named_and_blamed_and_the_table_stops(vanish: Callable[[Links], None], why: str) -> None:
+    seats, notes, stopped = asyncio.run(table_with_a_vanished_seat(vanish))
+    for seat, seen in zip(seats[:2], notes):
+        peer = seat.peer
+        assert not peer.finished and peer.stopped is not None and "p2 is gone" in peer.stopped, peer.stopped
+        assert [n.blame for n in peer.faults] == ["p2"], peer.faults
+        missing = [n for n in seen if n.kind == "missing"]
+        assert missing and missing[0].blame == "p2" and why in missing[0].detail, missing
+        assert "the table stops in 1 s unless it is back" in missing[0].detail
+        assert any(n.kind == "void" for n in peer.notes)
