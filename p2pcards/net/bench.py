@@ -12,6 +12,9 @@ on one machine):
            CPU per peer on the in-memory network (`p2pcards.sim`), whose clock is virtual
   memory   the largest peak resident set among the peers
   traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
+  draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
+           shares in), over every draw of every peer: median and 99th percentile, in ms
+  move     the same for every move of any kind (a move that reveals nothing: until it is applied)
 
 The timed windows of the rules (Crisp's 3 s crisp window, Crescendo's 2 s number window) are
 part of a game's wall time: compare set-up times and CPU, not game times, across sizes.
@@ -84,6 +87,15 @@ def play_memory(game: str, n: int, limit: int) -> float:
     return (time.process_time() - start) / n
 
 
+def percentiles(times: list[float]) -> str:
+    """`median/p99` of `times` (seconds) in ms, or `-` when there are none."""
+    if not times:
+        return "-"
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return f"{statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Print one row per game and table size."""
     games = [g for g in args.games.split(",") if g]
@@ -95,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive")
     print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address")
     print(f"{'game':<10} {'peers':>5} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} {'in memory':>10} "
-          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9}  finished")
+          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
+          "  finished")
     for game in games:
         for n in sizes:
             if n > SEATS[game][1]:
@@ -105,9 +118,15 @@ def run(args: argparse.Namespace) -> int:
             firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
             setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
             wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
+            lat: dict[str, list[float]] = {}
+            for r in rs:
+                for action, times in r.get("latency", {}).items():
+                    lat.setdefault(action, []).extend(times)
+            moves = [t for times in lat.values() for t in times]
             print(f"{game:<10} {n:>5} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
                   f"{play_memory(game, n, args.limit):>10.2f} {max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
                   f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
-                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f}  "
+                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "
+                  f"{percentiles(lat.get('draw', [])):>15} {percentiles(moves):>15}  "
                   f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
     return 0

@@ -93,6 +93,7 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
                 "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
                 "end_at": time.time(), "cpu_s": time.process_time(),
+                "latency": {action: list(times) for action, times in node.seat.shell.latency.items()},
                 "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **node.links.traffic()}
 
 

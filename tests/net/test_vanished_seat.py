@@ -80,7 +80,10 @@ async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[l
     return live, notes, stopped
 
 
-@pytest.mark.parametrize("vanish, why", [(kill, "end of stream"), (freeze, "no heartbeat")])
+@pytest.mark.parametrize("vanish, why", [
+    (kill, "end of stream"),
+    pytest.param(freeze, "no heartbeat", marks=pytest.mark.slow),  # 5 s of silence first
+])
 def test_a_vanished_seat_is_named_and_blamed_and_the_table_stops(vanish: Callable[[Links], None], why: str) -> None:
     seats, notes, stopped = asyncio.run(table_with_a_vanished_seat(vanish))
     for seat, seen in zip(seats[:2], notes):
