@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..bots.base import Bot
@@ -23,17 +23,21 @@ from ..table.recovery import Recovery
 
 @dataclass
 class LinkModel:
-    """One link: `delay` plus uniform jitter up to `jitter` (seconds); each frame lost with
-    probability `loss`, else sent twice with probability `dup`."""
+    """One link: `delay` plus uniform jitter up to `jitter` (seconds), plus `spike_s` more for a
+    frame with probability `spike` (Wi-Fi); each frame lost with probability `loss`, else sent
+    twice with probability `dup`."""
 
     delay: float = 0.004
     jitter: float = 0.012
     loss: float = 0.0
     dup: float = 0.0
+    spike: float = 0.0
+    spike_s: float = 0.0
 
     def sample(self, rng: random.Random) -> float:
         """One frame's transit time."""
-        return self.delay + rng.random() * self.jitter
+        t = self.delay + rng.random() * self.jitter
+        return t + self.spike_s if self.spike and rng.random() < self.spike else t
 
     def copies(self, rng: random.Random) -> int:
         """How many copies of one frame arrive: 0, 1 or 2."""
@@ -60,11 +64,13 @@ class MemNet:
     """Peers, their bots and the links between them, run on one virtual clock."""
 
     def __init__(self, peers: Sequence[TablePeer], bots: Sequence[Bot | None], rng: random.Random,
-                 link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None) -> None:
+                 link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None,
+                 seat_links: Mapping[int, LinkModel] | None = None) -> None:
         self.peers = list(peers)
         self.bots = list(bots)
         self.rng = rng
         self.link = link or LinkModel()
+        self.seat_links = dict(seat_links or {})  # a seat's own links, to and from it, when not `link`
         self.think = think
         self.tap = tap
         self.now = 0.0
@@ -77,6 +83,9 @@ class MemNet:
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
         self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
+        # Each bot's moves' times (virtual) from play to shown (ordered, applied, its cards learned), by action.
+        self.latency: list[dict[str, list[float]]] = [{} for _ in peers]
+        self._moved: list[tuple[str, float] | None] = [None] * len(peers)
 
     def _push(self, t: float, kind: str, peer: int, data: object) -> None:
         self._seq += 1
@@ -93,6 +102,10 @@ class MemNet:
                 if receiver == sender:
                     continue
                 self._send(sender, receiver, out.frame)
+        moved = self._moved[sender]
+        if moved is not None and not self.peers[sender].busy():
+            self.latency[sender].setdefault(moved[0], []).append(self.now - moved[1])
+            self._moved[sender] = None
         self._wake_bot(sender)
         self._schedule_tick(sender)
 
@@ -103,8 +116,9 @@ class MemNet:
             frame = self.tap(sender, receiver, frame)
         if kind == "frame" and frame is None:
             return
-        for _ in range(self.link.copies(self.rng)):
-            self._push(self.now + self.link.sample(self.rng), kind, receiver, frame if kind == "frame" else data)
+        link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
+        for _ in range(link.copies(self.rng)):
+            self._push(self.now + link.sample(self.rng), kind, receiver, frame if kind == "frame" else data)
 
     def _ask(self, i: int) -> None:
         """Peer `i` asks for what it misses."""
@@ -184,6 +198,8 @@ class MemNet:
             self._push(self.now + self.think * 4, "bot", i, None)
             return
         try:
-            self._outputs(i, peer.play(move, self.now))
+            outputs = peer.play(move, self.now)
+            self._moved[i] = (move.action, self.now)
+            self._outputs(i, outputs)
         except IllegalMove:
             self._wake_bot(i)

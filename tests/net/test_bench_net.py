@@ -17,8 +17,11 @@ def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
 
 @pytest.mark.slow  # a whole game between two processes
 def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5)) == 0
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2)) == 0
     out = capsys.readouterr().out.splitlines()
+    slow = [line.split() for line in out[out.index("") + 3:]]
+    assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
+    assert all(row[-2] == "0" and row[-1] == "3/3" for row in slow), out  # a slow link blames no one
     assert "draw ms p50/99" in out[1]
     row = out[2].split()
     assert row[0] == "crisp" and row[-1] == "2/2"
