@@ -109,3 +109,29 @@ def test_requests_are_checked_and_answers_rate_limited() -> None:
 def test_peer_frame_refuses_places_out_of_range() -> None:
     peer: TablePeer = make_table("crisp", 3, CRISP, random.Random(9))[0]
     assert peer.frame(5, 0) is None and peer.frame(1, -1) is None and peer.frame(1, 0) is None
+
+
+@pytest.mark.parametrize("mtype, nth", [
+    ("pass", 1), ("order", 5), ("result", 0),
+    *(pytest.param(t, n, marks=pytest.mark.slow)  # about 4 s each
+      for t, n in [("ready", 0), ("key", 2), ("move", 3), ("shares", 3), ("private", 2), ("open", 0)]),
+])
+def test_one_frame_of_any_type_lost_on_one_link_stalls_nothing_and_blames_no_one(mtype: str, nth: int) -> None:
+    from p2pcards.bots.base import RandomBot
+    from p2pcards.crypto.envelope import parse
+    seen: list[int] = []
+
+    def drop_one(sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if parse(frame).envelope.type == mtype and receiver == (sender + 1) % 3:
+            seen.append(sender)
+            if len(seen) == nth + 1:
+                return None
+        return frame
+
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, {"limit": 10}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=drop_one)
+    net.start()
+    net.run(until=600.0)
+    assert len(seen) > nth, f"no {mtype} frame number {nth} went by"
+    finished_alike(net)
