@@ -30,7 +30,7 @@ def finished_alike(net: MemNet) -> None:
 
 
 @pytest.mark.parametrize("game, players, options, seed", [
-    ("crisp", 3, CRISP, 1), ("crisp", 4, CRISP, 2),
+    ("crisp", 3, CRISP, 1), pytest.param("crisp", 4, CRISP, 2, marks=pytest.mark.slow),
     pytest.param("crescendo", 3, {}, 3, marks=pytest.mark.slow),  # about 15 s
 ])
 def test_a_lossy_network_loses_no_game(game: str, players: int, options: dict[str, int], seed: int) -> None:
@@ -112,9 +112,10 @@ def test_peer_frame_refuses_places_out_of_range() -> None:
 
 
 @pytest.mark.parametrize("mtype, nth", [
-    ("pass", 1), ("order", 5), ("result", 0),
+    ("order", 5),
     *(pytest.param(t, n, marks=pytest.mark.slow)  # about 4 s each
-      for t, n in [("ready", 0), ("key", 2), ("move", 3), ("shares", 3), ("private", 2), ("open", 0)]),
+      for t, n in [("ready", 0), ("key", 2), ("pass", 1), ("move", 3), ("shares", 3), ("private", 2), ("open", 0),
+                   ("result", 0)]),
 ])
 def test_one_frame_of_any_type_lost_on_one_link_stalls_nothing_and_blames_no_one(mtype: str, nth: int) -> None:
     from p2pcards.bots.base import RandomBot
