@@ -99,7 +99,7 @@ class Seat:
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
-            f"missing for {self.gone_after:g} s ({why})")
+            f"{name} was missing for {self.gone_after:g} s ({why})")
 
     def _back(self, key: bytes) -> None:
         if key in self.missing:

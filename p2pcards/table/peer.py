@@ -172,11 +172,11 @@ class TablePeer:
         return self._flush()
 
     def gone(self, seat: int, now: float, why: str) -> list[Output]:
-        """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so): the
-        round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
+        """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so), as
+        `why` says: the round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
         self.now = max(self.now, now)
         if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me:
-            self._fault(f"{self.names[seat]} is gone: {why}", seat)
+            self._fault(why, seat)
         return self._flush()
 
     def busy(self) -> bool:

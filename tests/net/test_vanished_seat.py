@@ -88,7 +88,7 @@ def test_a_vanished_seat_is_named_and_blamed_and_the_table_stops(vanish: Callabl
     seats, notes, stopped = asyncio.run(table_with_a_vanished_seat(vanish))
     for seat, seen in zip(seats[:2], notes):
         peer = seat.peer
-        assert not peer.finished and peer.stopped is not None and "p2 is gone" in peer.stopped, peer.stopped
+        assert not peer.finished and peer.stopped is not None and "p2 was missing for 1 s" in peer.stopped, peer.stopped
         assert [n.blame for n in peer.faults] == ["p2"], peer.faults
         missing = [n for n in seen if n.kind == "missing"]
         assert missing and missing[0].blame == "p2" and why in missing[0].detail, missing
