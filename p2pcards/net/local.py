@@ -63,7 +63,7 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
             await seat.play(float(order.get("limit_s", 600)))
         except TimeoutError:
             pass
-        await asyncio.sleep(0.3)  # let our last frames leave before the links close
+        await seat.linger()  # let our last frames leave, and send them again to a seat that missed one
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
             "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,

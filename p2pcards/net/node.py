@@ -95,6 +95,8 @@ class Node:
             seat.shell.leave(why)
             await asyncio.sleep(0.05)  # let the signed leave reach the sockets
         if seat is not None:
+            if seat.shell.over and why == "the table is over":
+                await seat.linger()
             seat.close()
         for task in self._tasks:
             task.cancel()

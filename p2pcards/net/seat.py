@@ -21,6 +21,8 @@ from .shell import TableShell
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
 GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
+LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
+MAX_LINGER_S = 10.0
 
 
 class Seat:
@@ -38,6 +40,7 @@ class Seat:
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
         self._asking: asyncio.TimerHandle | None = None
+        self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
         self._all_linked = asyncio.Event()
         self.started: float | None = None  # when we said ready
         self.linked(None)
@@ -58,6 +61,7 @@ class Seat:
             asker = self.peer.cfg.keys.index(link.key) if link.key in self.names else None
             if asker is None:
                 raise LinkBroken("a request from a key with no seat")
+            self._asked_at = asyncio.get_running_loop().time()
             for frame in self.recovery.answer(asker, sender, first, count, self.shell.clock()):
                 link.send(FRAME, frame)
         else:
@@ -124,6 +128,17 @@ class Seat:
                 await self.shell.done()
         finally:
             self.close()
+
+    async def linger(self, quiet: float = LINGER_S, most: float = MAX_LINGER_S) -> None:
+        """Once the table is over, answer requests until none came for `quiet` s (at most `most` s)
+        or no other seat is linked: a seat that missed one of our last frames asks for it."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        self._asked_at = max(self._asked_at, start)
+        while loop.time() < start + most and loop.time() < self._asked_at + quiet:
+            if not any(k in self.links.links for k in self.others):
+                return
+            await asyncio.sleep(0.05)
 
     def close(self) -> None:
         """Stop every timer of this seat."""

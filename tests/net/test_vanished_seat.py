@@ -1,8 +1,5 @@
 """A seat that vanishes mid-round (killed: its links end; frozen: its heartbeats stop) is named at
-once, and the others stop the table within seconds with a fault blaming it, even when it owes nothing.
-
-Three seats in one event loop, each with its own authenticated links over real TCP on loopback.
-"""
+once, and the others stop the table within seconds with a fault blaming it, even when it owes nothing."""
 
 from __future__ import annotations
 
@@ -11,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from p2pcards.net.botpeer import make_bot
-from p2pcards.net.link import SILENT_S, Link, Links
+from seats_harness import linked_seats
+
+from p2pcards.net.link import SILENT_S, Links
 from p2pcards.net.seat import Seat
-from p2pcards.sim.table_game import make_table
 from p2pcards.table.peer import Note
 
 GONE_AFTER = 1.0
@@ -36,31 +33,8 @@ def freeze(links: Links) -> None:
 
 
 async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[list[Seat], list[list[Note]], float]:
-    peers = make_table("crisp", 3, {"limit": 500}, timeout=120.0)  # no time-out of §12.4 can fire first
-    notes: list[list[Note]] = [[] for _ in peers]
-    seats: list[Seat | None] = [None] * 3
-    all_links: list[Links] = []
-
-    def handlers(i: int) -> tuple[Callable[[Link, int, bytes], None], Callable[[Link], None],
-                                  Callable[[Link, str], None], Callable[[Link, bool], None]]:
-        def seat() -> Seat:
-            s = seats[i]
-            assert s is not None
-            return s
-        return (lambda link, kind, payload: seat().take(link, kind, payload), lambda link: seat().linked(link),
-                lambda link, why: seat().lost(link, why), lambda link, quiet: seat().quiet(link, quiet))
-
-    for i, peer in enumerate(peers):
-        keys = set(peer.cfg.keys) - {peer.identity.public}
-        links = Links(peer.identity, peer.cfg.table, keys.__contains__, *handlers(i))
-        all_links.append(links)
-        seats[i] = Seat(peer, links, make_bot("crisp", "random", f"vanish/{i}"), on_note=notes[i].append,
-                        gone_after=GONE_AFTER)
-    ports = [await links.listen(["127.0.0.1"]) for links in all_links]
-    for i, links in enumerate(all_links):
-        for j in range(i):
-            await links.dial([("127.0.0.1", ports[j])], peers[j].identity.public, attempts=20, pause=0.1)
-    live = [s for s in seats if s is not None]
+    # timeout: no time-out of §12.4 can fire first
+    live, all_links, notes = await linked_seats("crisp", 3, {"limit": 500}, GONE_AFTER, timeout=120.0)
     plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
     doomed = live[2]
     async with asyncio.timeout(60):
