@@ -65,7 +65,8 @@ def test_a_vanished_seat_is_named_and_blamed_and_the_table_stops(vanish: Callabl
         peer = seat.peer
         assert not peer.finished and peer.stopped is not None and "p2 was missing for 1 s" in peer.stopped, peer.stopped
         assert [n.blame for n in peer.faults] == ["p2"], peer.faults
-        missing = [n for n in seen if n.kind == "missing"]
+        # (a seat that went quiet while this one loop was busy with three seats' proofs may be missing for a moment too)
+        missing = [n for n in seen if n.kind == "missing" and n.blame == "p2"]
         assert missing and missing[0].blame == "p2" and any(w in missing[0].detail for w in why), missing
         assert "the table stops in 1 s unless it is back" in missing[0].detail
         assert any(n.kind == "void" for n in peer.notes)
