@@ -12,6 +12,15 @@ on one machine):
            CPU per peer on the in-memory network (`p2pcards.sim`), whose clock is virtual
   memory   the largest peak resident set among the peers
   traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
+  draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
+           shares in), over every draw of every peer: median and 99th percentile, in ms
+  move     the same for every move of any kind (a move that reveals nothing: until it is applied)
+
+Then, on the in-memory network (virtual clock), what a slow link costs: 3 peers, seat 1's links
+either slow on every frame (`--slow` seconds, give or take 0.1 s) or with a spike of that much on
+one frame in five, next to the same table with no slow link: the game's length on the table
+clock, a draw's and a move's time until shown (median, ms) for the slow seat and for the others,
+and any blame (there should be none: protocol.md, "Timed calls over a slow link").
 
 The timed windows of the rules (Crisp's 3 s crisp window, Crescendo's 2 s number window) are
 part of a game's wall time: compare set-up times and CPU, not game times, across sizes.
@@ -30,8 +39,8 @@ from typing import Any
 
 from ..bots.base import RandomBot
 from ..errors import InputError
-from ..sim.memnet import MemNet
-from ..sim.table_game import make_table
+from ..sim.memnet import LinkModel, MemNet
+from ..sim.table_game import make_table, play_table
 from ..table.config import SEATS
 
 
@@ -40,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", default="crisp,crescendo", help="comma-separated (default crisp,crescendo)")
     parser.add_argument("--peers", default="2,4,6,8", help="table sizes, comma-separated (default 2,4,6,8)")
     parser.add_argument("--limit", type=int, default=10, help="Crisp's game limit (default 10: a round or two)")
+    parser.add_argument("--slow", type=float, default=1.2,
+                        help="seconds of the slow link in memory (default 1.2; 0 skips that part)")
 
 
 def _peer(*args: str) -> subprocess.Popen[str]:
@@ -84,6 +95,35 @@ def play_memory(game: str, n: int, limit: int) -> float:
     return (time.process_time() - start) / n
 
 
+def _median_ms(times: list[list[float]]) -> str:
+    """The median of all of `times` in ms, or `-`."""
+    flat = [t for ts in times for t in ts]
+    return f"{statistics.median(flat) * 1000:.0f}" if flat else "-"
+
+
+def slow_link(game: str, limit: int, slow: float) -> None:
+    """Print what one slow seat costs, in memory: no slow link, a slow link, spikes."""
+    models = {"none": {}, f"{slow:g} s": {1: LinkModel(delay=slow, jitter=0.1)},
+              f"{slow:g} s spikes": {1: LinkModel(spike=0.2, spike_s=slow)}}
+    for name, seat_links in models.items():
+        net = play_table(game, 3, {"limit": limit} if game == "crisp" else {}, seed=4, seat_links=seat_links)
+        draws = [net.latency[i].get("draw", []) for i in range(3)]
+        moves = [[t for times in net.latency[i].values() for t in times] for i in range(3)]
+        blamed = sum(len(p.faults) for p in net.peers)
+        print(f"{game:<10} {name:<14} {net.now:>8.0f} {_median_ms(draws[1:2]):>9} {_median_ms(draws[::2]):>9} "
+              f"{_median_ms(moves[1:2]):>9} {_median_ms(moves[::2]):>9} {blamed:>6}  {sum(p.finished for p in net.peers)}/3",
+              flush=True)
+
+
+def percentiles(times: list[float]) -> str:
+    """`median/p99` of `times` (seconds) in ms, or `-` when there are none."""
+    if not times:
+        return "-"
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return f"{statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Print one row per game and table size."""
     games = [g for g in args.games.split(",") if g]
@@ -91,11 +131,12 @@ def run(args: argparse.Namespace) -> int:
         sizes = [int(s) for s in args.peers.split(",") if s]
     except ValueError:
         raise InputError("--peers wants numbers, e.g. 2,4") from None
-    if any(g not in SEATS for g in games) or any(s < 2 for s in sizes) or args.limit < 1:
-        raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive")
+    if any(g not in SEATS for g in games) or any(s < 2 for s in sizes) or args.limit < 1 or not 0 <= args.slow <= 10:
+        raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive; --slow is 0 to 10")
     print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address")
     print(f"{'game':<10} {'peers':>5} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} {'in memory':>10} "
-          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9}  finished")
+          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
+          "  finished")
     for game in games:
         for n in sizes:
             if n > SEATS[game][1]:
@@ -105,9 +146,21 @@ def run(args: argparse.Namespace) -> int:
             firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
             setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
             wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
+            lat: dict[str, list[float]] = {}
+            for r in rs:
+                for action, times in r.get("latency", {}).items():
+                    lat.setdefault(action, []).extend(times)
+            moves = [t for times in lat.values() for t in times]
             print(f"{game:<10} {n:>5} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
                   f"{play_memory(game, n, args.limit):>10.2f} {max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
                   f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
-                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f}  "
+                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "
+                  f"{percentiles(lat.get('draw', [])):>15} {percentiles(moves):>15}  "
                   f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
+    if args.slow > 0:
+        print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
+        print(f"{'game':<10} {'slow link':<14} {'game s':>8} {'draw s1':>9} {'draw oth':>9} {'move s1':>9} "
+              f"{'move oth':>9} {'faults':>6}  finished")
+        for game in games:
+            slow_link(game, args.limit, args.slow)
     return 0

@@ -93,6 +93,7 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
                 "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
                 "end_at": time.time(), "cpu_s": time.process_time(),
+                "latency": {action: list(times) for action, times in node.seat.shell.latency.items()},
                 "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **node.links.traffic()}
 
 
@@ -119,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mdns", action="store_true", help="host without announcing (guests need --peer)")
     parser.add_argument("--port", type=int, default=0, help="the TCP port to listen on (default any)")
     parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
-                        help=f"seconds a seat may be missing before this peer leaves (default {GONE_AFTER_S:.0f})")
+                        help=f"seconds a seat may be missing before the table stops, blaming it (default {GONE_AFTER_S:.0f})")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")

@@ -6,6 +6,7 @@ before anything is allocated, and the link is closed. Kinds (see protocol.md, Pa
 
     H hello     P proof     F table frame (a signed envelope)
     K heartbeat A addresses (host to guests: where each seat listens)     B goodbye
+    Q request for missing table frames (answered with F frames)
 
 `Links` owns a listening socket and every link of one peer, keyed by the proven identity key:
 a connection counts for nothing until its handshake is done, at most MAX_PENDING handshakes
@@ -32,7 +33,7 @@ from ..errors import LinkBroken, RemoteProtocolError
 from .handshake import MAX_HELLO, Hello, Role, check_proof, new_hello, prove
 
 HEADER: Final = struct.Struct(">I")
-HELLO, PROOF, FRAME, BEAT, ADDRS, BYE = b"HPFKAB"
+HELLO, PROOF, FRAME, BEAT, ADDRS, BYE, REQUEST = b"HPFKABQ"
 MAX_LINK_FRAME: Final = MAX_FRAME + 1  # a table frame and its kind byte
 MAX_BYE: Final = 200
 HANDSHAKE_S: Final = 5.0

@@ -12,7 +12,7 @@ import json
 import secrets
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -23,7 +23,7 @@ from ..errors import LinkBroken
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .botpeer import make_bot
-from .link import FRAME, Link, Links
+from .link import Link, Links
 from .seat import Seat
 
 
@@ -36,9 +36,9 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
     seat: Seat | None = None
 
     def on_frame(link: Link, kind: int, payload: bytes) -> None:
-        if kind != FRAME or seat is None:
+        if seat is None:
             raise LinkBroken(f"frame kind {kind} has no place here")
-        seat.frame(payload)
+        seat.take(link, kind, payload)
 
     def on_link(link: Link) -> None:
         if seat is not None:
@@ -63,7 +63,7 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
             await seat.play(float(order.get("limit_s", 600)))
         except TimeoutError:
             pass
-        await asyncio.sleep(0.3)  # let our last frames leave before the links close
+        await seat.linger()  # let our last frames leave, and send them again to a seat that missed one
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
             "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,
@@ -79,10 +79,12 @@ def child_main() -> int:
 
 
 def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
-                   bots: list[str] | None = None, limit_s: float = 600.0, seed: int = 0) -> list[dict[str, Any]]:
+                   bots: list[str] | None = None, limit_s: float = 600.0, seed: int = 0,
+                   via: Callable[[list[int]], list[int]] | None = None) -> list[dict[str, Any]]:
     """Play one game with one real process per seat; returns each seat's summary.
 
     `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
+    `via` maps the seats' ports to the ports they dial instead (a proxy of a test in between).
     """
     names = [f"p{i}" for i in range(players)]
     ids = [generate(n) for n in names]
@@ -100,6 +102,8 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
                                          "bot": bots[seat], "limit_s": limit_s, "seed": seed}) + "\n")
             proc.stdin.flush()
             ports.append(json.loads(proc.stdout.readline())["port"])
+        if via is not None:
+            ports = via(ports)
         for proc in procs:
             assert proc.stdin is not None
             proc.stdin.write(json.dumps({"ports": ports}) + "\n")

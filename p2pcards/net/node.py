@@ -35,7 +35,7 @@ from ..table.lobby import MAX_GUESTS, Lobby
 from ..table.outputs import NoteKind
 from ..table.peer import Note
 from .discovery import Announcement, Discovery, TableAd, interface_addresses, wire_options
-from .link import ADDRS, FRAME, Link, Links
+from .link import ADDRS, FRAME, REQUEST, Link, Links
 from .seat import GONE_AFTER_S, Seat
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
@@ -97,6 +97,8 @@ class Node:
             seat.shell.leave(why)
             await asyncio.sleep(0.05)  # let the signed leave reach the sockets
         if seat is not None:
+            if seat.shell.over and why == "the table is over":
+                await seat.linger()
             seat.close()
         for task in self._tasks:
             task.cancel()
@@ -252,7 +254,10 @@ class Node:
         return key == self.lobby.host or key in self.lobby.names
 
     def _frame(self, link: Link, kind: int, payload: bytes) -> None:
-        if kind == FRAME:
+        if kind == REQUEST:
+            if self.seat is not None:  # before we are seated we hold no table frame to send again
+                self.seat.take(link, kind, payload)
+        elif kind == FRAME:
             parse(payload)  # MalformedMessage (the link is cut) unless it is a well-formed envelope
             if self.seat is not None:
                 self.seat.frame(payload)

@@ -2,8 +2,9 @@
 
 Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
 heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
-a `back` note; one missing for `gone_after` seconds makes us leave the table with its name as
-the reason, since the table protocol cannot yet go on without a seat.
+a `back` note; one missing for `gone_after` seconds is gone: the table stops with a fault blaming
+it (the round in play is void), since the table protocol cannot yet go on without a seat. Frames lost on the way are
+asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from collections.abc import Callable
 from ..bots.base import Bot
 from ..errors import LinkBroken
 from ..table.peer import Note, TablePeer
-from .link import FRAME, Link, Links
+from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
+from .link import FRAME, REQUEST, Link, Links
 from .shell import TableShell
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
-GONE_AFTER_S = 30.0  # how long a seat may be missing before we give up on the table
+GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
+LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
+MAX_LINGER_S = 10.0
 
 
 class Seat:
@@ -34,6 +38,9 @@ class Seat:
         self.gone_after = gone_after
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self._asking: asyncio.TimerHandle | None = None
+        self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
         self._all_linked = asyncio.Event()
         self.started: float | None = None  # when we said ready
         self.linked(None)
@@ -45,6 +52,30 @@ class Seat:
         """A table frame from a seat's link."""
         self.shell.receive(payload)
 
+    def take(self, link: Link, kind: int, payload: bytes) -> None:
+        """A frame (F) or a request for missing frames (Q) from a seat's link; LinkBroken for any other kind."""
+        if kind == FRAME:
+            self.frame(payload)
+        elif kind == REQUEST:
+            sender, first, count = parse_request(payload, self.peer.n)  # MalformedMessage cuts the link
+            asker = self.peer.cfg.keys.index(link.key) if link.key in self.names else None
+            if asker is None:
+                raise LinkBroken("a request from a key with no seat")
+            self._asked_at = asyncio.get_running_loop().time()
+            for frame in self.recovery.answer(asker, sender, first, count, self.shell.clock()):
+                link.send(FRAME, frame)
+        else:
+            raise LinkBroken(f"frame kind {kind} has no place here")
+
+    def _ask(self) -> None:
+        """Ask for what we miss, and again in RETRY_S / 2."""
+        self._asking = None
+        if self.shell.over:
+            return
+        for seat, sender, first, count in self.recovery.requests(self.shell.clock()):
+            self.links.send(self.peer.cfg.keys[seat], REQUEST, pack_request(sender, first, count))
+        self._asking = asyncio.get_running_loop().call_later(RETRY_S / 2, self._ask)
+
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""
         if link is not None:
@@ -53,7 +84,7 @@ class Seat:
             self._all_linked.set()
 
     def lost(self, link: Link, why: str) -> None:
-        """A seat's link is gone: say so now, give up on the table if it stays gone."""
+        """A seat's link is gone: say so now, stop the table blaming it if it stays gone."""
         if link.key not in self.links.links and "the table is over" not in why:  # else: it saw the end first
             self._missing(link.key, why)
 
@@ -68,9 +99,11 @@ class Seat:
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
-        self.shell.note("missing", f"{name} is missing: {why}", name)
+        self.shell.note("missing", f"{name} is missing: {why}; the table stops in {self.gone_after:g} s"
+                        " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
-            self.gone_after, self.shell.leave, f"{name} was missing for {self.gone_after:.0f} s")
+            self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
+            f"{name} was missing for {self.gone_after:g} s ({why})")
 
     def _back(self, key: bytes) -> None:
         if key in self.missing:
@@ -89,14 +122,29 @@ class Seat:
             raise LinkBroken(f"no link to {', '.join(absent)}") from None
         self.started = self.shell.clock()
         self.shell.start()
+        self._ask()
         try:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
         finally:
             self.close()
 
+    async def linger(self, quiet: float = LINGER_S, most: float = MAX_LINGER_S) -> None:
+        """Once the table is over, answer requests until none came for `quiet` s (at most `most` s)
+        or no other seat is linked: a seat that missed one of our last frames asks for it."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        self._asked_at = max(self._asked_at, start)
+        while loop.time() < start + most and loop.time() < self._asked_at + quiet:
+            if not any(k in self.links.links for k in self.others):
+                return
+            await asyncio.sleep(0.05)
+
     def close(self) -> None:
         """Stop every timer of this seat."""
         for handle in self.missing.values():
             handle.cancel()
+        if self._asking is not None:
+            self._asking.cancel()
+            self._asking = None
         self.shell.close()

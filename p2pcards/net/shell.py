@@ -22,6 +22,7 @@ from ..table.outputs import NoteKind
 from ..table.peer import Note, Send, TablePeer
 
 MAX_NOTES = 1000  # the newest notes kept for a UI or a summary; older ones are dropped, never hoarded
+MAX_LATENCIES = 10_000  # the newest move latencies kept per action
 
 
 def wall_clock() -> float:
@@ -47,6 +48,9 @@ class TableShell:
         self._wake: asyncio.TimerHandle | None = None
         self._bot_timer: asyncio.TimerHandle | None = None
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
+        # Our moves' times from play to shown (ordered, applied, every card it reveals to us learned), by action.
+        self.latency: dict[str, deque[float]] = {}
+        self._moved: tuple[str, float] | None = None
         self._done = asyncio.Event()
         self._loop = asyncio.get_running_loop()
 
@@ -87,7 +91,10 @@ class TableShell:
 
     def play(self, move: Move) -> None:
         """Our own move (from a UI); IllegalMove when our engine already refuses it."""
-        self._emit(self.peer.play(move, self.clock()))
+        at = self.clock()
+        outputs = self.peer.play(move, at)
+        self._moved = (move.action, at)
+        self._emit(outputs)
 
     def aid(self, on: bool) -> None:
         """Tell the table we turned our memory aid on or off."""
@@ -96,6 +103,10 @@ class TableShell:
     def leave(self, why: str) -> None:
         """Leave the table for good."""
         self._emit(self.peer.leave(self.clock(), why))
+
+    def gone(self, seat: int, why: str) -> None:
+        """A seat is gone from the network for good, as `why` says: the table stops, blaming it."""
+        self._emit(self.peer.gone(seat, self.clock(), why))
 
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
         """A note from the network layer (a seat missing, back), shown like the peer's own."""
@@ -114,8 +125,13 @@ class TableShell:
         if self.peer.finished or self.peer.stopped:
             self.close()
             return
-        if self.first_turn is None and not self.peer.busy():
-            self.first_turn = self.clock()
+        if not self.peer.busy():
+            if self.first_turn is None:
+                self.first_turn = self.clock()
+            if self._moved is not None:
+                action, at = self._moved
+                self.latency.setdefault(action, deque(maxlen=MAX_LATENCIES)).append(self.clock() - at)
+                self._moved = None
         self._schedule()
         self._bot_soon()
 

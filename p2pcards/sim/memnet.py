@@ -1,4 +1,7 @@
-"""An in-memory network on a virtual clock: per-link delay and jitter, no ordering between senders.
+"""An in-memory network on a virtual clock: per-link delay, jitter, loss and duplication, no ordering.
+
+Lost frames are asked for again as on a real link (table/recovery.py): each peer's requests go
+out at its ticks, cross the same lossy links, and are answered with ordinary frames.
 
 It drives real `TablePeer`s (real signatures, real deck crypto) with bots that see only their
 own peer's view, so whole games run in a test without sockets and still meet a network's
@@ -9,24 +12,38 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..bots.base import Bot
 from ..errors import IllegalMove
 from ..table.peer import Note, Send, TablePeer
+from ..table.recovery import Recovery
 
 
 @dataclass
 class LinkModel:
-    """Delay of one frame on one link: `delay` plus uniform jitter up to `jitter` (seconds)."""
+    """One link: `delay` plus uniform jitter up to `jitter` (seconds), plus `spike_s` more for a
+    frame with probability `spike` (Wi-Fi); each frame lost with probability `loss`, else sent
+    twice with probability `dup`."""
 
     delay: float = 0.004
     jitter: float = 0.012
+    loss: float = 0.0
+    dup: float = 0.0
+    spike: float = 0.0
+    spike_s: float = 0.0
 
     def sample(self, rng: random.Random) -> float:
         """One frame's transit time."""
-        return self.delay + rng.random() * self.jitter
+        t = self.delay + rng.random() * self.jitter
+        return t + self.spike_s if self.spike and rng.random() < self.spike else t
+
+    def copies(self, rng: random.Random) -> int:
+        """How many copies of one frame arrive: 0, 1 or 2."""
+        if self.loss and rng.random() < self.loss:
+            return 0
+        return 2 if self.dup and rng.random() < self.dup else 1
 
 
 @dataclass
@@ -35,6 +52,8 @@ class NetStats:
 
     frames: int = 0
     bytes: int = 0
+    requests: int = 0
+    answers: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
 
 
@@ -45,11 +64,13 @@ class MemNet:
     """Peers, their bots and the links between them, run on one virtual clock."""
 
     def __init__(self, peers: Sequence[TablePeer], bots: Sequence[Bot | None], rng: random.Random,
-                 link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None) -> None:
+                 link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None,
+                 seat_links: Mapping[int, LinkModel] | None = None) -> None:
         self.peers = list(peers)
         self.bots = list(bots)
         self.rng = rng
         self.link = link or LinkModel()
+        self.seat_links = dict(seat_links or {})  # a seat's own links, to and from it, when not `link`
         self.think = think
         self.tap = tap
         self.now = 0.0
@@ -61,6 +82,10 @@ class MemNet:
         self.on_deliver: Callable[[MemNet, int], None] | None = None
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
+        self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
+        # Each bot's moves' times (virtual) from play to shown (ordered, applied, its cards learned), by action.
+        self.latency: list[dict[str, list[float]]] = [{} for _ in peers]
+        self._moved: list[tuple[str, float] | None] = [None] * len(peers)
 
     def _push(self, t: float, kind: str, peer: int, data: object) -> None:
         self._seq += 1
@@ -76,13 +101,30 @@ class MemNet:
             for receiver in range(len(self.peers)):
                 if receiver == sender:
                     continue
-                frame: bytes | None = out.frame
-                if self.tap is not None:
-                    frame = self.tap(sender, receiver, out.frame)
-                if frame is not None:
-                    self._push(self.now + self.link.sample(self.rng), "frame", receiver, frame)
+                self._send(sender, receiver, out.frame)
+        moved = self._moved[sender]
+        if moved is not None and not self.peers[sender].busy():
+            self.latency[sender].setdefault(moved[0], []).append(self.now - moved[1])
+            self._moved[sender] = None
         self._wake_bot(sender)
         self._schedule_tick(sender)
+
+    def _send(self, sender: int, receiver: int, frame: bytes | None, kind: str = "frame",
+              data: object = None) -> None:
+        """One frame (or request) on one link, through the tap and the link's losses."""
+        if frame is not None and self.tap is not None:
+            frame = self.tap(sender, receiver, frame)
+        if kind == "frame" and frame is None:
+            return
+        link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
+        for _ in range(link.copies(self.rng)):
+            self._push(self.now + link.sample(self.rng), kind, receiver, frame if kind == "frame" else data)
+
+    def _ask(self, i: int) -> None:
+        """Peer `i` asks for what it misses."""
+        for ask, sender, first, count in self.recovery[i].requests(self.now):
+            self.stats.requests += 1
+            self._send(i, ask, None, "ask", (i, sender, first, count))
 
     def _wake_bot(self, i: int) -> None:
         if not self._bot_pending[i]:
@@ -132,6 +174,13 @@ class MemNet:
                     continue  # superseded by an earlier tick
                 self._next_tick[i] = None
                 self._outputs(i, peer.tick(self.now))
+                self._ask(i)
+            elif kind == "ask":
+                assert isinstance(data, tuple)
+                asker, sender, first, count = data
+                for frame in self.recovery[i].answer(asker, sender, first, count, self.now):
+                    self.stats.answers += 1
+                    self._send(i, asker, frame)
             else:
                 self._bot_pending[i] = False
                 self._bot(i)
@@ -149,6 +198,8 @@ class MemNet:
             self._push(self.now + self.think * 4, "bot", i, None)
             return
         try:
-            self._outputs(i, peer.play(move, self.now))
+            outputs = peer.play(move, self.now)
+            self._moved[i] = (move.action, self.now)
+            self._outputs(i, outputs)
         except IllegalMove:
             self._wake_bot(i)

@@ -43,13 +43,16 @@ def make_table(game: str, players: int, options: Mapping[str, Any] | None = None
 
 def play_table(game: str, players: int, options: Mapping[str, Any] | None = None, seed: int = 1,
                bots: Sequence[Bot | None] | None = None, link: LinkModel | None = None,
-               until: float = 36000.0, **peer_args: Any) -> MemNet:
-    """Play a whole game with random bots (or the given ones) and return the network after it."""
+               until: float = 36000.0, seat_links: Mapping[int, LinkModel] | None = None,
+               **peer_args: Any) -> MemNet:
+    """Play a whole game with random bots (or the given ones) and return the network after it.
+
+    `link` is every link's model, `seat_links` the model of the links to and from some seats."""
     rng = random.Random(seed)
     peers = make_table(game, players, options, random.Random(rng.random()), **peer_args)
     if bots is None:
         bots = [RandomBot(random.Random(rng.random()), 0.05) for _ in range(players)]
-    net = MemNet(peers, bots, rng, link)
+    net = MemNet(peers, bots, rng, link, seat_links=seat_links)
     net.start()
     net.run(until=until)
     return net

@@ -32,12 +32,18 @@ class Entry:
 
 
 class Log:
-    """The moves and orders of one round, for `seats` seats, checked against our clock within `tolerance`."""
+    """The moves and orders of one round, for `seats` seats, checked against our clock.
+
+    `tolerance` is how far the orderer's clock may be from ours. `slack` is how much later than
+    us a frame may reach the orderer, or reach us from it: a slow or lossy link (a frame asked
+    for again) delays a move's stamp or an order by up to that much without anyone's fault.
+    """
 
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
-                 ties: Callable[[Move], bool] = lambda move: False) -> None:
+                 ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0) -> None:
         self.seats = seats
         self.tolerance = tolerance
+        self.slack = slack
         self.tie_window = tie_window
         self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
         self.moves: dict[Ref, Move] = {}
@@ -127,7 +133,7 @@ class Log:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {now:.3f} s")
         # The deal follows the last pass, whose proof we may have spent a while checking: judge it from that pass's arrival.
         since = now if kind != "deal" or self.final_at is None else min(now, self.final_at)
-        if kind not in ("move", "tie") and t < since - self.tolerance:
+        if kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
@@ -138,12 +144,14 @@ class Log:
             if seq <= last.get(seat, -1):
                 raise MalformedMessage("an order puts a player's moves out of the order they were sent in")
             last[seat] = seq
-        tie_s = self.tie_window if kind == "tie" else 0.0
+        early = self.tolerance + self.slack + (self.tie_window if kind == "tie" else 0.0)
+        late = self.tolerance + self.slack
         for ref in refs:
             seen = self.arrived.get(ref)
             # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
-            # before the entry it follows; we saw the same broadcast about then.
-            if seen is not None and not seen - self.tolerance - tie_s <= t <= max(seen, self.last_time) + self.tolerance:
+            # before the entry it follows; the same broadcast reached us about then, give or take
+            # the two links' difference.
+            if seen is not None and not seen - early <= t <= max(seen, self.last_time) + late:
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         self.last_seq = last
         self.next_index += 1

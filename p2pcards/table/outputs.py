@@ -68,12 +68,14 @@ class Emitter:
         self.faults: list[Note] = []
         self.out: list[Output] = []  # what the current step hands back
         self.own: list[Signed] = []  # what we signed in it, to apply once the step is done
+        self.sent: dict[int, tuple[int, bytes]] = {}  # seq -> (round, frame) of what we signed, to send again
 
     def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         """Sign and broadcast a message of round `rnd`."""
         signed = self.outbox.seal(rnd, mtype, body)
         self.out.append(Send(signed.frame))
         self.own.append(signed)
+        self.sent[signed.envelope.seq] = (rnd, signed.frame)
 
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         """Tell the user something, blaming seat `blame` if not None."""

@@ -34,21 +34,24 @@ from .decks import Decks
 from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
+from .recovery import MAX_ASK
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
+SLACK_S = 4.0  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 ANY_ROUND = ("ready", "fault", "aid")  # handled at once, whatever their round
+PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
 class TablePeer:
     """The table protocol for one seat: feed it frames and the time, broadcast what it returns."""
 
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
-                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S,
+                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
                  outbox: Outbox | None = None, tracker: ChainTracker | None = None) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
@@ -60,6 +63,7 @@ class TablePeer:
         self.seat_of = {name: i for i, name in enumerate(config.names)}
         self.draw_seed = draw_seed
         self.tolerance = tolerance
+        self.slack = slack
         self.timeout = timeout
         # A lobby hands over the chains it began; a table set up in advance starts them here.
         self.outbox = outbox or Outbox(identity, config.table)
@@ -77,6 +81,8 @@ class TablePeer:
         self._opener = Opener(identity)
         self.watchdog = Watchdog(timeout)
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
+        self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
+        self._quiet_since = 0.0  # since when no chain has grown
 
     # ------------------------------------------------------------ the interface
 
@@ -173,12 +179,67 @@ class TablePeer:
             self._send(self.round, "aid", Aid(on).to_wire())
         return self._flush()
 
+    def gone(self, seat: int, now: float, why: str) -> list[Output]:
+        """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so), as
+        `why` says: the round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
+        self.now = max(self.now, now)
+        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me:
+            self._fault(why, seat)
+        return self._flush()
+
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         rs = self.rs
         if rs is None or not rs.dealt or rs.log.entries or self.stopped:
             return True
         return bool(rs.log.own_unordered or rs.reveals.learning)
+
+    def missing(self) -> list[tuple[int, int, int]]:
+        """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.
+
+        A gap lies below a frame we hold ahead of its chain, or is a move an order names that we
+        never took. A seat we have waited on for PROBE_S with nothing of it held may have sent a
+        frame that never reached us: its next MAX_ASK places are asked for (a seat with nothing
+        more answers with nothing).
+        """
+        if self.stopped is not None or self.finished:
+            return []
+        held: dict[int, set[int]] = {}
+        for sender, seq in self.chains.held:
+            seat = self.chains.seat(sender)
+            if seat is not None and seat != self.me:
+                held.setdefault(seat, set()).add(seq)
+        rs = self.rs
+        if rs is not None and rs.log.entries:
+            for seat, seq in rs.log.entries[0].refs:
+                if (seat, seq) not in rs.log.moves and seat != self.me:
+                    held.setdefault(seat, set()).add(seq + 1)  # as if the frame after it were held
+        gaps: list[tuple[int, int, int]] = []
+        for seat, seqs in sorted(held.items()):
+            first = self.chains.received(seat)
+            for seq in sorted(q for q in seqs if q >= first):
+                if seq > first:
+                    gaps.append((seat, first, seq - 1))
+                first = seq + 1
+        dog = self.watchdog
+        tails: set[int] = set()
+        if dog.since is not None and self.now - dog.since >= PROBE_S:
+            tails |= dog.owed
+        if self.now - self._quiet_since >= PROBE_S:
+            tails |= set(range(self.n))  # nothing new from anyone: a frame only we miss (a move to order) may hold us
+        for seat in sorted(tails - held.keys() - {self.me}):
+            head = self.chains.received(seat)
+            gaps.append((seat, head, head + MAX_ASK - 1))
+        return gaps
+
+    def frame(self, seat: int, seq: int) -> bytes | None:
+        """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
+        if not 0 <= seat < self.n or seq < 0:
+            return None
+        if seat == self.me:
+            sent = self.emit.sent.get(seq)
+            return None if sent is None else sent[1]
+        return self.tracker.frame_at(self.cfg.keys[seat], seq)
 
     def view(self) -> CrispView | CrescendoView:
         """Our own player's view of the game (the only view a peer can compute)."""
@@ -327,9 +388,12 @@ class TablePeer:
         decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        sent = self.emit.sent
+        for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
+            del sent[seq]  # only this round's frames and the last one's are asked for again
         self._send(number, "key", decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:
@@ -403,6 +467,9 @@ class TablePeer:
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
+        heads = tuple(self.chains.received(s) for s in range(self.n))
+        if heads != self._heads:
+            self._heads, self._quiet_since = heads, self.now
         if self.finished:
             return
         late = self.watchdog.watch(self.now, *self._owed())

@@ -126,7 +126,8 @@ def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_stop_clea
     finally:
         for p in (host, doomed, other):
             p.stop()
-    assert all(r["stopped"] and "doomed" in str(r["stopped"]) for r in results), results
+    assert all(r["stopped"] and "doomed was missing" in str(r["stopped"]) for r in results), results
+    assert all(r["faults"] and r["faults"][0].endswith("[doomed]") for r in results), results  # no one else blamed
 
 
 def test_sigterm_says_goodbye_and_the_table_vanishes_at_once() -> None:

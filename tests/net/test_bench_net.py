@@ -1,0 +1,30 @@
+"""`p2pcards bench net`: its latency figures, and one real run between processes."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from p2pcards.net.bench import percentiles, run
+
+
+def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
+    assert percentiles([]) == "-"
+    assert percentiles([0.002]) == "2/2"
+    assert percentiles([i / 1000 for i in range(1, 101)]) == "50/100"  # ms 1..100: median 50.5 rounds to 50
+
+
+@pytest.mark.slow  # a whole game between two processes
+def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2)) == 0
+    out = capsys.readouterr().out.splitlines()
+    slow = [line.split() for line in out[out.index("") + 3:]]
+    assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
+    assert all(row[-2] == "0" and row[-1] == "3/3" for row in slow), out  # a slow link blames no one
+    assert "draw ms p50/99" in out[1]
+    row = out[2].split()
+    assert row[0] == "crisp" and row[-1] == "2/2"
+    draw, move = row[-3], row[-2]
+    assert draw != "-" and move != "-", out
+    assert all(int(x) >= 0 for x in draw.split("/") + move.split("/"))

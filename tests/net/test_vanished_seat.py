@@ -1,0 +1,72 @@
+"""A seat that vanishes mid-round (killed: its links end; frozen: its heartbeats stop) is named at
+once, and the others stop the table within seconds with a fault blaming it, even when it owes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from seats_harness import linked_seats
+
+from p2pcards.net.link import SILENT_S, Links
+from p2pcards.net.seat import Seat
+from p2pcards.table.peer import Note
+
+GONE_AFTER = 1.0
+
+
+def kill(links: Links) -> None:
+    """As SIGKILL does: every socket of the seat ends at once, no goodbye."""
+    for link in list(links.links.values()):
+        for task in link._tasks:
+            task.cancel()
+        link.writer.transport.abort()
+
+
+def freeze(links: Links) -> None:
+    """As a frozen process or a lost Wi-Fi does: nothing more is sent or read, the sockets stay open."""
+    for link in list(links.links.values()):
+        for task in link._tasks:
+            task.cancel()
+
+
+async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[list[Seat], list[list[Note]], float]:
+    # timeout: no time-out of §12.4 can fire first
+    live, all_links, notes = await linked_seats("crisp", 3, {"limit": 500}, GONE_AFTER, timeout=120.0)
+    plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
+    doomed = live[2]
+    async with asyncio.timeout(60):
+        while not (doomed.peer.rs is not None and doomed.peer.rs.dealt and doomed.peer.rs.log.next_index > 3):
+            await asyncio.sleep(0.05)
+    loop = asyncio.get_running_loop()
+    vanished = loop.time()
+    doomed.shell.close()
+    vanish(all_links[2])
+    async with asyncio.timeout(SILENT_S + GONE_AFTER + 10):
+        await asyncio.gather(*plays[:2])
+    stopped = loop.time() - vanished
+    plays[2].cancel()
+    await asyncio.gather(plays[2], return_exceptions=True)
+    for links in all_links:
+        await links.close("test over")
+    return live, notes, stopped
+
+
+@pytest.mark.parametrize("vanish, why", [
+    (kill, ("end of stream", "connection error")),  # EOF, or a write that found the socket reset
+    pytest.param(freeze, ("no heartbeat",), marks=pytest.mark.slow),  # 5 s of silence first
+])
+def test_a_vanished_seat_is_named_and_blamed_and_the_table_stops(vanish: Callable[[Links], None],
+                                                                  why: tuple[str, ...]) -> None:
+    seats, notes, stopped = asyncio.run(table_with_a_vanished_seat(vanish))
+    for seat, seen in zip(seats[:2], notes):
+        peer = seat.peer
+        assert not peer.finished and peer.stopped is not None and "p2 was missing for 1 s" in peer.stopped, peer.stopped
+        assert [n.blame for n in peer.faults] == ["p2"], peer.faults
+        # (a seat that went quiet while this one loop was busy with three seats' proofs may be missing for a moment too)
+        missing = [n for n in seen if n.kind == "missing" and n.blame == "p2"]
+        assert missing and missing[0].blame == "p2" and any(w in missing[0].detail for w in why), missing
+        assert "the table stops in 1 s unless it is back" in missing[0].detail
+        assert any(n.kind == "void" for n in peer.notes)

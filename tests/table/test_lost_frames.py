@@ -1,0 +1,138 @@
+"""Nothing lost in transit: frames dropped, duplicated and reordered, and every game still completes alike."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2pcards.sim.memnet import LinkModel, MemNet
+from p2pcards.sim.table_game import make_table, play_table
+from p2pcards.table.peer import TablePeer
+from p2pcards.table.recovery import MAX_ASK, Recovery, pack_request, parse_request
+from p2pcards.errors import MalformedMessage
+
+CRISP = {"limit": 20}
+LOSSY = LinkModel(delay=0.005, jitter=0.060, loss=0.05, dup=0.05)
+
+
+def finished_alike(net: MemNet) -> None:
+    """Every peer finished, nobody was blamed, and every peer holds the same signed results."""
+    for i, peer in enumerate(net.peers):
+        assert peer.finished, (i, peer.stopped, [n for n in peer.notes if n.kind != "event"][-5:])
+        # A random bot's move the rules refuse is noted as usual; no frame was ever refused or blamed.
+        assert not peer.faults and not [n for n in peer.notes if n.detail.startswith("message dropped")]
+    first = net.peers[0]
+    for peer in net.peers[1:]:
+        assert peer.log_hash == first.log_hash
+        assert peer.results == first.results
+        assert [n.detail for n in peer.notes if n.kind == "round"] == [n.detail for n in first.notes if n.kind == "round"]
+
+
+@pytest.mark.parametrize("game, players, options, seed", [
+    ("crisp", 3, CRISP, 1), pytest.param("crisp", 4, CRISP, 2, marks=pytest.mark.slow),
+    pytest.param("crescendo", 3, {}, 3, marks=pytest.mark.slow),  # about 15 s
+])
+def test_a_lossy_network_loses_no_game(game: str, players: int, options: dict[str, int], seed: int) -> None:
+    net = play_table(game, players, options, seed=seed, link=LOSSY, until=600.0)
+    assert net.stats.requests > 0 and net.stats.answers > 0  # frames were lost, asked for and sent again
+    finished_alike(net)
+
+
+def test_one_dropped_frame_no_longer_stalls_the_table() -> None:
+    dropped: list[tuple[int, int]] = []
+
+    def drop_first_key(sender: int, receiver: int, frame: bytes) -> bytes | None:
+        from p2pcards.crypto.envelope import parse
+        env = parse(frame).envelope
+        if env.type == "key" and not dropped:
+            dropped.append((sender, receiver))
+            return None  # the key announcement is the sender's last frame for a while: a lost tail
+        return frame
+
+    rng = random.Random(5)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()))
+    from p2pcards.bots.base import RandomBot
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=drop_first_key)
+    net.start()
+    net.run(until=300.0)
+    assert dropped
+    finished_alike(net)
+
+
+def test_a_duplicate_is_silent() -> None:
+    peers = make_table("crisp", 3, CRISP, random.Random(7))
+    ready = peers[1].start(0.0)
+    frame = ready[0].frame  # type: ignore[union-attr]
+    assert peers[0].receive(frame, 0.1) == peers[0].receive(frame, 0.2) == []
+    assert peers[0].notes == [] and peers[0].frame(1, 0) == frame and peers[1].frame(1, 0) == frame
+
+
+def test_a_gap_below_a_held_frame_is_missing_and_asked_of_its_sender_first() -> None:
+    peers = make_table("crisp", 3, CRISP, random.Random(8))
+    for p in peers:
+        p.start(0.0)
+    net = MemNet(peers, [None] * 3, random.Random(1))
+    net.start()
+    net.run(until=1.0)  # keys are out; passes begin
+    a = peers[0]
+    sender = 1
+    head = a.chains.received(sender)
+    later = peers[sender].frame(sender, head + 1)
+    if later is None:  # seat 1 sent nothing more yet: sign one more of its frames by hand
+        peers[sender].emit.send(peers[sender].round, "leave", {"why": "test"})
+        peers[sender].emit.send(peers[sender].round, "leave", {"why": "test"})
+        later = peers[sender].frame(sender, head + 1)
+    assert later is not None
+    a.receive(later, a.now)
+    assert (sender, head, head) in a.missing()
+    rec = Recovery(a.n, a.me, a.missing, a.frame)
+    assert rec.requests(a.now) == []  # a frame merely overtaken gets its grace
+    asks = rec.requests(a.now + 0.3)
+    assert (sender, sender, head, 1) in asks
+    retry = rec.requests(a.now + 0.9)
+    assert (2, sender, head, 1) in retry  # then another seat
+
+
+def test_requests_are_checked_and_answers_rate_limited() -> None:
+    assert parse_request(pack_request(1, 5, 3), 3) == (1, 5, 3)
+    for bad in (pack_request(3, 0, 1), pack_request(0, -1, 1), pack_request(0, 0, MAX_ASK + 1), b"\x93", b"\xc0"):
+        with pytest.raises(MalformedMessage):
+            parse_request(bad, 3)
+    rec = Recovery(3, 0, list, lambda seat, seq: b"f%d" % seq)
+    answered = [rec.answer(1, 0, 0, 2, 0.0) for _ in range(40)]
+    assert answered[0] == [b"f0", b"f1"] and answered[-1] == []  # a flood gets nothing past the burst
+    assert rec.answer(2, 0, 0, 1, 0.0) == [b"f0"]  # another asker has its own budget
+    assert rec.answer(1, 0, 0, 1, 1.0) == [b"f0"]  # and the budget comes back with time
+
+
+def test_peer_frame_refuses_places_out_of_range() -> None:
+    peer: TablePeer = make_table("crisp", 3, CRISP, random.Random(9))[0]
+    assert peer.frame(5, 0) is None and peer.frame(1, -1) is None and peer.frame(1, 0) is None
+
+
+@pytest.mark.parametrize("mtype, nth", [
+    ("order", 5),
+    *(pytest.param(t, n, marks=pytest.mark.slow)  # about 4 s each
+      for t, n in [("ready", 0), ("key", 2), ("pass", 1), ("move", 3), ("shares", 3), ("private", 2), ("open", 0),
+                   ("result", 0)]),
+])
+def test_one_frame_of_any_type_lost_on_one_link_stalls_nothing_and_blames_no_one(mtype: str, nth: int) -> None:
+    from p2pcards.bots.base import RandomBot
+    from p2pcards.crypto.envelope import parse
+    seen: list[int] = []
+
+    def drop_one(sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if parse(frame).envelope.type == mtype and receiver == (sender + 1) % 3:
+            seen.append(sender)
+            if len(seen) == nth + 1:
+                return None
+        return frame
+
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, {"limit": 10}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=drop_one)
+    net.start()
+    net.run(until=600.0)
+    assert len(seen) > nth, f"no {mtype} frame number {nth} went by"
+    finished_alike(net)
