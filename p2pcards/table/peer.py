@@ -41,7 +41,7 @@ from .rules import Rules, rules_for
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
-SLACK_S = 4.0  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
+SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 ANY_ROUND = ("ready", "fault", "aid")  # handled at once, whatever their round
 PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
