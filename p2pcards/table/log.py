@@ -58,7 +58,7 @@ class Log:
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
         self.next_index = 0
         self.last_time = 0.0
-        self.final_at: float | None = None  # our clock when the frame completing deck 0 reached us
+        self.passed_at: float | None = None  # our clock when we made our pass of deck 0 (no deal comes before it)
         self._hash = bytes(32)
 
     @property
@@ -131,8 +131,9 @@ class Log:
             raise MalformedMessage("an order stamped before the one it follows")
         if t > now + self.tolerance:
             raise MalformedMessage(f"an order stamped {t:.3f} s when our clock reads {now:.3f} s")
-        # The deal follows the last pass, whose proof we may have spent a while checking: judge it from that pass's arrival.
-        since = now if kind != "deal" or self.final_at is None else min(now, self.final_at)
+        # No deal is made before every seat's pass of deck 0, ours included. Judge a deal from when we made
+        # ours, not from its arrival: checking the later passes' proofs on a busy machine can take seconds.
+        since = now if kind != "deal" or self.passed_at is None else min(now, self.passed_at)
         if kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):

@@ -326,6 +326,8 @@ class TablePeer:
                     rs.enter(Stage.SHUFFLING)
                     rs.decks.advance()
             case dk.EncryptedDeck():
+                if seat == self.me and body.deck == 0 and rs.log.passed_at is None:
+                    rs.log.passed_at = self.now
                 rs.decks.take_pass(seat, body, signed.frame)
                 rs.decks.advance()
             case Move():
@@ -404,7 +406,6 @@ class TablePeer:
         final = rs.decks.final(deck_id)
         assert final is not None
         if deck_id == 0:
-            rs.log.final_at = self.now
             rs.decks.place(list(range(len(final))), 0)
             if self.me == self.orderer:
                 self._order(rs, "deal", ())
