@@ -25,6 +25,7 @@ from .cheaters import (
     wrong_special,
 )
 from .memnet import MemNet
+from .transcript import Transcript, record
 
 # seat, players -> how run_table sets up the cheating seat
 Rig = Callable[[int, int], dict[str, Any]]
@@ -60,7 +61,8 @@ CHEATS: dict[str, tuple[tuple[str, ...], str, Rig]] = {
 TRIES = 30  # a cheat may need a chance (a drawn King) a given deal lacks: so many seeds are tried
 
 
-def run_cheat(kind: str, game: str, players: int, options: dict[str, Any], seed: int, seat: int | None) -> int:
+def run_cheat(kind: str, game: str, players: int, options: dict[str, Any], seed: int, seat: int | None,
+              record_to: str | None = None) -> int:
     """Play with one cheating seat and print what every honest peer caught; 0 when all caught it alike."""
     games, what, rig = CHEATS[kind]
     if game not in games:
@@ -77,7 +79,9 @@ def run_cheat(kind: str, game: str, players: int, options: dict[str, Any], seed:
                 done, note = game_progress(net.peers[0].game)
                 progress.update(tried + done, f"seed {attempt}, {note}")
 
+            transcripts: list[Transcript] = []
             run = run_table(game, players, options, attempt, seat=seat, timeout=5.0,
+                            prepare=lambda net, peers: transcripts.append(record(net, peers[0].cfg)),
                             setup=lambda net, peers: setattr(net, "on_deliver", show), **rig(seat, players))
             bot = run.bots[seat]
             if not isinstance(bot, CheatBot) or bot.fired:
@@ -86,6 +90,8 @@ def run_cheat(kind: str, game: str, players: int, options: dict[str, Any], seed:
             progress.clear()
             print(f"the cheat had no chance in {TRIES} games from seed {seed}")
             return 1
+    if record_to is not None:
+        transcripts[0].save(record_to)
     name = run.peers[seat].names[seat]
     print(f"{name} (seat {seat}) cheats: {what} (seed {attempt})")
     verdicts = set()

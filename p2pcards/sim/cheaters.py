@@ -87,8 +87,12 @@ def run_table(game: str, players: int, options: Mapping[str, Any] | None = None,
               peer_kwargs: Mapping[str, Any] | None = None, cheat: Cheat | None = None, cheat_limit: int = 1,
               tap: Callable[[MemNet, list[TablePeer]], Tap] | None = None,
               setup: Callable[[MemNet, list[TablePeer]], None] | None = None,
+              prepare: Callable[[MemNet, list[TablePeer]], None] | None = None,
               out_of_turn_chance: float = 0.05, until: float = 300.0, **peer_args: Any) -> Run:
-    """Play a seeded table with random bots; `seat` may get a modified peer, a cheating bot or both."""
+    """Play a seeded table with random bots; `seat` may get a modified peer, a cheating bot or both.
+
+    `prepare(net, peers)` runs before the peers start (a recorder), `setup` just after.
+    """
     rng = random.Random(f"run/{seed}")
     peers = make_seeded_table(game, players, options, seed, **peer_args)
     bots: list[Bot | None] = [RandomBot(random.Random(rng.random()), out_of_turn_chance) for _ in range(players)]
@@ -101,6 +105,8 @@ def run_table(game: str, players: int, options: Mapping[str, Any] | None = None,
     net = MemNet(peers, bots, rng)
     if tap is not None:
         net.tap = tap(net, peers)
+    if prepare is not None:
+        prepare(net, peers)
     net.start()
     if setup is not None:
         setup(net, peers)

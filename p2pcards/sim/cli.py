@@ -16,6 +16,7 @@ from ..progress import Progress, game_progress
 from . import cheat_cli
 from .memnet import LinkModel, MemNet
 from .table_game import make_table
+from .transcript import record
 
 # Options a cheating table does not use (it seats random bots on the default links).
 NOT_WITH_CHEAT = ("good", "delay_ms", "jitter_ms", "quiet")
@@ -29,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jitter-ms", type=amount(0), default=None,
                         help="random extra delay per message in ms, up to this (default 12)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary, not the first peer's log")
+    parser.add_argument("--record", metavar="FILE", default=None,
+                        help="save the game's transcript (every signed frame) to FILE; `p2pcards verify FILE` checks it")
     parser.set_defaults(good=None)  # so that --cheat can tell it was given; 1 otherwise
     cheat_cli.add_arguments(parser)
 
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{' and '.join(given)}: not with --cheat (a cheating table has random bots "
                              "on the default links)")
         options = {"limit": args.limit if args.limit is not None else 30} if args.game == "crisp" else {}
-        return cheat_cli.run_cheat(args.cheat, args.game, args.players, options, seed, args.cheater)
+        return cheat_cli.run_cheat(args.cheat, args.game, args.players, options, seed, args.cheater, args.record)
     if args.cheater is not None:
         raise InputError("--cheater: only with --cheat (which names the cheat)")
     good_bots = 1 if args.good is None else args.good
@@ -80,12 +83,15 @@ def run(args: argparse.Namespace) -> int:
         table_rng = random.Random(seed)
         peers = make_table(args.game, args.players, options, random.Random(table_rng.random()))
         net = MemNet(peers, bots, table_rng, link)
+        transcript = record(net, peers[0].cfg) if args.record else None
         hook = watch(progress, not args.quiet)
         net.on_deliver = hook
         net.start()
         net.run()
         hook(net, 0)  # the notes made after the last delivery
     wall = time.perf_counter() - start
+    if transcript is not None:
+        transcript.save(args.record)
     print(f"\n{net.stats.frames} messages, {net.stats.bytes / 1024:.0f} KiB, {net.now:.1f} s of table time "
           f"in {wall:.1f} s of CPU on this machine (seed {seed})")
     ok = True

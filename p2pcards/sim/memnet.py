@@ -59,6 +59,7 @@ class MemNet:
         self.notes: list[list[Note]] = [[] for _ in peers]
         self.dead: set[int] = set()
         self.on_deliver: Callable[[MemNet, int], None] | None = None
+        self.on_send: Callable[[int, bytes], None] | None = None  # every frame a peer sends, once (a recorder)
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
 
@@ -73,6 +74,8 @@ class MemNet:
                 continue
             self.stats.frames += 1
             self.stats.bytes += len(out.frame)
+            if self.on_send is not None:
+                self.on_send(sender, out.frame)
             for receiver in range(len(self.peers)):
                 if receiver == sender:
                     continue
