@@ -1,7 +1,7 @@
 """Transcripts: every signed frame of a game saved to a file, and checked offline by a witness.
 
 A transcript is the table's config and every frame any peer sent, with the time it was sent
-(protocol.md, "Transcripts"). `verify` feeds it to a `Witness`: a `TablePeer` with no seat that
+(protocol.md §14.7). `verify` feeds it to a `Witness`: a `TablePeer` with no seat that
 takes every frame as a peer does (signatures, chains, proofs of shuffle, share proofs, the
 log's stamps, the rules) and audits every round from its openings, but never sends. It can
 read every public card; the private boxes were sealed to their recipients, so it reports how
@@ -17,6 +17,7 @@ from ..crypto import deck as dk
 from ..crypto.encoding import Value, decode, digest, encode
 from ..crypto.envelope import Outbox, parse
 from ..crypto.identity import generate
+from ..crypto.identity import verify as verify_signature
 from ..crypto.sealing import Opener
 from ..errors import InputError, MalformedMessage
 from ..table.config import TableConfig
@@ -31,7 +32,7 @@ from ..table.rules import rules_for
 
 FORMAT = "p2pcards transcript"
 VERSION = 1
-PERSON = b"p2pc/transcript"
+PERSON = b"p2pc/transcr/v1"
 MAX_TRANSCRIPT = 256 * 1024 * 1024
 
 
@@ -41,10 +42,31 @@ class Transcript:
 
     config: TableConfig
     frames: list[tuple[int, bytes]] = field(default_factory=list)
+    _kept: set[bytes] = field(default_factory=set, repr=False, compare=False)
 
     def add(self, now: float, frame: bytes) -> None:
         """Record one frame sent at `now` (seconds of the table's clock)."""
         self.frames.append((round(now * 1_000_000), frame))
+
+    def keep(self, now: float, frame: bytes) -> bool:
+        """A peer's hook: record a frame it sent or received at `now`, once, if a seated key signed it for this table.
+
+        A client calls it on every frame it sends and every frame it receives; garbage, frames of
+        other tables or unseated keys, bad signatures and copies are left out (True when kept).
+        """
+        if frame in self._kept:
+            return False
+        try:
+            signed = parse(frame)
+        except MalformedMessage:
+            return False
+        env = signed.envelope
+        if env.table != self.config.table or env.sender not in self.config.keys \
+                or not verify_signature(env.sender, signed.message, signed.signature):
+            return False
+        self._kept.add(frame)
+        self.add(now, frame)
+        return True
 
     def body(self) -> dict[str, Value]:
         """The map the digest covers."""

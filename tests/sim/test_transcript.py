@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from p2pcards.bots.base import RandomBot
 from p2pcards.cli import main
 from p2pcards.sim.cheat_cli import CHEATS
-from p2pcards.sim.cheaters import run_table
+from p2pcards.sim.cheaters import outsider_frame, run_table
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.sim.transcript import Transcript, Witness, record, verify
@@ -63,6 +63,28 @@ def test_a_cheat_in_the_transcript_is_the_fault_verify_reports_with_its_blame(
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
     assert "FAULT: round 2 audit found a rules fault [blame: p1]" in out
+
+
+def test_one_peers_own_record_of_what_it_sent_and_received_verifies() -> None:
+    # The hook a client uses: every frame it sends or receives, kept once if a seated key signed it.
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, {"limit": 10}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    mine = Transcript(peers[2].cfg)
+    net.on_send = lambda sender, frame: mine.keep(net.now, frame) if sender == 2 else None
+
+    def tap(sender: int, receiver: int, frame: bytes) -> bytes:
+        if receiver == 2:
+            mine.keep(net.now, frame)
+        return frame
+    net.tap = tap
+    net.start()
+    for junk in (b"", bytes(100), outsider_frame(peers[0].cfg.table)):
+        assert not mine.keep(0.0, junk)
+    net.run()
+    assert all(p.finished for p in peers)
+    assert not mine.keep(net.now, mine.frames[0][1])  # a copy is kept once
+    assert verify(Transcript.from_bytes(mine.to_bytes())).ok
 
 
 def test_a_game_cut_short_is_incomplete_and_names_who_it_waits_on() -> None:
