@@ -79,9 +79,12 @@ def check_good(good: int, players: int) -> None:
         raise InputError(f"--good: at most one good bot per seat ({players}), not {good}")
 
 
-def add_game_options(parser: argparse.ArgumentParser, seeds: str) -> None:
+def add_game_options(parser: argparse.ArgumentParser, seeds: str, game_optional: bool = False) -> None:
     """The options every command that plays one game takes, with the same names and defaults; `seeds` says what --seed seeds."""
-    parser.add_argument("game", choices=("crisp", "crescendo"), help="which game")
+    if game_optional:
+        parser.add_argument("game", choices=("crisp", "crescendo"), nargs="?", default=None, help="which game")
+    else:
+        parser.add_argument("game", choices=("crisp", "crescendo"), help="which game")
     parser.add_argument("--players", type=whole(1), default=3,
                         help="seats at the table: crisp 2 to 8, crescendo 2 to 6 (default 3)")
     parser.add_argument("--good", type=whole(0), default=1,

@@ -60,6 +60,10 @@ class Decks:
         """A seat's pass, kept until the pass before it is verified (`advance` checks it)."""
         if new.stage != seat + 1:
             raise MalformedMessage("a pass for another seat's stage")
+        chain = self.chains.get(new.deck)
+        if (new.deck, new.stage) in self.early or (chain is not None and len(chain) > new.stage):
+            # Were it kept, a peer that got both before checking either would shuffle on another deck than the rest.
+            raise MalformedMessage("a second pass for one place in a deck's shuffle")
         self.early[(new.deck, new.stage)] = new
 
     def start(self, deck_id: int, cards: Cards, tags: tuple[str, ...] | None) -> None:

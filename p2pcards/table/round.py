@@ -69,6 +69,7 @@ class Round:
         self.decks = decks
         self.reveals = reveals
         self.settlement = settlement
+        self.refused = 0  # entries applied as rejected moves: they change nothing, so they are no progress
 
     def enter(self, stage: Stage) -> None:
         """Move on to `stage`, the one after the current stage."""
@@ -163,6 +164,7 @@ class Round:
         except IllegalMove as exc:
             for h in need:
                 game.know.show_all(h)  # turned face up before the rules refused the move: everyone saw it
+            self.refused += 1
             self.port.note("rejected", f"{first}: {exc}", game.players.index(first.player))
         return True
 
@@ -211,9 +213,11 @@ class Round:
 
     def progress(self) -> tuple[int, ...]:
         """Counts that grow whenever any of the round's machines moves: a stall leaves them still."""
+        # Entries applied and not refused, not moves or orders taken: a staller's chatter (moves that
+        # pile up, are ordered behind the entry it holds up, or are refused) must not count as progress.
         log = self.log
-        return (*self.decks.progress(), log.next_index, len(log.entries), len(self.reveals.reveals),
-                len(log.moves), len(self.settlement.openings), len(self.settlement.results))
+        return (*self.decks.progress(), log.next_index - len(log.entries) - self.refused, len(self.reveals.reveals),
+                len(self.settlement.openings), len(self.settlement.results))
 
 
 class Watchdog:
