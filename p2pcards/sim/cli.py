@@ -22,6 +22,7 @@ from . import cheat_cli
 from .batch import GameReport, play_batch, report_lines, to_json
 from .cheaters import Run
 from .faults import FaultSpec
+from .load import load_lines, run_tables
 from .memnet import LinkModel, MemNet
 from .transcript import Transcript, record
 
@@ -39,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="random extra delay per message in ms, up to this (default 12)")
     parser.add_argument("--games", type=whole(1), default=1,
                         help="play this many seeded games (seeds from --seed on) and report on them all")
+    parser.add_argument("--tables", type=whole(1), default=None,
+                        help="load: run this many tables at once, one process each, each playing --games games, "
+                             "and report each table's rate and every failure")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="also write the report (every game and the totals) as JSON to FILE")
     parser.add_argument("--faults", metavar="SPEC", default=None,
@@ -105,6 +109,22 @@ def run(args: argparse.Namespace) -> int:
         return [good() if i < good_bots else RandomBot(random.Random(rng.random()), 0.05)
                 for i in range(args.players)]
 
+    if args.tables is not None:
+        if args.record is not None:
+            raise InputError("--record: one game only (not with --tables)")
+        runs, wall = run_tables(args.tables, args.game, args.players, options, seed, args.games,
+                                cheat=None if cheat is None else cheat.name,
+                                cheater=1 if args.cheater is None else args.cheater, faults=faults, link=link,
+                                timeout=5.0 if cheat is not None else 15.0,
+                                until=300.0 if cheat is not None else 36000.0)
+        reports = [g for r in runs for g in r.reports]
+        print("\n".join(load_lines(runs, wall)))
+        print("\n".join(report_lines(reports, cheat, faults)))
+        if args.json is not None:
+            to_json(args.json, {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
+                                "tables": args.tables, "wall_s": wall,
+                                "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports)
+        return 0 if all(r.ok for r in reports) else 1
     transcripts: list[Transcript] = []
     show_log = args.games == 1 and cheat is None and not args.quiet
     label = f"sim {args.game}" + (f" --cheat {cheat.name}" if cheat else "")
