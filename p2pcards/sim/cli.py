@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
@@ -25,10 +26,6 @@ from .faults import FaultSpec
 from .load import load_lines, run_tables
 from .memnet import LinkModel, MemNet
 from .transcript import Transcript, record
-
-# Options a cheating table does not use (it seats random bots).
-NOT_WITH_CHEAT = ("good",)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Game, players, bots, link model, seed, batch, report, transcript, and a cheating seat."""
@@ -83,15 +80,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("the game: crisp or crescendo (or --cheat list)")
     check_seats(args.game, args.players)
     seed = seed_of(args)
-    if args.record is not None and args.games > 1:
-        raise InputError("--record: one game only (not with --games)")
+    if args.record is not None and (args.games > 1 or args.tables is not None):
+        raise InputError("--record: one game only (not with --games or --tables)")
     cheat = cheat_cli.kind_of(args.cheat, args.game) if args.cheat else None
     faults = FaultSpec.parse(args.faults) if args.faults is not None else None
-    if cheat is not None:
-        given = [f"--{name}" for name in NOT_WITH_CHEAT if getattr(args, name) is not None]
-        if given:
-            raise InputError(f"{' and '.join(given)}: not with --cheat (a cheating table seats random bots)")
-    elif args.cheater is not None:
+    if cheat is not None and args.good is not None:
+        raise InputError("--good: not with --cheat (a cheating table seats random bots)")
+    if cheat is None and args.cheater is not None:
         raise InputError("--cheater: only with --cheat (which names the cheat)")
     good_bots = 1 if args.good is None or cheat is not None else args.good
     if cheat is None:
@@ -109,21 +104,22 @@ def run(args: argparse.Namespace) -> int:
         return [good() if i < good_bots else RandomBot(random.Random(rng.random()), 0.05)
                 for i in range(args.players)]
 
-    if args.tables is not None:
-        if args.record is not None:
-            raise InputError("--record: one game only (not with --tables)")
+    # A cheating table is short (Crisp to 30) and its stalls are timed out sooner.
+    common: dict[str, Any] = {"cheater": 1 if args.cheater is None else args.cheater, "faults": faults, "link": link,
+                              "timeout": 5.0 if cheat is not None else 15.0,
+                              "until": 300.0 if cheat is not None else 36000.0}
+    params: dict[str, Any] = {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
+                              "options": options, "cheat": None if cheat is None else cheat.name,
+                              "cheater": None if cheat is None else common["cheater"],
+                              "faults": None if faults is None else faults.text()}
+    if args.tables is not None:  # random bots at every seat (a good bot is not sent to another process)
         runs, wall = run_tables(args.tables, args.game, args.players, options, seed, args.games,
-                                cheat=None if cheat is None else cheat.name,
-                                cheater=1 if args.cheater is None else args.cheater, faults=faults, link=link,
-                                timeout=5.0 if cheat is not None else 15.0,
-                                until=300.0 if cheat is not None else 36000.0)
+                                cheat=None if cheat is None else cheat.name, **common)
         reports = [g for r in runs for g in r.reports]
-        print("\n".join(load_lines(runs, wall)))
-        print("\n".join(report_lines(reports, cheat, faults)))
+        print("\n".join(load_lines(runs, wall) + report_lines(reports, cheat, faults)))
         if args.json is not None:
-            to_json(args.json, {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
-                                "tables": args.tables, "wall_s": wall,
-                                "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports)
+            to_json(args.json, params | {"tables": args.tables, "wall_s": wall,
+                                         "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports)
         return 0 if all(r.ok for r in reports) else 1
     transcripts: list[Transcript] = []
     show_log = args.games == 1 and cheat is None and not args.quiet
@@ -151,10 +147,8 @@ def run(args: argparse.Namespace) -> int:
             if args.record is not None:
                 transcripts[:] = [record(net, peers[0].cfg)]
 
-        reports = play_batch(args.game, args.players, options, seed, args.games, cheat=cheat, faults=faults,
-                             cheater=1 if args.cheater is None else args.cheater, bots=bots, link=link,
-                             timeout=5.0 if cheat is not None else 15.0, until=300.0 if cheat is not None else 36000.0,
-                             prepare=prepare, setup=setup, on_game=on_game)
+        reports = play_batch(args.game, args.players, options, seed, args.games, cheat=cheat, bots=bots,
+                             prepare=prepare, setup=setup, on_game=on_game, **common)
     if transcripts:
         transcripts[0].save(args.record)
     seeds = f"seed {reports[0].seed}" if len(reports) == 1 else f"seeds {reports[0].seed} to {reports[-1].seed}"
@@ -165,8 +159,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {name:<4} {ended:<10} totals {reports[0].totals[name]}")
     print("\n".join(report_lines(reports, cheat, faults)))
     if args.json is not None:
-        to_json(args.json, {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
-                            "options": options, "cheat": None if cheat is None else cheat.name,
-                            "faults": None if faults is None else faults.text(),
-                            "cheater": None if cheat is None else reports[0].cheater}, reports)
+        to_json(args.json, params, reports)
     return 0 if all(r.ok for r in reports) else 1
