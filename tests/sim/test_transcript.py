@@ -153,4 +153,4 @@ def test_every_cheat_of_the_catalogue_is_the_fault_a_witness_reports(kind: str) 
         assert verdict.ok and "p1" in blames
     else:
         assert not verdict.ok
-        assert (blames and blames[0] == "p1") or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
+        assert (w.faults and w.faults[0].blame == "p1") or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
