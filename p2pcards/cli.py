@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
+    "verify": ("p2pcards.sim.verify_cli", "check a game's transcript (saved by `sim --record`) offline: "
+               "signatures, proofs, audits, rules and scores"),
     "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
     "play": ("p2pcards.ui.cli", "play in the terminal: `--bots N` starts a game against N bots at once"),
     "rules": ("p2pcards.ui.rules_cli", "print the rules of crisp or crescendo, with a host's options"),
@@ -77,9 +79,12 @@ def check_good(good: int, players: int) -> None:
         raise InputError(f"--good: at most one good bot per seat ({players}), not {good}")
 
 
-def add_game_options(parser: argparse.ArgumentParser, seeds: str) -> None:
+def add_game_options(parser: argparse.ArgumentParser, seeds: str, game_optional: bool = False) -> None:
     """The options every command that plays one game takes, with the same names and defaults; `seeds` says what --seed seeds."""
-    parser.add_argument("game", choices=("crisp", "crescendo"), help="which game")
+    if game_optional:
+        parser.add_argument("game", choices=("crisp", "crescendo"), nargs="?", default=None, help="which game")
+    else:
+        parser.add_argument("game", choices=("crisp", "crescendo"), help="which game")
     parser.add_argument("--players", type=whole(1), default=3,
                         help="seats at the table: crisp 2 to 8, crescendo 2 to 6 (default 3)")
     parser.add_argument("--good", type=whole(0), default=1,

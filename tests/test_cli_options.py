@@ -66,9 +66,11 @@ BAD = [
     (["sim", "crisp", "--jitter-ms", "-1"], "--jitter-ms"),
     (["sim", "crisp", "--limit", "-5"], "--limit"),
     (["sim", "crisp", "--good", "4"], "--good"),
-    (["sim", "crisp", "--cheat", "bribe"], "invalid choice"),
+    (["sim", "crisp", "--cheat", "bribe"], "no cheat 'bribe'"),
+    (["sim", "crisp", "--faults", "drop=2"], "--faults: drop is a chance"),
+    (["sim", "crisp", "--faults", "lag=3"], "--faults: 'lag=3' is not kind=value"),
+    (["sim", "crisp", "--games", "0"], "--games"),
     (["sim", "crisp", "--cheat", "out-of-turn", "--cheater", "7"], "--cheater"),
-    (["sim", "crisp", "--cheat", "out-of-turn", "--delay-ms", "3"], "--delay-ms: not with --cheat"),
     (["sim", "crisp", "--cheat", "out-of-turn", "--good", "0"], "--good: not with --cheat"),
     (["localgame", "crescendo", "--players", "7"], "crescendo seats 2 to 6"),
     (["localgame", "crisp", "--good", "4"], "--good"),
@@ -174,7 +176,7 @@ def test_sim_shows_its_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -
     assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "3"]) == 0
     text = out.getvalue()
     assert "sim crisp  [" in text and "highest total" in text
-    assert "round 1 begins" in text and "(seed 3)" in text
+    assert "round 1 begins" in text and "sim crisp, 2 players, seed 3" in text
 
 
 def test_piped_output_has_no_progress(capsys: pytest.CaptureFixture[str]) -> None:

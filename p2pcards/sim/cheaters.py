@@ -46,7 +46,7 @@ from ..table.reveals import Reveals
 from ..table.round import Parts
 from ..table.rules import rules_for
 from ..table.settle import Settlement
-from .memnet import MemNet
+from .memnet import LinkModel, MemNet, Rewrite
 from .table_game import make_table
 
 Cheat = Callable[[View], Move | None]
@@ -86,21 +86,33 @@ def run_table(game: str, players: int, options: Mapping[str, Any] | None = None,
               seat: int | None = None, peer_class: type[TablePeer] | None = None,
               peer_kwargs: Mapping[str, Any] | None = None, cheat: Cheat | None = None, cheat_limit: int = 1,
               tap: Callable[[MemNet, list[TablePeer]], Tap] | None = None,
+              rewrite: Callable[[MemNet, list[TablePeer]], Rewrite] | None = None,
+              bots: Sequence[Bot | None] | None = None, link: LinkModel | None = None,
               setup: Callable[[MemNet, list[TablePeer]], None] | None = None,
+              prepare: Callable[[MemNet, list[TablePeer]], None] | None = None,
               out_of_turn_chance: float = 0.05, until: float = 300.0, **peer_args: Any) -> Run:
-    """Play a seeded table with random bots; `seat` may get a modified peer, a cheating bot or both."""
+    """Play a seeded table with random bots (or `bots`); `seat` may get a modified peer, a cheating bot or both.
+
+    `tap` and `rewrite` make the network's tap and rewrite (MemNet); `prepare(net, peers)` runs
+    before the peers start (a recorder), `setup` just after.
+    """
     rng = random.Random(f"run/{seed}")
     peers = make_seeded_table(game, players, options, seed, **peer_args)
-    bots: list[Bot | None] = [RandomBot(random.Random(rng.random()), out_of_turn_chance) for _ in range(players)]
+    randoms: list[Bot | None] = [RandomBot(random.Random(rng.random()), out_of_turn_chance) for _ in range(players)]
+    bots = list(randoms if bots is None else bots)
     if seat is not None and peer_class is not None:
         replace_peer(peers, seat, peer_class, **dict(peer_kwargs or {}))
     if seat is not None and cheat is not None:
         inner = bots[seat]
         assert inner is not None
         bots[seat] = CheatBot(inner, cheat, cheat_limit)
-    net = MemNet(peers, bots, rng)
+    net = MemNet(peers, bots, rng, link)
     if tap is not None:
         net.tap = tap(net, peers)
+    if rewrite is not None:
+        net.rewrite = rewrite(net, peers)
+    if prepare is not None:
+        prepare(net, peers)
     net.start()
     if setup is not None:
         setup(net, peers)

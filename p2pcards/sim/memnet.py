@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..bots.base import Bot
-from ..errors import IllegalMove
+from ..crypto.envelope import parse
+from ..errors import IllegalMove, MalformedMessage
 from ..table.peer import Note, Send, TablePeer
 from ..table.recovery import Recovery
 
@@ -58,6 +60,7 @@ class NetStats:
 
 
 Tap = Callable[[int, int, bytes], bytes | None]  # (sender, receiver, frame) -> frame to deliver, or None to drop
+Rewrite = Callable[[int, bytes], list[bytes]]  # (sender, frame) -> the frames it really sends to everyone (a modified client)
 
 
 class MemNet:
@@ -65,7 +68,7 @@ class MemNet:
 
     def __init__(self, peers: Sequence[TablePeer], bots: Sequence[Bot | None], rng: random.Random,
                  link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None,
-                 seat_links: Mapping[int, LinkModel] | None = None) -> None:
+                 seat_links: Mapping[int, LinkModel] | None = None, rewrite: Rewrite | None = None) -> None:
         self.peers = list(peers)
         self.bots = list(bots)
         self.rng = rng
@@ -73,6 +76,8 @@ class MemNet:
         self.seat_links = dict(seat_links or {})  # a seat's own links, to and from it, when not `link`
         self.think = think
         self.tap = tap
+        self.rewrite = rewrite
+        self.faults: Tap | None = None  # the network's own faults, after `tap` (sim/faults.py)
         self.now = 0.0
         self._queue: list[tuple[float, int, str, int, object]] = []
         self._seq = 0
@@ -80,6 +85,8 @@ class MemNet:
         self.notes: list[list[Note]] = [[] for _ in peers]
         self.dead: set[int] = set()
         self.on_deliver: Callable[[MemNet, int], None] | None = None
+        self.on_send: Callable[[int, bytes], None] | None = None  # every frame a peer sends, once (a recorder)
+        self.cpu = [0.0] * len(peers)  # CPU seconds each peer's own calls took (its bot's choices included)
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
         self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
@@ -96,12 +103,8 @@ class MemNet:
             if isinstance(out, Note):
                 self.notes[sender].append(out)
                 continue
-            self.stats.frames += 1
-            self.stats.bytes += len(out.frame)
-            for receiver in range(len(self.peers)):
-                if receiver == sender:
-                    continue
-                self._send(sender, receiver, out.frame)
+            for sent in [out.frame] if self.rewrite is None else self.rewrite(sender, out.frame):
+                self._broadcast(sender, sent)
         moved = self._moved[sender]
         if moved is not None and not self.peers[sender].busy():
             self.latency[sender].setdefault(moved[0], []).append(self.now - moved[1])
@@ -109,11 +112,28 @@ class MemNet:
         self._wake_bot(sender)
         self._schedule_tick(sender)
 
+    def _broadcast(self, sender: int, sent: bytes) -> None:
+        """One signed frame from `sender` to every other peer, counted once."""
+        self.stats.frames += 1
+        self.stats.bytes += len(sent)
+        try:
+            mtype = parse(sent).envelope.type
+        except MalformedMessage:
+            mtype = "?"
+        self.stats.by_type[mtype] = self.stats.by_type.get(mtype, 0) + 1
+        if self.on_send is not None:
+            self.on_send(sender, sent)
+        for receiver in range(len(self.peers)):
+            if receiver != sender:
+                self._send(sender, receiver, sent)
+
     def _send(self, sender: int, receiver: int, frame: bytes | None, kind: str = "frame",
               data: object = None) -> None:
-        """One frame (or request) on one link, through the tap and the link's losses."""
+        """One frame (or request) on one link, through the tap, the network's faults and the link's losses."""
         if frame is not None and self.tap is not None:
             frame = self.tap(sender, receiver, frame)
+        if frame is not None and self.faults is not None:
+            frame = self.faults(sender, receiver, frame)
         if kind == "frame" and frame is None:
             return
         link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
@@ -145,7 +165,15 @@ class MemNet:
     def start(self) -> None:
         """Every peer says it is ready."""
         for i, peer in enumerate(self.peers):
-            self._outputs(i, peer.start(self.now))
+            self._outputs(i, self._timed(i, peer.start, self.now))
+
+    def call_at(self, t: float, call: Callable[[MemNet], None]) -> None:
+        """Call `call(net)` when the clock reaches `t` (a cheat or a fault that acts on its own time)."""
+        self._push(t, "call", -1, call)
+
+    def send_as(self, sender: int, outputs: list[Send | Note]) -> None:
+        """Send what a peer's call returned outside the network's own loop (a modified client acting on its own)."""
+        self._outputs(sender, outputs)
 
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
         """Deliver an arbitrary frame to one peer (tests of garbage, forgeries and replays)."""
@@ -160,20 +188,24 @@ class MemNet:
             if t > until:
                 break
             self.now = max(self.now, t)
+            if kind == "call":
+                assert callable(data)
+                data(self)
+                continue
             if i in self.dead:
                 continue
             peer = self.peers[i]
             events += 1
             if kind == "frame":
                 assert isinstance(data, bytes)
-                self._outputs(i, peer.receive(data, self.now))
+                self._outputs(i, self._timed(i, peer.receive, data, self.now))
                 if self.on_deliver is not None:
                     self.on_deliver(self, i)
             elif kind == "tick":
                 if data != self._next_tick[i]:
                     continue  # superseded by an earlier tick
                 self._next_tick[i] = None
-                self._outputs(i, peer.tick(self.now))
+                self._outputs(i, self._timed(i, peer.tick, self.now))
                 self._ask(i)
             elif kind == "ask":
                 assert isinstance(data, tuple)
@@ -189,16 +221,25 @@ class MemNet:
             if all(p.finished or p.stopped for j, p in enumerate(self.peers) if j not in self.dead):
                 return
 
+    def _timed(self, i: int, call: Callable[..., list[Send | Note]], *args: object) -> list[Send | Note]:
+        start = time.process_time()
+        try:
+            return call(*args)
+        finally:
+            self.cpu[i] += time.process_time() - start
+
     def _bot(self, i: int) -> None:
         peer, bot = self.peers[i], self.bots[i]
         if bot is None or peer.busy():
             return
+        start = time.process_time()
         move = bot.choose(peer.view())
+        self.cpu[i] += time.process_time() - start
         if move is None:
             self._push(self.now + self.think * 4, "bot", i, None)
             return
         try:
-            outputs = peer.play(move, self.now)
+            outputs = self._timed(i, peer.play, move, self.now)
             self._moved[i] = (move.action, self.now)
             self._outputs(i, outputs)
         except IllegalMove:

@@ -1,0 +1,212 @@
+"""Batches of simulated games: play them, judge each (honest agreement, the cheat's verdict), and report.
+
+`play_batch` plays `games` seeded games over the in-memory network (one cheat, faults, or
+neither) and returns a `GameReport` per game; `summary` and `report_lines` sum them up for
+`p2pcards sim`, and `to_json` writes them for a tester's tools.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..bots.base import Bot
+from ..errors import InputError
+from ..table.peer import TablePeer
+from .catalogue import CheatKind, fired, judge
+from .cheaters import Run, run_table
+from .faults import FaultSpec, FaultTap
+from .memnet import LinkModel, MemNet
+
+TRIES = 30  # a cheat may need a chance (a drawn King) a given deal lacks: so many seeds are tried per game
+
+
+@dataclass
+class GameReport:
+    """One simulated game: its traffic and cost, how the honest peers ended, and whom each blamed."""
+
+    seed: int
+    rounds: int
+    moves: int
+    frames: int
+    bytes: int
+    wall_s: float
+    table_s: float
+    cpu_s: list[float]  # per seat
+    agreed: bool  # every honest peer ended alike (the same totals, or stopped with the same blame)
+    ended: dict[str, str]  # honest peer -> "finished" or why it stopped
+    blamed: dict[str, list[str]]  # honest peer -> whom its faults and rejections blamed, in order (first 5)
+    fault_blame: dict[str, str | None]  # honest peer that stopped -> whom its first fault blamed
+    totals: dict[str, list[int]]  # honest peer -> its totals
+    cheat: str | None = None
+    cheater: int | None = None
+    fired: bool = False  # the cheat had its chance
+    verdict: str | None = None  # None when the cheat was caught as the catalogue says (or there was none)
+    faults: dict[str, int] = field(default_factory=dict)  # fault kind -> frames it touched
+
+    @property
+    def ok(self) -> bool:
+        """Honest peers agreed; with no cheat, they finished (faults survived); a cheat had its chance and was caught."""
+        if self.cheat is None:
+            return self.agreed and all(e == "finished" for e in self.ended.values())
+        return self.agreed and self.fired and self.verdict is None
+
+
+def _first_blames(peer: TablePeer) -> list[str]:
+    return [n.blame for n in peer.notes if n.blame is not None and n.kind in ("rejected", "fault", "audit")][:5]
+
+
+def agreed(peers: Sequence[TablePeer]) -> bool:
+    """Every peer finished with the same totals and winners, or every one stopped blaming the same seat first."""
+    if all(p.finished for p in peers):
+        return len({(tuple(p.game.totals), tuple(p.game.winners)) for p in peers}) == 1
+    if all(p.stopped is not None for p in peers):
+        return len({p.faults[0].blame if p.faults else None for p in peers}) == 1
+    return False
+
+
+def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater: int | None) -> GameReport:
+    """Judge a finished run."""
+    net = run.net
+    honest = run.honest([] if cheater is None else [cheater])
+    rounds = max(p.round for p in run.peers)
+    report = GameReport(
+        seed=seed, rounds=rounds, moves=net.stats.by_type.get("move", 0), frames=net.stats.frames,
+        bytes=net.stats.bytes, wall_s=wall, table_s=net.now, cpu_s=list(net.cpu), agreed=agreed(honest),
+        ended={p.names[p.me]: "finished" if p.finished else p.stopped or "still waiting" for p in honest},
+        blamed={p.names[p.me]: _first_blames(p) for p in honest},
+        fault_blame={p.names[p.me]: p.faults[0].blame for p in honest if p.faults},
+        totals={p.names[p.me]: list(p.game.totals) for p in honest})
+    if cheat is not None and cheater is not None:
+        report.cheat, report.cheater = cheat.name, cheater
+        report.fired = fired(run, cheater)
+        report.verdict = judge(run, cheater, cheat.expect) if report.fired else "the cheat had no chance"
+    return report
+
+
+Setup = Callable[[MemNet, list[TablePeer]], None]
+
+
+def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *,
+               cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+               bots: Callable[[int], Sequence[Bot | None] | None] = lambda seed: None,
+               link: LinkModel | None = None, timeout: float = 15.0, until: float = 36000.0,
+               prepare: Setup | None = None, setup: Callable[[int], Setup | None] = lambda seed: None,
+               on_game: Callable[[GameReport, Run], None] | None = None) -> list[GameReport]:
+    """Play `games` seeded games (a cheating one needs its chance: up to TRIES seeds each) and judge each.
+
+    `faults` are injected on every link (their counts go in each report), after any cheat's tap.
+    """
+    if cheat is not None:
+        if game not in cheat.games:
+            raise InputError(f"--cheat {cheat.name} is a cheat at {' and '.join(cheat.games)}, not at {game}")
+        if not 0 <= cheater < players:
+            raise InputError(f"--cheater: a seat from 0 to {players - 1}, not {cheater}")
+    reports: list[GameReport] = []
+    cursor = seed
+    for _ in range(games):
+        for attempt in range(cursor, cursor + (TRIES if cheat is not None else 1)):
+            start = time.perf_counter()
+            rig: dict[str, Any] = cheat.rig(cheater, players) if cheat is not None else {}
+            own_setup = rig.pop("setup", None)
+            extra = setup(attempt)
+            taps: list[FaultTap] = []
+
+            def before(net: MemNet, peers: list[TablePeer], seed: int = attempt) -> None:
+                if faults is not None:
+                    taps.append(FaultTap(net, faults, random.Random(f"faults/{seed}")))
+                    net.faults = taps[0]
+                if prepare is not None:
+                    prepare(net, peers)
+
+            def both(net: MemNet, peers: list[TablePeer], a: Setup | None = own_setup, b: Setup | None = extra) -> None:
+                for s in (a, b):
+                    if s is not None:
+                        s(net, peers)
+            run = run_table(game, players, options, attempt, seat=cheater if cheat is not None else None,
+                            bots=bots(attempt), link=link if faults is None else faults.link(link or LinkModel()),
+                            timeout=timeout, until=until, prepare=before, setup=both, **rig)
+            report = report_of(run, attempt, time.perf_counter() - start, cheat, cheater if cheat else None)
+            if faults is not None:
+                report.faults = dict(taps[0].counts)
+            if report.fired or cheat is None:
+                break
+        cursor = attempt + 1
+        reports.append(report)
+        if on_game is not None:
+            on_game(report, run)
+    return reports
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory (every simulated peer lives in it)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def summary(reports: Sequence[GameReport]) -> dict[str, Any]:
+    """The batch's totals and means."""
+    n = len(reports)
+    seats = len(reports[0].cpu_s) if reports else 0
+    return {
+        "games": n, "rounds": sum(r.rounds for r in reports), "moves": sum(r.moves for r in reports),
+        "frames": sum(r.frames for r in reports), "bytes": sum(r.bytes for r in reports),
+        "wall_s_per_game": sum(r.wall_s for r in reports) / max(n, 1),
+        "table_s_per_game": sum(r.table_s for r in reports) / max(n, 1),
+        "cpu_s_per_seat_per_game": [sum(r.cpu_s[i] for r in reports) / max(n, 1) for i in range(seats)],
+        "peak_memory_mib": peak_memory_mib(),
+        "honest_agreed": sum(r.agreed for r in reports),
+        "cheat_caught": sum(1 for r in reports if r.cheat is not None and r.fired and r.verdict is None),
+        "ok": all(r.ok for r in reports),
+    }
+
+
+def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults: FaultSpec | None = None) -> list[str]:
+    """The human report: totals, cost, agreement, and each game's verdict on the cheat."""
+    s = summary(reports)
+    n = s["games"]
+    cpu = ", ".join(f"p{i} {c:.2f}" for i, c in enumerate(s["cpu_s_per_seat_per_game"]))
+    lines = [
+        f"games {n}, rounds {s['rounds']}, moves {s['moves']}, frames {s['frames']}, "
+        f"{s['bytes'] / 1024:.0f} KiB",
+        f"per game: {s['wall_s_per_game']:.2f} s on this machine, {s['table_s_per_game']:.1f} s of table time",
+        f"CPU per peer per game (s): {cpu}; peak memory {s['peak_memory_mib']:.0f} MiB "
+        "(one process holds every peer)",
+        f"honest peers agreed on every result: {'yes' if s['honest_agreed'] == n else 'NO'} "
+        f"({s['honest_agreed']}/{n} games)",
+    ]
+    if faults is not None:
+        lines.append(f"faults ({faults.text() or 'none'}): survived in "
+                     f"{sum(1 for r in reports if r.agreed and all(e == 'finished' for e in r.ended.values()))}/{n} games")
+    for r in reports:
+        if r.faults or faults is not None:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "none fell"
+            survived = r.agreed and all(e == "finished" for e in r.ended.values())
+            lines.append(f"  seed {r.seed}: faults injected: {counts}: "
+                         + ("survived" if survived else "NOT survived: " + "; ".join(
+                             f"{peer} {e}" for peer, e in r.ended.items() if e != "finished")))
+    if cheat is not None:
+        lines.append(f"cheat {cheat.name} ({cheat.what}; expected: {cheat.expect}): "
+                     f"caught in {s['cheat_caught']}/{n} games")
+        for r in reports:
+            who = ", ".join(f"{peer} blamed {r.fault_blame[peer] or 'nobody'}" if peer in r.fault_blame
+                            else f"{peer} rejected moves of {', '.join(sorted(set(b))) or 'nobody'}"
+                            for peer, b in r.blamed.items())
+            state = "caught" if r.fired and r.verdict is None else f"NOT CAUGHT: {r.verdict}"
+            lines.append(f"  seed {r.seed}: {state}; {who}")
+    return lines
+
+
+def to_json(path: str, params: Mapping[str, Any], reports: Sequence[GameReport]) -> None:
+    """Write the batch as JSON: the parameters, every game, the summary (InputError when it cannot be written)."""
+    data = {"params": dict(params), "games": [asdict(r) | {"ok": r.ok} for r in reports], "summary": summary(reports)}
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None

@@ -1,0 +1,84 @@
+"""Network faults for the in-memory transport: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05`.
+
+Delay and jitter (milliseconds) set every link's model; the rest are chances per frame and
+receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake it, `dup`
+delivers it a second time a little later, `drop` loses it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from .memnet import LinkModel, MemNet
+
+KINDS = ("delay", "jitter", "reorder", "drop", "dup")
+CHANCES = ("reorder", "drop", "dup")
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """What to inject: link delay and jitter in ms (None: the default link), and chances per frame."""
+
+    delay: float | None = None
+    jitter: float | None = None
+    reorder: float = 0.0
+    drop: float = 0.0
+    dup: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> FaultSpec:
+        """`kind=value,…` (InputError, one line, on anything else)."""
+        values: dict[str, float] = {}
+        for part in text.split(","):
+            kind, sep, value = part.strip().partition("=")
+            if kind not in KINDS or not sep:
+                raise InputError(f"--faults: {part.strip()!r} is not kind=value (kinds: {', '.join(KINDS)})")
+            if kind in values:
+                raise InputError(f"--faults: {kind} given twice")
+            try:
+                number = float(value)
+            except ValueError:
+                raise InputError(f"--faults: {kind}={value!r} is not a number") from None
+            if not number >= 0 or number == float("inf") or (kind in CHANCES and number > 1):
+                raise InputError(f"--faults: {kind} is " + ("a chance from 0 to 1" if kind in CHANCES
+                                                             else "a number of ms, 0 or more") + f", not {value}")
+            values[kind] = number
+        return cls(**values)
+
+    def link(self, base: LinkModel) -> LinkModel:
+        """The link model with this spec's delay and jitter."""
+        return LinkModel(base.delay if self.delay is None else self.delay / 1000,
+                         base.jitter if self.jitter is None else self.jitter / 1000)
+
+    def text(self) -> str:
+        """The spec as it would be given."""
+        return ",".join(f"{k}={getattr(self, k):g}" for k in KINDS if getattr(self, k))
+
+
+@dataclass
+class FaultTap:
+    """A MemNet tap that reorders, duplicates and drops frames as `spec` says, counting each."""
+
+    net: MemNet
+    spec: FaultSpec
+    rng: random.Random
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def _count(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        spec, rng, net = self.spec, self.rng, self.net
+        if spec.drop and rng.random() < spec.drop:
+            self._count("drop")
+            return None
+        if spec.dup and rng.random() < spec.dup:
+            self._count("dup")
+            net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.001, 0.1))
+        if spec.reorder and rng.random() < spec.reorder:
+            self._count("reorder")
+            net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.05, 0.25))
+            return None
+        return frame

@@ -1,0 +1,84 @@
+"""`p2pcards sim --tables N`: N tables at once on this machine, one process each, over the in-memory transport.
+
+Each table plays its own seeded batch (`play_batch`); the load report gives each table's rate
+(frames and moves per second of wall time while all ran together) and every failure.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .batch import GameReport, play_batch
+from .catalogue import CATALOGUE
+from .faults import FaultSpec
+from .memnet import LinkModel
+
+SEED_STRIDE = 100_000  # table k plays seeds from seed + k * SEED_STRIDE: no two tables play one game
+
+
+@dataclass
+class TableRun:
+    """One table's batch and the wall time it took while the others ran too."""
+
+    table: int
+    reports: list[GameReport]
+    wall_s: float
+
+    @property
+    def frames_per_s(self) -> float:
+        """Frames its peers sent per second of wall time."""
+        return sum(r.frames for r in self.reports) / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def moves_per_s(self) -> float:
+        """Moves per second of wall time."""
+        return sum(r.moves for r in self.reports) / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def _one_table(table: int, game: str, players: int, options: Mapping[str, Any], seed: int, games: int,
+               cheat: str | None, cheater: int, faults: FaultSpec | None, link: LinkModel, timeout: float,
+               until: float) -> TableRun:
+    start = time.perf_counter()
+    reports = play_batch(game, players, options, seed + table * SEED_STRIDE, games,
+                         cheat=None if cheat is None else CATALOGUE[cheat], cheater=cheater, faults=faults,
+                         link=link, timeout=timeout, until=until)
+    return TableRun(table, reports, time.perf_counter() - start)
+
+
+def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *,
+               cheat: str | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+               link: LinkModel | None = None, timeout: float = 15.0, until: float = 36000.0) -> tuple[list[TableRun], float]:
+    """Play `tables` tables at once, one process each; their runs, and the wall time of the whole."""
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=tables) as pool:
+        futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,
+                               link or LinkModel(), timeout, until) for k in range(tables)]
+        runs = [f.result() for f in futures]
+    return runs, time.perf_counter() - start
+
+
+def load_lines(runs: Sequence[TableRun], wall: float) -> list[str]:
+    """The load report: each table's rate while all ran, the whole's, and every failure."""
+    rates = sorted(r.frames_per_s for r in runs)
+    moves = [r.moves_per_s for r in runs]
+    failed = [(r.table, g) for r in runs for g in r.reports if not g.ok]
+    games = sum(len(r.reports) for r in runs)
+    cpu = sum(sum(g.cpu_s) for r in runs for g in r.reports)
+    lines = [
+        f"load: {len(runs)} tables at once on {os.cpu_count()} cores, one process each; {games} games in {wall:.1f} s",
+        f"  per table: {sum(rates) / len(rates):.0f} frames/s (min {rates[0]:.0f}, max {rates[-1]:.0f}), "
+        f"{sum(moves) / len(moves):.1f} moves/s; {sum(len(r.reports) for r in runs) / wall * 60:.1f} games/min "
+        f"in all, {sum(rates):.0f} frames/s in all",
+        f"  CPU of the peers: {cpu:.1f} s in all, {sum(g.frames for r in runs for g in r.reports) / cpu:.0f} frames "
+        f"per CPU second (the wall-time rates fall with the cores and whatever else runs on them)",
+        f"  failures: {len(failed) or 'none'}",
+    ]
+    for table, g in failed[:10]:
+        why = g.verdict or "; ".join(f"{p} {e}" for p, e in g.ended.items() if e != "finished") or "disagreed"
+        lines.append(f"    table {table}, seed {g.seed}: {why}")
+    return lines

@@ -1,0 +1,287 @@
+"""Transcripts: every signed frame of a game saved to a file, and checked offline by a witness.
+
+A transcript is the table's config and every frame any peer sent, with the time it was sent
+(protocol.md §14.8). `verify` feeds it to a `Witness`: a `TablePeer` with no seat that
+takes every frame as a peer does (signatures, chains, proofs of shuffle, share proofs, the
+log's stamps, the rules) and audits every round from its openings, but never sends. It can
+read every public card; the private boxes were sealed to their recipients, so it reports how
+many it could not open (the openings still show it every face, so the audit is complete).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..crypto import deck as dk
+from ..crypto.encoding import Value, decode, digest, encode
+from ..crypto.envelope import Outbox, parse
+from ..crypto.identity import generate
+from ..crypto.identity import verify as verify_signature
+from ..crypto.sealing import Opener
+from ..errors import InputError, MalformedMessage
+from ..table.config import TableConfig
+from ..table.chains import Chains
+from ..table.decks import Decks
+from ..table.log import Log
+from ..table.outputs import Emitter, Note
+from ..table.peer import TablePeer
+from ..table.reveals import Reveals
+from ..table.round import Parts, Round, Stage, Watchdog
+from ..table.rules import rules_for
+
+FORMAT = "p2pcards transcript"
+VERSION = 1
+PERSON = b"p2pc/transcr/v1"
+MAX_TRANSCRIPT = 256 * 1024 * 1024
+
+
+@dataclass
+class Transcript:
+    """A table's config and every frame sent at it, as (time sent in microseconds, frame), in sending order."""
+
+    config: TableConfig
+    frames: list[tuple[int, bytes]] = field(default_factory=list)
+    _kept: set[bytes] = field(default_factory=set, repr=False, compare=False)
+
+    def add(self, now: float, frame: bytes) -> None:
+        """Record one frame sent at `now` (seconds of the table's clock)."""
+        self.frames.append((round(now * 1_000_000), frame))
+
+    def keep(self, now: float, frame: bytes) -> bool:
+        """A peer's hook: record a frame it sent or received at `now`, once, if a seated key signed it for this table.
+
+        A client calls it on every frame it sends and every frame it receives; garbage, frames of
+        other tables or unseated keys, bad signatures and copies are left out (True when kept).
+        """
+        if frame in self._kept:
+            return False
+        try:
+            signed = parse(frame)
+        except MalformedMessage:
+            return False
+        env = signed.envelope
+        if env.table != self.config.table or env.sender not in self.config.keys \
+                or not verify_signature(env.sender, signed.message, signed.signature):
+            return False
+        self._kept.add(frame)
+        self.add(now, frame)
+        return True
+
+    def body(self) -> dict[str, Value]:
+        """The map the digest covers."""
+        return {"format": FORMAT, "v": VERSION, "config": self.config.to_wire(),
+                "frames": [[t, f] for t, f in self.frames]}
+
+    def to_bytes(self) -> bytes:
+        """The file's bytes: the body and its digest."""
+        body = encode(self.body())
+        return encode({"body": body, "digest": digest(PERSON, body)})
+
+    def save(self, path: str) -> None:
+        """Write the file (InputError when it cannot be written)."""
+        try:
+            with open(path, "wb") as f:
+                f.write(self.to_bytes())
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Transcript:
+        """Parse a transcript; MalformedMessage on anything but the exact format with a matching digest."""
+        outer = decode(data, MAX_TRANSCRIPT)
+        if not isinstance(outer, dict) or set(outer) != {"body", "digest"}:
+            raise MalformedMessage("not a transcript")
+        body, dig = outer["body"], outer["digest"]
+        if not isinstance(body, bytes) or dig != digest(PERSON, body):
+            raise MalformedMessage("the transcript's digest does not match its contents (the file was changed)")
+        v = decode(body, MAX_TRANSCRIPT)
+        if not isinstance(v, dict) or set(v) != {"format", "v", "config", "frames"} or v["format"] != FORMAT:
+            raise MalformedMessage("not a transcript")
+        if v["v"] != VERSION:
+            raise MalformedMessage(f"transcript version {v['v']!r}; this program reads version {VERSION}")
+        frames = v["frames"]
+        if not isinstance(frames, list):
+            raise MalformedMessage("frames: not a list")
+        out: list[tuple[int, bytes]] = []
+        for item in frames:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
+                    and isinstance(item[1], bytes)) or isinstance(item[0], bool):
+                raise MalformedMessage("frames: each is [microseconds, frame]")
+            out.append((item[0], item[1]))
+        return cls(TableConfig.from_wire(v["config"]), out)
+
+    @classmethod
+    def load(cls, path: str) -> Transcript:
+        """Read a transcript file (InputError when it cannot be read or is not a transcript)."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_TRANSCRIPT + 1)
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            return cls.from_bytes(data)
+        except MalformedMessage as exc:
+            raise InputError(f"{path}: {exc}") from None
+
+
+# ---------------------------------------------------------------- the witness
+
+
+class MuteEmitter(Emitter):
+    """An emitter that notes and stops like a peer's, but sends nothing (a witness has no seat to sign for)."""
+
+    def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
+        """Nothing is sent."""
+
+
+class WitnessReveals(Reveals):
+    """Reveals seen from no seat: no shares of our own, a face learned only once every seat's share is in."""
+
+    def send_shares(self, handles: list[int], recipient: int | None) -> None:
+        """A witness holds no share."""
+
+    def learn(self) -> None:
+        """Combine only the cards whose every share came (a peer supplies its own; a witness has none)."""
+        short = {h for h in self.learning if len(self.shares.get(self.decks.loc[h], {})) < self.seats}
+        self.learning -= short
+        try:
+            super().learn()
+        finally:
+            self.learning |= short
+
+
+class Witness(TablePeer):
+    """A table peer with no seat: it takes every frame of a table as a seated peer would, and sends nothing."""
+
+    def __init__(self, config: TableConfig) -> None:  # pylint: disable=super-init-not-called
+        # TablePeer.__init__ wants a seat; a witness sets the same fields with `me` past the last seat.
+        self.cfg = config
+        self.identity = generate("witness")  # never signs: the emitter is mute
+        self.me = config.seats
+        self.names = config.names
+        self.n = config.seats
+        self.seat_of = {name: i for i, name in enumerate(config.names)}
+        self.draw_seed = dk.draw_seed
+        self.tolerance = float("inf")  # set by `verify` (a transcript's times are the sender's clock)
+        self.timeout = float("inf")
+        self.outbox = Outbox(self.identity, config.table)
+        self.emit = MuteEmitter(self.outbox, config.names, lambda: self.round)
+        self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round)
+        self.rules = rules_for(config.new_game())
+        self.parts = Parts(reveals=WitnessReveals)
+        self.round = 0
+        self.orderer = self.game.dealer_of(1)
+        self.rs = None
+        self.ready = set()
+        self.finished = False
+        self.now = 0.0
+        self._opener = Opener(self.identity)
+        self.watchdog = Watchdog(self.timeout)
+        self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
+        self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
+
+    def _begin_round(self, number: int) -> None:
+        # As TablePeer's, but with no round secret of our own (a placeholder of seat 0's, never sent).
+        self.round = number
+        self.orderer = self.game.dealer_of(number)
+        ctx = dk.RoundContext(self.cfg.table, number, self.names)
+        port = self.emit.port(number)
+        decks = Decks(ctx, dk.round_secret(ctx, 0, bytes(32)), self.me, port,
+                      self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
+        reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
+        self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
+        self._note("round", f"round {number} begins")
+        later, self.chains.later = self.chains.later, []
+        for signed in later:
+            self._handle(signed)
+
+    def _round_end(self, rs: Round) -> None:
+        before = rs.stage
+        super()._round_end(rs)
+        if before is not Stage.DONE and rs.stage is Stage.DONE and rs.result is not None:
+            self.rounds.append((rs.number, rs.result.scores, rs.result.audit))
+
+    def _dispatch(self, seat: int, signed: Any) -> None:
+        env = signed.envelope
+        if env.type == "private" and isinstance(env.body, dict) and isinstance(env.body.get("to"), int):
+            to = env.body["to"]
+            self.boxes[(seat, to)] = self.boxes.get((seat, to), 0) + 1
+        super()._dispatch(seat, signed)
+
+
+@dataclass
+class Verdict:
+    """What a witness made of a transcript."""
+
+    ok: bool  # a whole game, every round audited and signed alike by every seat, no fault
+    lines: list[str]
+    fault: Note | None
+    witness: Witness | None
+
+
+def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
+    """Replay a transcript into a witness and say what it found (never raises on what the file holds)."""
+    cfg = transcript.config
+    if len(set(cfg.keys)) != len(cfg.keys):
+        return Verdict(False, ["the config seats one key twice"], None, None)
+    w = Witness(cfg)
+    w.tolerance = tolerance
+    last = -1
+    for t, frame in transcript.frames:
+        if t < last:
+            return Verdict(False, [f"frames out of time order at {t / 1e6:.6f} s"], None, w)
+        last = t
+        w.receive(frame, t / 1e6)
+        if w.stopped is not None:
+            break
+    lines = [f"{cfg.game} table {cfg.table.hex()[:12]}: {', '.join(cfg.names)}; {len(transcript.frames)} frames"]
+    senders = {parse_sender(f) for _, f in transcript.frames}
+    strangers = len(senders - set(cfg.keys) - {None})
+    if strangers:
+        lines.append(f"{strangers} key(s) with no seat sent frames (dropped, as a peer drops them)")
+    for number, scores, audit in w.rounds:
+        lines.append(f"round {number}: audit {audit}, scores {list(scores)}")
+    if w.boxes:
+        boxes = ", ".join(f"{w.names[s]}->{w.names[r]}: {k}" for (s, r), k in sorted(w.boxes.items()))
+        lines.append(f"private boxes not opened (sealed to their recipients; the openings show every face): {boxes}")
+    rejected = [n for n in w.notes if n.kind == "rejected"]
+    for note in rejected[:5]:
+        lines.append(f"rejected: {note.detail}" + (f" [blame: {note.blame}]" if note.blame else ""))
+    # A record holds each frame sent once: anything dropped as not the game's (a frame whose signature
+    # fails, a copy) means the file is not the game's record, even if the game itself checks out.
+    copies = len(transcript.frames) - len({f for _, f in transcript.frames})
+    dropped = [n for n in rejected if n.detail.startswith("message dropped")]
+    fault = w.faults[0] if w.faults else None
+    if fault is not None:
+        lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
+        return Verdict(False, lines, fault, w)
+    if not w.finished:
+        owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
+        who = ", ".join(w.names[s] for s in sorted(owed)) or "nobody named"
+        lines.append(f"INCOMPLETE: the game stops in round {w.round}, waiting on {who}")
+        return Verdict(False, lines, None, w)
+    if dropped or copies:
+        lines.append(f"NOT THE GAME'S RECORD: {len(dropped)} frame(s) dropped as not the game's, {copies} copied")
+        return Verdict(False, lines, None, w)
+    lines.append(f"verified: game over, totals {list(w.game.totals)}, "
+                 f"winners {', '.join(w.names[i] for i in w.game.winners)}")
+    return Verdict(True, lines, None, w)
+
+
+def parse_sender(frame: bytes) -> bytes | None:
+    """The sender key a frame claims, or None when it does not parse."""
+    try:
+        return parse(frame).envelope.sender
+    except MalformedMessage:
+        return None
+
+
+def record(net: Any, config: TableConfig) -> Transcript:
+    """Start recording every frame a MemNet's peers send (call before `net.start()`)."""
+    transcript = Transcript(config)
+    net.on_send = lambda sender, frame: transcript.add(net.now, frame)
+    return transcript
+
+

@@ -1,0 +1,89 @@
+"""The cheat catalogue: each cheat is caught as the catalogue says, with the blame on the cheater, in every game it fits."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from p2pcards.cli import main
+from p2pcards.sim.batch import play_batch
+from p2pcards.sim.catalogue import CATALOGUE
+
+CRISP = {"limit": 30}
+
+
+def options(game: str) -> dict[str, int]:
+    return CRISP if game == "crisp" else {}
+
+
+# One cheat of each expected outcome, on Crisp: quick enough for every test run.
+@pytest.mark.parametrize("kind", ["small-order-key", "pass-duplicate", "two-passes", "chatter-stall",
+                                  "forged-signature", "out-of-turn"])
+def test_a_cheat_of_each_outcome_is_caught_with_the_right_blame(kind: str) -> None:
+    [report] = play_batch("crisp", 3, CRISP, 1, 1, cheat=CATALOGUE[kind], cheater=1, timeout=3.0, until=200.0)
+    assert report.fired, kind
+    assert report.verdict is None, report.verdict
+    assert report.ok and report.agreed
+    expect = CATALOGUE[kind].expect
+    for blames in report.blamed.values():
+        if expect == "void":
+            assert blames[0] == "p1"
+        elif expect == "rejected":
+            assert "p1" in blames
+        else:
+            assert "p1" not in blames
+
+
+@pytest.mark.slow  # every cheat, in every game it fits, over a seeded batch
+@pytest.mark.parametrize("kind, game", [(k, g) for k, c in CATALOGUE.items() for g in c.games])
+def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: str) -> None:
+    reports = play_batch(game, 3, options(game), 1, 2, cheat=CATALOGUE[kind], cheater=1, timeout=3.0, until=200.0)
+    for r in reports:
+        assert r.fired and r.verdict is None, (r.seed, r.verdict)
+        assert r.agreed
+
+
+def test_a_cheat_caught_otherwise_than_the_catalogue_says_fails_the_run(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # A catalogue entry that expects the wrong outcome: the report must say NOT CAUGHT and the exit status 1.
+    wrong = dataclasses.replace(CATALOGUE["small-order-key"], name="wrong", expect="rejected")
+    monkeypatch.setitem(CATALOGUE, "wrong", wrong)
+    assert main(["sim", "crisp", "--cheat", "wrong", "--seed", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "NOT CAUGHT: p0 did not finish" in out
+
+
+def test_cheat_list_is_one_line_per_cheat(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--cheat", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(CATALOGUE)
+
+
+@pytest.mark.parametrize("argv, err", [
+    (["sim", "crescendo", "--cheat", "king-swap"], "--cheat king-swap is a cheat at crisp; at crescendo:"),
+    (["sim", "crisp", "--cheat", "number-unheld"], "--cheat number-unheld is a cheat at crescendo"),
+    (["sim", "crisp", "--cheat", "nothing"], "--cheat: no cheat 'nothing'"),
+    (["sim", "--cheat", "out-of-turn"], "the game: crisp or crescendo"),
+    (["sim", "crisp", "--games", "2", "--record", "x"], "--record: one game only"),
+    (["sim", "crisp", "--cheater", "1"], "--cheater: only with --cheat"),
+])
+def test_a_cheat_that_does_not_fit_is_one_line_and_status_2(argv: list[str], err: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    out = capsys.readouterr().err
+    assert out.count("\n") == 1 and err in out
+
+
+def test_a_batch_reports_every_game_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.json"
+    assert main(["sim", "crisp", "--cheat", "pass-mark", "--games", "2", "--seed", "5", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "caught in 2/2 games" in out and "honest peers agreed on every result: yes (2/2 games)" in out
+    data = json.loads(path.read_text())
+    assert data["summary"]["games"] == 2 and data["summary"]["ok"]
+    assert [g["seed"] for g in data["games"]] == [5, 6]
+    assert all(g["blamed"]["p0"][0] == "p1" and g["blamed"]["p2"][0] == "p1" for g in data["games"])
+    assert all(len(g["cpu_s"]) == 3 and g["frames"] > 0 for g in data["games"])

@@ -1,0 +1,67 @@
+"""Faults on the in-memory transport (--faults) and load (--tables): honest peers survive, and the report says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pcards.cli import main
+from p2pcards.sim.batch import play_batch
+from p2pcards.sim.faults import FaultSpec
+
+SMALL = {"limit": 10}
+
+
+def test_a_fault_spec_reads_like_the_option() -> None:
+    spec = FaultSpec.parse("delay=20, jitter=30,reorder=0.1,dup=0.05,drop=0")
+    assert (spec.delay, spec.jitter, spec.reorder, spec.dup, spec.drop) == (20, 30, 0.1, 0.05, 0)
+    assert spec.text() == "delay=20,jitter=30,reorder=0.1,dup=0.05"
+    assert FaultSpec.parse(spec.text()) == FaultSpec(20, 30, 0.1, 0.0, 0.05)
+
+
+@pytest.mark.parametrize("spec", ["delay=40,jitter=80", "reorder=0.3", "dup=0.2"])
+def test_honest_peers_survive_delay_reorder_and_duplicates(spec: str) -> None:
+    [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=FaultSpec.parse(spec))
+    assert report.ok and report.agreed
+    assert set(report.ended.values()) == {"finished"}
+    kind = spec.split("=")[0]
+    if kind in ("reorder", "dup"):
+        assert report.faults[kind] > 5
+
+
+def test_honest_peers_survive_dropped_frames() -> None:
+    """Lost frames are asked for again (table/recovery.py): nobody times out, nobody is blamed."""
+    [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=FaultSpec.parse("drop=0.02"), timeout=3.0)
+    assert report.faults["drop"] > 0
+    assert report.ok
+
+
+def test_faults_report_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "1", "--quiet",
+                 "--faults", "reorder=0.2,dup=0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "faults (reorder=0.2,dup=0.1): survived in 1/1 games" in out
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "2", "--quiet",
+                 "--faults", "drop=0.05"]) == 0
+    assert "faults (drop=0.05): survived in 1/1 games" in capsys.readouterr().out
+
+
+def test_tables_at_once_report_each_tables_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "1", "--tables", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "load: 2 tables at once" in out and "failures: none" in out
+    assert "honest peers agreed on every result: yes (2/2 games)" in out
+
+
+@pytest.mark.slow  # the load run: 1, 10 and 50 tables at once
+@pytest.mark.parametrize("tables", [1, 10, 50])
+def test_load_runs_without_a_failure(tables: int, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "1", "--tables", str(tables)]) == 0
+    assert "failures: none" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # every fault kind, in both games
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_every_fault_but_drop_is_survived_in_both_games(game: str) -> None:
+    spec = FaultSpec.parse("delay=30,jitter=60,reorder=0.2,dup=0.1")
+    reports = play_batch(game, 3, SMALL if game == "crisp" else {}, 3, 2, faults=spec)
+    assert all(r.ok for r in reports), [r.ended for r in reports]

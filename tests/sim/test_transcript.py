@@ -1,0 +1,156 @@
+"""Transcripts: `sim --record` saves every signed frame; `verify` checks it from the file alone."""
+
+from __future__ import annotations
+
+import functools
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from p2pcards.bots.base import RandomBot
+from p2pcards.cli import main
+from p2pcards.sim.catalogue import CATALOGUE
+from p2pcards.sim.batch import play_batch
+from p2pcards.sim.cheaters import outsider_frame
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.table_game import make_table
+from p2pcards.sim.transcript import Transcript, Witness, record, verify
+
+
+@functools.cache
+def honest_game(game: str = "crisp", players: int = 2) -> bytes:
+    """The transcript of a short seeded game between honest peers."""
+    rng = random.Random(7)
+    options = {"limit": 12} if game == "crisp" else {}
+    peers = make_table(game, players, options, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], rng)
+    transcript = record(net, peers[0].cfg)
+    net.start()
+    net.run()
+    assert all(p.finished for p in peers)
+    return transcript.to_bytes()
+
+
+def test_an_honest_game_verifies_with_every_round_and_the_final_totals() -> None:
+    verdict = verify(Transcript.from_bytes(honest_game()))
+    assert verdict.ok and verdict.fault is None
+    w = verdict.witness
+    assert isinstance(w, Witness) and w.finished
+    assert [number for number, _, _ in w.rounds] == list(range(1, w.round + 1))
+    assert all(audit == "verified" for _, _, audit in w.rounds)
+    assert verdict.lines[-1].startswith(f"verified: game over, totals {list(w.game.totals)}")
+    # The boxes sealed to a seat stay closed to a witness: it says so.
+    assert any(line.startswith("private boxes not opened") for line in verdict.lines)
+
+
+def test_verify_command_on_a_recorded_sim(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "game.p2pt"
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "3", "--quiet",
+                 "--record", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 0
+    assert "verified: game over" in capsys.readouterr().out
+
+
+def test_a_cheat_in_the_transcript_is_the_fault_verify_reports_with_its_blame(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A drawn King swapped into a hand: only the audit, once every seed is opened, can see it.
+    path = tmp_path / "cheat.p2pt"
+    assert main(["sim", "crisp", "--cheat", "king-swap", "--seed", "25", "--record", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAULT: round 2 audit found a rules fault [blame: p1]" in out
+
+
+def test_one_peers_own_record_of_what_it_sent_and_received_verifies() -> None:
+    # The hook a client uses: every frame it sends or receives, kept once if a seated key signed it.
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, {"limit": 10}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    mine = Transcript(peers[2].cfg)
+    net.on_send = lambda sender, frame: mine.keep(net.now, frame) if sender == 2 else None
+
+    def tap(sender: int, receiver: int, frame: bytes) -> bytes:
+        if receiver == 2:
+            mine.keep(net.now, frame)
+        return frame
+    net.tap = tap
+    net.start()
+    for junk in (b"", bytes(100), outsider_frame(peers[0].cfg.table)):
+        assert not mine.keep(0.0, junk)
+    net.run()
+    assert all(p.finished for p in peers)
+    assert not mine.keep(net.now, mine.frames[0][1])  # a copy is kept once
+    assert verify(Transcript.from_bytes(mine.to_bytes())).ok
+
+
+def test_a_game_cut_short_is_incomplete_and_names_who_it_waits_on() -> None:
+    t = Transcript.from_bytes(honest_game())
+    t.frames = t.frames[: len(t.frames) // 2]
+    verdict = verify(t)
+    assert not verdict.ok
+    assert verdict.lines[-1].startswith("INCOMPLETE")
+
+
+def test_files_that_are_not_transcripts_are_one_line_and_status_2(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad"
+    for data in (b"", b"\x81\xa4body\xc0", honest_game()[:-1], b"\x00" * 100):
+        bad.write_bytes(data)
+        assert main(["verify", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("p2pcards verify: ")
+    assert main(["verify", str(tmp_path / "missing")]) == 2
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_one_changed_byte_anywhere_fails(tmp_path: Path, data: st.DataObject) -> None:
+    good = honest_game()
+    at = data.draw(st.integers(0, len(good) - 1), label="position")
+    flip = data.draw(st.integers(1, 255), label="xor")
+    bad = bytearray(good)
+    bad[at] ^= flip
+    path = tmp_path / "t.p2pt"
+    path.write_bytes(bytes(bad))
+    assert main(["verify", str(path)]) in (1, 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_a_changed_frame_fails_even_with_the_files_digest_made_again(data: st.DataObject) -> None:
+    # The digest only guards against a damaged file: the signatures are what a forger cannot remake.
+    t = Transcript.from_bytes(honest_game())
+    i = data.draw(st.integers(0, len(t.frames) - 1), label="frame")
+    when, frame = t.frames[i]
+    at = data.draw(st.integers(0, len(frame) - 1), label="position")
+    changed = bytearray(frame)
+    changed[at] ^= data.draw(st.integers(1, 255), label="xor")
+    t.frames[i] = (when, bytes(changed))
+    assert not verify(Transcript.from_bytes(t.to_bytes())).ok
+
+
+@pytest.mark.parametrize("kind", [k for k, c in CATALOGUE.items() if c.expect in ("void", "rejected")])
+@pytest.mark.slow
+def test_every_cheat_of_the_catalogue_is_the_fault_a_witness_reports(kind: str) -> None:
+    # The witness sees what a seat sees in public: a box withheld from one seat is a stall it cannot
+    # time (a transcript has no clock past its last frame), so it names whom the game waits on.
+    cheat = CATALOGUE[kind]
+    transcripts: list[Transcript] = []
+    [report] = play_batch(cheat.games[0], 3, {"limit": 30} if cheat.games[0] == "crisp" else {}, 1, 1,
+                          cheat=cheat, cheater=1, timeout=3.0, until=200.0,
+                          prepare=lambda net, peers: transcripts.__setitem__(slice(None), [record(net, peers[0].cfg)]))
+    assert report.fired and report.verdict is None
+    verdict = verify(transcripts[0])
+    w = verdict.witness
+    assert w is not None
+    blames = [n.blame for n in w.notes if n.blame]
+    if cheat.expect == "rejected":
+        assert verdict.ok and "p1" in blames
+    else:
+        assert not verdict.ok
+        assert (w.faults and w.faults[0].blame == "p1") or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
