@@ -340,7 +340,7 @@ def _choose(game: Game, bots: list[RandomBot], rng: random.Random, crescendo_bia
 # ---------------------------------------------------------------- the tests
 
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=50, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> None:
     """RandomBot + play_game: properties 1-3 after every move and every wait, then 4."""
@@ -348,9 +348,25 @@ def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> N
     _play_game_checked(game, deck, seed, max_moves=20000)
 
 
-@settings(max_examples=35, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_play_game_invariants(case: tuple[CrescendoGame, list[Any], int]) -> None:
+    game, deck, seed = case
+    _play_game_checked(game, deck, seed, max_moves=20000)
+
+
+@pytest.mark.slow  # the long run of the two above
+@settings(max_examples=300, **SETTINGS)
+@given(crisp_games())
+def test_crisp_play_game_invariants_long_run(case: tuple[CrispGame, list[str], int]) -> None:
+    game, deck, seed = case
+    _play_game_checked(game, deck, seed, max_moves=20000)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, **SETTINGS)
+@given(crescendo_games())
+def test_crescendo_play_game_invariants_long_run(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
     _play_game_checked(game, deck, seed, max_moves=20000)
 

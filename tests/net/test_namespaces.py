@@ -42,6 +42,7 @@ def two_hosts() -> Iterator[tuple[str, str]]:
         _ip("netns", "del", b)
 
 
+@pytest.mark.slow  # a whole game between processes on two hosts
 def test_peers_on_two_network_hosts_find_each_other_by_multicast_and_finish_a_game(two_hosts: tuple[str, str]) -> None:
     a, b = two_hosts
     table = f"lan {secrets.token_hex(3)}"

@@ -55,6 +55,7 @@ def test_verify_command_on_a_recorded_sim(tmp_path: Path, capsys: pytest.Capture
     assert "verified: game over" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # two whole games: the King swap needs the second
 def test_a_cheat_in_the_transcript_is_the_fault_verify_reports_with_its_blame(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A drawn King swapped into a hand: only the audit, once every seed is opened, can see it.
