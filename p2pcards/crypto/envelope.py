@@ -154,6 +154,10 @@ class ChainTracker:
         if sender not in self._chains:
             self._chains[sender] = _Chain(PublicKey.from_bytes(sender))
 
+    def forget(self, sender: bytes) -> None:
+        """Stop following a sender: its frames are UnknownSender from now on (our own, at a table: we never take them back)."""
+        self._chains.pop(sender, None)
+
     def head(self, sender: bytes) -> tuple[int, bytes]:
         """(next expected seq, hash of the last accepted message) for a seated sender."""
         chain = self._chains[sender]

@@ -135,4 +135,3 @@ def check_host_options(game: str, options: Mapping[str, Any]) -> None:
         raise InputError("time per draw is 30, 45 or 60 seconds, or no limit")
     two_keys = (group.BASE, group.add(group.BASE, group.BASE))  # valid placeholder keys: only the options matter
     TableConfig(bytes(16), game, dict(options), two_keys, ("a", "b"))  # the engine's own checks
-
