@@ -18,6 +18,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -203,12 +204,26 @@ def test_crisp_legal_moves_are_the_moves_check_accepts(n: int, options: CrispOpt
     play_and_probe(game, seed, steps, every=12)
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=7, **SETTINGS)
 @given(st.integers(2, 6), st.sampled_from([0.0, 2.0]), st.booleans(), st.integers(0, 2**32 - 1),
        st.integers(0, 700))
 def test_crescendo_legal_moves_are_the_moves_check_accepts(n: int, window: float, table: bool, seed: int,
                                                            steps: int) -> None:
-    """`table`: the engine waits for reshuffles as a table's does (else it turns the discard pile over itself)."""
+    crescendo_probe(n, window, table, seed, steps)
+
+
+@pytest.mark.slow  # the long run
+@settings(max_examples=60, **SETTINGS)
+@given(st.integers(2, 6), st.sampled_from([0.0, 2.0]), st.booleans(), st.integers(0, 2**32 - 1),
+       st.integers(0, 700))
+def test_crescendo_legal_moves_are_the_moves_check_accepts_long_run(n: int, window: float, table: bool, seed: int,
+                                                                    steps: int) -> None:
+    crescendo_probe(n, window, table, seed, steps)
+
+
+def crescendo_probe(n: int, window: float, table: bool, seed: int, steps: int) -> None:
+    """A random Crescendo game probed along the way; `table`: the engine waits for reshuffles as a
+    table's does (else it turns the discard pile over itself)."""
     game = CrescendoGame(NAMES[:n], CrescendoOptions(number_window_s=window), dealer=seed % n,
                          auto_reshuffle=not table)
     play_and_probe(game, seed, steps, every=25)

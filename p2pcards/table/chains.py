@@ -60,7 +60,8 @@ class Chains:
         self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
         self.tracker.rounds = _Rounds(current)
         # Our own chain is our Outbox: a frame of ours that comes back (replayed by anyone) is not news.
-        self.tracker.forget(cfg.keys[me])
+        if me < len(cfg.keys):  # a witness (no seat) has no chain of its own
+            self.tracker.forget(cfg.keys[me])
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
         self.later: list[Signed] = []  # accepted messages of a round not begun yet

@@ -24,7 +24,7 @@ from ..table.config import SEATS
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from .client import Line, fit, wrap
-from .session import NetTable, TableSession
+from .session import NetTable, TableSession, wait_changed
 
 Rules = Callable[[str, dict[str, object]], str]
 
@@ -506,11 +506,7 @@ class LanDirectory:
 
     async def changed(self, timeout: float) -> None:
         """Return when a table appeared, changed or vanished, or after `timeout` seconds."""
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            pass
-        self._event.clear()
+        await wait_changed(self._event, timeout)
 
 
 class PeerDirectory(NoDirectory):

@@ -53,6 +53,15 @@ class Stall:
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
 
 
+async def wait_changed(event: asyncio.Event, timeout: float) -> None:
+    """Return when `event` is set (clearing it for the next change), or after `timeout` seconds."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except TimeoutError:
+        pass
+    event.clear()
+
+
 class TableSession(Protocol):
     """What the client needs from a table: the small interface every network layer provides."""
 
@@ -203,11 +212,7 @@ class NetTable:
         if self.node is None:
             await asyncio.sleep(timeout)
             return
-        try:
-            await asyncio.wait_for(self.node.changed.wait(), timeout)
-        except TimeoutError:
-            pass
-        self.node.changed.clear()
+        await wait_changed(self.node.changed, timeout)
 
     # ------------------------------------------------------------ bots
 
@@ -345,11 +350,7 @@ class NetTable:
 
     async def changed(self, timeout: float) -> None:
         """Return when something changed, or after `timeout` seconds."""
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            pass
-        self._event.clear()
+        await wait_changed(self._event, timeout)
 
     def progress(self) -> Progress | None:
         """The next round's shuffle while it is under way: keys in and passes verified, from our own peer."""

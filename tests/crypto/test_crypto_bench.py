@@ -33,6 +33,7 @@ def test_counts_match_the_protocol() -> None:
     assert rows["shuffle"].wire > s * n * 64
 
 
+@pytest.mark.slow  # the whole crypto bench, briefly
 def test_run_prints_table(capsys: pytest.CaptureFixture[str]) -> None:
     """`p2pcards bench crypto --configs 52x2` prints every step with a ratio."""
     p = argparse.ArgumentParser()

@@ -122,6 +122,7 @@ def test_wire_round_trip() -> None:
     assert D.Opening.from_wire(decode(encode(op.to_wire()))) == op
 
 
+@pytest.mark.slow
 def test_full_crescendo_deck_eight_seats_audit() -> None:
     """The largest case in one audit: 104 cards, 8 seats, all faces known."""
     rnd, final = play(8, "crescendo")

@@ -63,6 +63,7 @@ def test_leaving_the_block_says_goodbye_even_on_an_exception() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow  # seconds of real time: mDNS probing
 def test_a_name_clash_gets_a_new_name() -> None:
     tag = secrets.token_hex(3)
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from seats_harness import linked_seats
 
 from p2pcards.crypto.envelope import parse
 from p2pcards.net.seat import Seat
 
 
+@pytest.mark.slow  # seconds of real time: the last seat lingers
 def test_a_result_lost_on_its_way_to_the_last_seat_is_sent_again_after_the_table_is_over() -> None:
     async def main() -> list[Seat]:
         seats, all_links, _ = await linked_seats("crisp", 3, {"limit": 1, "crisp_window_s": 0.5, "next_start_s": 0.2}, 10.0)

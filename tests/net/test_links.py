@@ -183,6 +183,7 @@ def test_a_seat_that_breaks_framing_after_the_handshake_is_cut_and_reported() ->
     run(main)
 
 
+@pytest.mark.slow  # seconds of real time: a heartbeat time-out
 def test_a_silent_seat_is_reported_at_once_and_cut_when_it_stays_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(link_mod, "SILENT_S", 0.5)
     monkeypatch.setattr(link_mod, "HEARTBEAT_S", 0.1)

@@ -109,6 +109,7 @@ def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_noth
     assert max(rss) < 150_000, rss  # KiB: what a peer costs anyway, and far below a 4 GiB frame
 
 
+@pytest.mark.slow  # a whole game between processes; test_vanished_seat.py covers a kill in the default run
 def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_stop_cleanly() -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "200", "--players", "3", "--no-mdns",
                     "--gone-after", "3", *LOOP)

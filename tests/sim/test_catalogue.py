@@ -21,7 +21,7 @@ def options(game: str) -> dict[str, int]:
 
 # One cheat of each expected outcome, on Crisp: quick enough for every test run.
 @pytest.mark.parametrize("kind", ["small-order-key", "pass-duplicate", "two-passes", "chatter-stall",
-                                  "forged-signature", "out-of-turn"])
+                                  *(pytest.param(k, marks=pytest.mark.slow) for k in ("forged-signature", "out-of-turn"))])
 def test_a_cheat_of_each_outcome_is_caught_with_the_right_blame(kind: str) -> None:
     [report] = play_batch("crisp", 3, CRISP, 1, 1, cheat=CATALOGUE[kind], cheater=1, timeout=3.0, until=200.0)
     assert report.fired, kind

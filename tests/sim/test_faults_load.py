@@ -18,7 +18,7 @@ def test_a_fault_spec_reads_like_the_option() -> None:
     assert FaultSpec.parse(spec.text()) == FaultSpec(20, 30, 0.1, 0.0, 0.05)
 
 
-@pytest.mark.parametrize("spec", ["delay=40,jitter=80", "reorder=0.3", "dup=0.2"])
+@pytest.mark.parametrize("spec", ["reorder=0.3", *(pytest.param(s, marks=pytest.mark.slow) for s in ("delay=40,jitter=80", "dup=0.2"))])
 def test_honest_peers_survive_delay_reorder_and_duplicates(spec: str) -> None:
     [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=FaultSpec.parse(spec))
     assert report.ok and report.agreed

@@ -121,7 +121,7 @@ def test_one_changed_byte_anywhere_fails(tmp_path: Path, data: st.DataObject) ->
     assert main(["verify", str(path)]) in (1, 2)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.data())
 def test_a_changed_frame_fails_even_with_the_files_digest_made_again(data: st.DataObject) -> None:
     # The digest only guards against a damaged file: the signatures are what a forger cannot remake.

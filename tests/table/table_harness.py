@@ -408,7 +408,7 @@ def _bots(spec: Spec) -> Callable[[random.Random], Sequence[Bot]]:
 
 
 _PLAYED: dict[Spec, Played] = {}
-SLOW_SEATS = {"crisp": 5, "crescendo": 3}  # whole games from this many seats up take tens of seconds
+SLOW_SEATS = {"crisp": 4, "crescendo": 3}  # whole games from this many seats up take tens of seconds
 # (every pass proven and checked by every other seat; Crescendo's deck is twice Crisp's): `pytest -m slow`
 
 

@@ -128,6 +128,7 @@ def test_move_out_of_turn_is_rejected_with_blame_and_the_game_goes_on() -> None:
 # ---------------------------------------------------------------- (b) an illegal move everyone sees at once
 
 
+@pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_discarding_a_drawn_king_is_rejected_with_blame_and_the_game_goes_on() -> None:
     run = until_fired(lambda seed: run_table("crisp", 3, CRISP, seed, seat=CHEATER, peer_class=CheatingPeer,
                                              cheat=discard_drawn_king, out_of_turn_chance=0.01,
@@ -170,6 +171,7 @@ def test_king_swapper_who_signs_a_clean_result_is_blamed_for_the_result() -> Non
     assert_void(run, "p1")
 
 
+@pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_king_swapper_whose_own_client_refuses_the_swap_is_blamed() -> None:
     # An unmodified engine under the cheating client: it refuses its own swap, so it never grants the
     # reveal of the card it swapped out, and the honest peers wait on it.
@@ -204,6 +206,7 @@ def test_equivocation_seen_by_every_honest_peer_voids_the_round_with_blame() -> 
         assert "two different signed messages" in p.faults[0].detail
 
 
+@pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_equivocation_with_a_split_view_is_detected_with_blame() -> None:
     # p0 gets one move, p2 another, each signed by p1 for the same seq: no honest peer ever holds both.
     run = run_table("crisp", 3, CRISP, 1, tap=_equivocate((2,), ()), timeout=TIMEOUT, until=UNTIL)
@@ -214,7 +217,7 @@ def test_equivocation_with_a_split_view_is_detected_with_blame() -> None:
 # ---------------------------------------------------------------- (e) a lying share
 
 
-@pytest.mark.parametrize("lie", LIES)
+@pytest.mark.parametrize("lie", [LIES[0], *(pytest.param(lie, marks=pytest.mark.slow) for lie in LIES[1:])])
 def test_lying_share_is_blamed_on_the_prover(lie: str) -> None:
     run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=LyingSharePeer, peer_kwargs={"lie": lie},
                     timeout=TIMEOUT, until=UNTIL)
@@ -223,7 +226,7 @@ def test_lying_share_is_blamed_on_the_prover(lie: str) -> None:
     assert_void(run, "p1")
 
 
-@pytest.mark.parametrize("lie", LIES)
+@pytest.mark.parametrize("lie", [LIES[0], *(pytest.param(lie, marks=pytest.mark.slow) for lie in LIES[1:])])
 def test_lying_share_in_mid_round_is_blamed_on_the_prover(lie: str) -> None:
     run = run_table("crisp", 3, CRISP, 2, seat=CHEATER, peer_class=LyingSharePeer,
                     peer_kwargs={"lie": lie, "after": 3}, timeout=TIMEOUT, until=UNTIL)
@@ -257,6 +260,7 @@ def test_withheld_private_share_blames_the_withholder_after_the_timeout() -> Non
 # ---------------------------------------------------------------- (g) garbage bytes
 
 
+@pytest.mark.slow  # a whole game under junk; test_fuzz_frames.py sends junk in the default run
 def test_garbage_bytes_are_dropped_and_the_game_goes_on() -> None:
     sample: list[bytes] = []
     rec = Recorder()
@@ -293,6 +297,7 @@ def test_garbage_bytes_are_dropped_and_the_game_goes_on() -> None:
 # ---------------------------------------------------------------- (h) a peer not at the table
 
 
+@pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_message_from_a_key_not_at_the_table_is_dropped_and_the_game_goes_on() -> None:
     def setup(net: MemNet, peers: list[TablePeer]) -> None:
         table = peers[0].cfg.table
@@ -314,6 +319,7 @@ def test_message_from_a_key_not_at_the_table_is_dropped_and_the_game_goes_on() -
 # ---------------------------------------------------------------- replays and forged signatures
 
 
+@pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_replayed_frames_are_dropped_and_the_game_goes_on() -> None:
     replays: list[ReplayTap] = []
 
