@@ -34,7 +34,7 @@ from .decks import Decks
 from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
-from .recovery import MAX_ASK
+from .recovery import find_gaps
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -214,23 +214,13 @@ class TablePeer:
             for seat, seq in rs.log.entries[0].refs:
                 if (seat, seq) not in rs.log.moves and seat != self.me:
                     held.setdefault(seat, set()).add(seq + 1)  # as if the frame after it were held
-        gaps: list[tuple[int, int, int]] = []
-        for seat, seqs in sorted(held.items()):
-            first = self.chains.received(seat)
-            for seq in sorted(q for q in seqs if q >= first):
-                if seq > first:
-                    gaps.append((seat, first, seq - 1))
-                first = seq + 1
         dog = self.watchdog
         tails: set[int] = set()
         if dog.since is not None and self.now - dog.since >= PROBE_S:
             tails |= dog.owed
         if self.now - self._quiet_since >= PROBE_S:
             tails |= set(range(self.n))  # nothing new from anyone: a frame only we miss (a move to order) may hold us
-        for seat in sorted(tails - held.keys() - {self.me}):
-            head = self.chains.received(seat)
-            gaps.append((seat, head, head + MAX_ASK - 1))
-        return gaps
+        return find_gaps(held, self.chains.received, tails - {self.me})
 
     def frame(self, seat: int, seq: int) -> bytes | None:
         """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""

@@ -42,6 +42,22 @@ def parse_request(payload: bytes, seats: int) -> tuple[int, int, int]:
     return sender, first, count
 
 
+def find_gaps(held: dict[int, set[int]], received: Callable[[int], int], tails: set[int]) -> list[Gap]:
+    """What we miss of each seat's chain: below every frame `held` ahead of it (`received(seat)` is
+    the next seq we would take), and the next MAX_ASK places of each seat in `tails` with none held."""
+    gaps: list[Gap] = []
+    for seat, seqs in sorted(held.items()):
+        first = received(seat)
+        for seq in sorted(q for q in seqs if q >= first):
+            if seq > first:
+                gaps.append((seat, first, seq - 1))
+            first = seq + 1
+    for seat in sorted(tails - held.keys()):
+        head = received(seat)
+        gaps.append((seat, head, head + MAX_ASK - 1))
+    return gaps
+
+
 class Recovery:
     """One peer's asks for what it misses, and its answers to the others' asks."""
 

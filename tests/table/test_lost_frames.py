@@ -136,3 +136,11 @@ def test_one_frame_of_any_type_lost_on_one_link_stalls_nothing_and_blames_no_one
     net.run(until=600.0)
     assert len(seen) > nth, f"no {mtype} frame number {nth} went by"
     finished_alike(net)
+
+
+def test_gaps_lie_below_held_frames_and_after_a_silent_seats_head() -> None:
+    from p2pcards.table.recovery import MAX_ASK, find_gaps
+    heads = {1: 3, 2: 10, 3: 0}
+    # Seat 1: frames 5 and 7 held ahead of 3; seat 2 silent and owed; seat 3 holds nothing and is not.
+    assert find_gaps({1: {5, 7, 2}}, heads.__getitem__, {2}) == [(1, 3, 4), (1, 6, 6), (2, 10, 10 + MAX_ASK - 1)]
+    assert find_gaps({1: {3}}, heads.__getitem__, {1}) == []  # the next frame is held: nothing to ask
