@@ -174,10 +174,14 @@ class Witness(TablePeer):
         self.orderer = self.game.dealer_of(1)
         self.rs = None
         self.ready = set()
+        self.aided = set()
         self.finished = False
         self.now = 0.0
         self._opener = Opener(self.identity)
         self.watchdog = Watchdog(self.timeout)
+        self.evidence = []
+        self._heads = ()
+        self._quiet_since = 0.0
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 

@@ -159,7 +159,8 @@ class Round:
             self.reveals.grant_public(need)
             if any(game.faces.get(h) is None for h in need):
                 return False
-            if needs.reshuffle:
+            # Asked again: faces granted just now may already be known, and show a wrong claim's penalty due.
+            if game.needs(first).reshuffle:
                 self.decks.start_reshuffle(*rules.reshuffle_deck())
                 return False
             rules.apply(moves, e.time)

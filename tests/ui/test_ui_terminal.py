@@ -97,15 +97,20 @@ def test_play_bots_in_a_real_terminal(tmp_path: Path) -> None:
         assert "Round 1 revealed" in screen and "Scores" in screen and "Tess" in screen
         term.keys("Enter")
         screen = wait_for(term, "Crisp · round", 10)
-        term.keys("Q")
-        wait_for(term, "Leave the table?", 5)
-        term.keys("y")
-        deadline = time.time() + 15
-        while term.alive() and time.time() < deadline:
-            time.sleep(0.2)
-        assert not term.alive(), "the client did not leave cleanly"
+        leave_cleanly(term)
     finally:
         term.close()
+
+
+def leave_cleanly(term: Terminal) -> None:
+    """Quit as a person would (Q, then y at the question) and see the client end within seconds."""
+    term.keys("Q")
+    wait_for(term, "Leave the table?", 5)
+    term.keys("y")
+    deadline = time.time() + 15
+    while term.alive() and time.time() < deadline:
+        time.sleep(0.2)
+    assert not term.alive(), "the client did not leave cleanly"
 
 
 def test_no_color_and_a_tiny_window_in_a_real_terminal(tmp_path: Path) -> None:
@@ -121,12 +126,6 @@ def test_no_color_and_a_tiny_window_in_a_real_terminal(tmp_path: Path) -> None:
         bottom = "\n".join(term.screen().rstrip("\n").splitlines()[-3:])
         assert any(k in bottom for k in ("wait for the others", "d draw", "on its way", "swap it in", "CALL CRISP",
                                          "Enter")), term.screen()
-        term.keys("Q")
-        wait_for(term, "Leave the table?", 5)
-        term.keys("y")
-        deadline = time.time() + 15
-        while term.alive() and time.time() < deadline:
-            time.sleep(0.2)
-        assert not term.alive(), "the client did not leave cleanly"
+        leave_cleanly(term)
     finally:
         term.close()
