@@ -1,0 +1,163 @@
+"""`p2pcards sim --transport tcp`: every peer a process of its own on loopback, through the real network layer.
+
+A game is `net.local.run_local_game` with this module as each seat's program: the seat is an
+ordinary `Seat` on real `Links`, but the cheater's process builds its peer, bot and frames as
+the catalogue says (a modified peer, a cheating bot, a rewrite of its own frames signed again
+with its own key), and every process reports how it ended (`Outcome`), its CPU time and peak
+memory, and what it sent. Cheats that work on the network itself (a tap in memory: replays,
+forgeries, equivocation, the staller's chatter) are not built for it: `--transport memory`.
+Faults go through `proxy.FaultProxy` between the processes.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..bots.base import Bot
+from ..crypto.envelope import parse
+from ..crypto.identity import Identity
+from ..errors import InputError, MalformedMessage
+from ..net.link import Links
+from ..net.local import SeatRig, child_main, run_local_game
+from ..net.seat import Seat
+from ..table.config import TableConfig
+from ..table.peer import TablePeer
+from .batch import TRIES, GameReport, check_cheat, report_from, seeded
+from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
+from .cheaters import CheatBot
+from .faults import FaultSpec
+from .outcome import Outcome
+from .proxy import FaultProxy
+
+MODULE = "p2pcards.sim.tcp"
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite"})  # what a cheater's own process can do
+
+
+def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
+    """InputError (one line) when the cheat works on the network itself, not in the cheater's own process."""
+    if cheat is not None and set(cheat.rig(cheater, players)) - OWN:
+        raise InputError(f"--cheat {cheat.name} works on the network between the peers, not in the cheater's own "
+                         "process: --transport memory only")
+
+
+class SimSeat(Seat):
+    """A seat that counts what it sends, by message type, and may rewrite its own frames first (a modified client)."""
+
+    def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None) -> None:
+        self.rewrite = rewrite
+        self.frames = self.bytes = 0
+        self.by_type: dict[str, int] = {}
+        super().__init__(peer, links, bot)
+
+    def _broadcast(self, frame: bytes) -> None:
+        for sent in [frame] if self.rewrite is None else self.rewrite(self.peer.me, frame):
+            self.frames += 1
+            self.bytes += len(sent)
+            try:
+                mtype = parse(sent).envelope.type
+            except MalformedMessage:
+                mtype = "?"
+            self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
+            super()._broadcast(sent)
+
+    def frame(self, payload: bytes) -> None:
+        """A table frame from a seat's link (a rewriter sees it too: a cheat may need the others' passes)."""
+        if self.rewrite is not None:
+            self.rewrite(-1, payload)
+        super().frame(payload)
+
+
+class SimRig(SeatRig):
+    """A sim's seat process: the catalogue's cheat when its order names one, and the sim's own summary."""
+
+    def __init__(self, order: Mapping[str, Any]) -> None:
+        self.kind = CATALOGUE[order["cheat"]] if order.get("cheat") else None
+        self.parts: dict[str, Any] = {}
+        self.rewriter: Rewriter | None = None
+        self.cheat_bot: CheatBot | None = None
+
+    def peer(self, config: TableConfig, identity: Identity, timeout: float) -> TablePeer:
+        """An honest peer, or the cheat's modified one."""
+        if self.kind is None:
+            return super().peer(config, identity, timeout)
+        me, players = config.keys.index(identity.public), len(config.keys)
+        self.parts = self.kind.rig(me, players)
+        cls: type[TablePeer] = self.parts.get("peer_class", TablePeer)
+        peer = cls(config, identity, timeout=timeout, **self.parts.get("peer_kwargs", {}))
+        if "rewrite" in self.parts:
+            self.rewriter = self.parts["rewrite"](None, [peer] * players)  # it reads only its own seat's peer
+        return peer
+
+    def bot(self, bot: Bot) -> Bot:
+        """The bot, wrapped by the cheat's when it has one."""
+        if "cheat" in self.parts:
+            self.cheat_bot = CheatBot(bot, self.parts["cheat"])
+            return self.cheat_bot
+        return bot
+
+    def seat(self, peer: TablePeer, links: Links, bot: Bot) -> Seat:
+        """A seat that counts what it sends (and rewrites it, for a cheat)."""
+        return SimSeat(peer, links, bot, self.rewriter)
+
+    def summary(self, peer: TablePeer, seat: Seat) -> dict[str, Any]:
+        """How it ended, its cost and its traffic."""
+        assert isinstance(seat, SimSeat)
+        return {"outcome": Outcome.of(peer).to_json(), "fired": fired_in([self.cheat_bot, peer, self.rewriter]),
+                "cpu_s": time.process_time(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0),
+                "table_s": seat.shell.clock() - seat.started if seat.started is not None else 0.0}
+
+
+def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bots: list[str], *,
+              cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+              timeout: float = 15.0, limit_s: float = 600.0) -> GameReport:
+    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults."""
+    start = time.perf_counter()
+    proxy = FaultProxy(faults, players, random.Random(f"faults/{seed}")) if faults is not None else None
+    orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
+              for k in range(players)]
+    try:
+        summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
+                                   dial=None if proxy is None else proxy.dial)
+    finally:
+        if proxy is not None:
+            proxy.close()
+    outcomes = [Outcome.from_json(s["outcome"]) if "outcome" in s else
+                Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
+                for k, s in enumerate(summaries)]
+    report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
+                         any(s.get("fired") for s in summaries), transport="tcp",
+                         moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
+                         bytes=sum(s.get("bytes", 0) for s in summaries), wall_s=time.perf_counter() - start,
+                         table_s=max(s.get("table_s", 0.0) for s in summaries),
+                         cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])
+    if proxy is not None:
+        report.faults = dict(proxy.counts)
+    return report
+
+
+def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *, good: int = 0,
+               cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+               timeout: float = 15.0, limit_s: float = 600.0,
+               on_game: Callable[[GameReport], None] | None = None) -> list[GameReport]:
+    """Play `games` seeded games over tcp (a cheating one needs its chance: up to TRIES seeds each) and judge each.
+
+    The first `good` seats are good bots, the rest random ones (a cheat's table: random bots only).
+    """
+    check_cheat(cheat, game, players, cheater)
+    check_tcp_cheat(cheat, players, cheater)
+    if faults is not None and faults.partition is not None:
+        faults.partition.side(players)
+    bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
+    return seeded(games, seed, TRIES if cheat is not None else 1,
+                  lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,
+                                            faults=faults, timeout=timeout, limit_s=limit_s), on_game)
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(SimRig))
