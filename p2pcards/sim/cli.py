@@ -32,7 +32,8 @@ from .transcript import Transcript, record
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Game, players, bots, link model, seed, batch, report, transcript, and a cheating seat."""
-    add_game_options(parser, "the keys, shuffles, network delays and random bots", game_optional=True)
+    add_game_options(parser, "the keys, shuffles, network delays and random bots (over tcp: the bots and faults only)",
+                     game_optional=True)
     parser.add_argument("--transport", choices=("memory", "tcp"), default="memory",
                         help="memory (default): every peer in this process on a simulated network with a virtual "
                              "clock; tcp: every peer a process of its own, linked by real TCP on 127.0.0.1 in real "
@@ -46,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", type=whole(1), default=1,
                         help="play this many seeded games (seeds from --seed on) and report on them all")
     parser.add_argument("--tables", type=whole(1), default=None,
-                        help="load: run this many tables at once, one process each, each playing --games games, "
-                             "and report each table's rate and every failure")
+                        help="load: run this many tables at once (in memory one process each, over tcp one process "
+                             "per peer), each playing --games games, and report each table's rate and every failure")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="also write the report (every game and the totals) as JSON to FILE")
     parser.add_argument("--faults", metavar="SPEC", default=None,
