@@ -1,7 +1,8 @@
 """Batches of simulated games: play them, judge each (honest agreement, the cheat's verdict), and report.
 
 `play_batch` plays `games` seeded games over the in-memory network (one cheat, faults, or
-neither) and returns a `GameReport` per game; `summary` and `report_lines` sum them up for
+neither) and returns a `GameReport` per game (`tcp.play_batch` does so over tcp, judged alike by
+`report_from` from each peer's `Outcome`); `summary` and `report_lines` sum them up for
 `p2pcards sim`, and `to_json` writes them for a tester's tools.
 """
 

@@ -3,14 +3,16 @@
 A game is `net.local.run_local_game` with this module as each seat's program: the seat is an
 ordinary `Seat` on real `Links`, but the cheater's process builds its peer, bot and frames as
 the catalogue says (a modified peer, a cheating bot, a rewrite of its own frames signed again
-with its own key), and every process reports how it ended (`Outcome`), its CPU time and peak
-memory, and what it sent. Cheats that work on the network itself (a tap in memory: replays,
-forgeries, equivocation, the staller's chatter) are not built for it: `--transport memory`.
-Faults go through `proxy.FaultProxy` between the processes.
+with its own key, or a memory tap run on what the cheater itself sends and receives: its own
+frames per receiver, and what it got from others sent on), and every process reports how it
+ended (`Outcome`), its CPU time and peak memory, and what it sent. The staller's chatter runs on
+the memory network's clock only: `--transport memory`. Faults go through `proxy.FaultProxy`
+between the processes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import resource
 import sys
@@ -22,54 +24,93 @@ from ..bots.base import Bot
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity
 from ..errors import InputError, MalformedMessage
-from ..net.link import Links
+from ..net.link import FRAME, Links
 from ..net.local import SeatRig, child_main, run_local_game
 from ..net.seat import Seat
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
 from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
-from .cheaters import CheatBot
+from .cheaters import CheatBot, Tap
 from .faults import FaultSpec
 from .outcome import Outcome
 from .proxy import FaultProxy
 
 MODULE = "p2pcards.sim.tcp"
-OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite"})  # what a cheater's own process can do
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap"})  # what a cheater's own process can do
 
 
 def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
     """InputError (one line) when the cheat works on the network itself, not in the cheater's own process."""
     if cheat is not None and set(cheat.rig(cheater, players)) - OWN:
-        raise InputError(f"--cheat {cheat.name} works on the network between the peers, not in the cheater's own "
-                         "process: --transport memory only")
+        raise InputError(f"--cheat {cheat.name} runs on the in-memory network's clock: --transport memory only")
 
 
 class SimSeat(Seat):
-    """A seat that counts what it sends, by message type, and may rewrite its own frames first (a modified client)."""
+    """A seat that counts what it sends, by message type, and may rewrite its own frames first (a modified client)
+    or run a memory tap on what it sends and receives (`tap_net` then starts)."""
 
     def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None) -> None:
         self.rewrite = rewrite
+        self.tap: Tap | None = None
+        self.peers = [peer] * peer.n  # what a tap reads of the network: how many seats, the cheater's own peer
         self.frames = self.bytes = 0
         self.by_type: dict[str, int] = {}
+        self._start = asyncio.get_running_loop().time()
         super().__init__(peer, links, bot)
+
+    @property
+    def now(self) -> float:
+        """Seconds since the seat was made (a tap's clock)."""
+        return asyncio.get_running_loop().time() - self._start
+
+    def _count(self, sent: bytes) -> None:
+        self.frames += 1
+        self.bytes += len(sent)
+        try:
+            mtype = parse(sent).envelope.type
+        except MalformedMessage:
+            mtype = "?"
+        self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
 
     def _broadcast(self, frame: bytes) -> None:
         for sent in [frame] if self.rewrite is None else self.rewrite(self.peer.me, frame):
-            self.frames += 1
-            self.bytes += len(sent)
-            try:
-                mtype = parse(sent).envelope.type
-            except MalformedMessage:
-                mtype = "?"
-            self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
-            super()._broadcast(sent)
+            self._count(sent)
+            if self.tap is None:
+                super()._broadcast(sent)
+                continue
+            for seat in self._others():
+                out = self.tap(self.peer.me, seat, sent)
+                if out is not None:
+                    self.links.send(self.peer.cfg.keys[seat], FRAME, out)
+
+    def _others(self, *but: int) -> list[int]:
+        return [s for s in range(self.peer.n) if s != self.peer.me and s not in but]
 
     def frame(self, payload: bytes) -> None:
-        """A table frame from a seat's link (a rewriter sees it too: a cheat may need the others' passes)."""
+        """A table frame from a seat's link (a rewriter sees it too: a cheat may need the others' passes;
+        a tap sees it as on its way on to every other seat)."""
         if self.rewrite is not None:
             self.rewrite(-1, payload)
+        if self.tap is not None:
+            try:
+                sender = self.peer.cfg.keys.index(parse(payload).envelope.sender)
+            except (MalformedMessage, ValueError):
+                sender = None
+            if sender is not None:
+                for seat in self._others(sender):
+                    self.tap(sender, seat, payload)  # what it lets through went from the sender itself
         super().frame(payload)
+
+    def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
+        """A tap's frame to one seat, at `at` on its clock (MemNet.inject's contract)."""
+        if receiver == self.peer.me:
+            return
+
+        def send() -> None:
+            self._count(frame)
+            self.links.send(self.peer.cfg.keys[receiver], FRAME, frame)
+        asyncio.get_running_loop().call_later(max(0.0, (at or 0.0) - self.now), send)
 
 
 class SimRig(SeatRig):
@@ -101,13 +142,17 @@ class SimRig(SeatRig):
         return bot
 
     def seat(self, peer: TablePeer, links: Links, bot: Bot) -> Seat:
-        """A seat that counts what it sends (and rewrites it, for a cheat)."""
-        return SimSeat(peer, links, bot, self.rewriter)
+        """A seat that counts what it sends (and rewrites or taps it, for a cheat)."""
+        seat = SimSeat(peer, links, bot, self.rewriter)
+        if "tap" in self.parts:
+            seat.tap = self.parts["tap"](seat, seat.peers)
+        return seat
 
     def summary(self, peer: TablePeer, seat: Seat) -> dict[str, Any]:
         """How it ended, its cost and its traffic."""
         assert isinstance(seat, SimSeat)
-        return {"outcome": Outcome.of(peer).to_json(), "fired": fired_in([self.cheat_bot, peer, self.rewriter]),
+        return {"outcome": Outcome.of(peer).to_json(),
+                "fired": fired_in([self.cheat_bot, peer, self.rewriter, seat.tap]),
                 "cpu_s": time.process_time(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0),
                 "table_s": seat.shell.clock() - seat.started if seat.started is not None else 0.0}
