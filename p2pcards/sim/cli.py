@@ -201,7 +201,7 @@ def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKin
             params: dict[str, Any]) -> int:
     """Print the report, write the JSON; 0 when every game came out right."""
     seeds = f"seed {reports[0].seed}" if len(reports) == 1 else f"seeds {reports[0].seed} to {reports[-1].seed}"
-    print(f"\nsim {args.game}, {args.players} players over {args.transport}, {seeds}"
+    print(f"\nsim {args.game}, {args.players} players{' over tcp' if args.transport == 'tcp' else ''}, {seeds}"
           + (f", seat {reports[0].cheater} cheats" if cheat is not None else ""))
     if cheat is None and args.games == 1:
         for name, ended in reports[0].ended.items():

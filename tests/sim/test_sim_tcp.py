@@ -46,7 +46,7 @@ def test_honest_peers_survive_a_partition_that_heals_in_memory() -> None:
 
 @pytest.mark.slow  # one whole game of three processes
 def test_a_tcp_sim_through_every_fault_of_the_proxy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = "delay=5,jitter=10,reorder=0.05,dup=0.05,drop=0.02,partition=3:2:2"
+    spec = "delay=5,jitter=10,reorder=0.05,drop=0.02,dup=0.05,partition=3:2:2"
     out = tmp_path / "report.json"
     assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
                  "--faults", spec, "--json", str(out)]) == 0
