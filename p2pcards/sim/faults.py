@@ -105,12 +105,10 @@ class FaultSpec:
 
     def text(self) -> str:
         """The spec as it would be given."""
-        return ",".join(f"{k}={getattr(self, k):g}" for k in KINDS[:-1] if getattr(self, k)) \
-            + ("" if self.partition is None else f"{',' if self.chances() else ''}partition={self.partition.text()}")
-
-    def chances(self) -> bool:
-        """Whether any but the partition is given."""
-        return any(getattr(self, k) for k in KINDS[:-1])
+        parts = [f"{k}={getattr(self, k):g}" for k in KINDS[:-1] if getattr(self, k)]
+        if self.partition is not None:
+            parts.append(f"partition={self.partition.text()}")
+        return ",".join(parts)
 
 
 @dataclass

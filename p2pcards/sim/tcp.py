@@ -31,7 +31,7 @@ from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
 from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
-from .cheaters import CheatBot, Tap
+from .cheaters import CheatBot, Tap, frame_type
 from .faults import FaultSpec
 from .outcome import Outcome
 from .proxy import FaultProxy
@@ -67,10 +67,7 @@ class SimSeat(Seat):
     def _count(self, sent: bytes) -> None:
         self.frames += 1
         self.bytes += len(sent)
-        try:
-            mtype = parse(sent).envelope.type
-        except MalformedMessage:
-            mtype = "?"
+        mtype = frame_type(sent) or "?"
         self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
 
     def _broadcast(self, frame: bytes) -> None:
