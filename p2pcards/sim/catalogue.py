@@ -255,7 +255,8 @@ class Chatter:
 
     def __call__(self, net: MemNet) -> None:
         peer = net.peers[self.seat]
-        if peer.stopped is not None or peer.finished or all(p.stopped for p in net.peers if p is not peer):
+        others = [p for p in net.peers if p is not peer]  # none in a seat process (over tcp): it sees only its own
+        if peer.stopped is not None or peer.finished or (others and all(p.stopped for p in others)):
             return
         if peer.rs is not None:
             self.sent += 1

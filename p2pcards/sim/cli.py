@@ -37,8 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transport", choices=("memory", "tcp"), default="memory",
                         help="memory (default): every peer in this process on a simulated network with a virtual "
                              "clock; tcp: every peer a process of its own, linked by real TCP on 127.0.0.1 in real "
-                             "time (faults through a proxy between them; every cheat but chatter-stall, run by the "
-                             "cheater's own process)")
+                             "time (faults through a proxy between them; a cheat runs in the cheater's own process)")
     parser.add_argument("--limit", type=whole(1), default=None,
                         help="Crisp's game limit (default 100; 30 with --cheat)")
     parser.add_argument("--delay-ms", type=amount(0), default=None,

@@ -3,11 +3,10 @@
 A game is `net.local.run_local_game` with this module as each seat's program: the seat is an
 ordinary `Seat` on real `Links`, but the cheater's process builds its peer, bot and frames as
 the catalogue says (a modified peer, a cheating bot, a rewrite of its own frames signed again
-with its own key, or a memory tap run on what the cheater itself sends and receives: its own
-frames per receiver, and what it got from others sent on), and every process reports how it
-ended (`Outcome`), its CPU time and peak memory, and what it sent. The staller's chatter runs on
-the memory network's clock only: `--transport memory`. Faults go through `proxy.FaultProxy`
-between the processes.
+with its own key, a memory tap run on what the cheater itself sends and receives: its own
+frames per receiver, and what it got from others sent on; or a cheat on its own time, such as
+the staller's chatter), and every process reports how it ended (`Outcome`), its CPU time and
+peak memory, and what it sent. Faults go through `proxy.FaultProxy` between the processes.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from ..net.link import FRAME, Links
 from ..net.local import SeatRig, child_main, run_local_game
 from ..net.seat import Seat
 from ..table.config import TableConfig
-from ..table.peer import TablePeer
+from ..table.peer import Output, Send, TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
 from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
 from .cheaters import CheatBot, Tap, frame_type
@@ -37,13 +36,13 @@ from .outcome import Outcome
 from .proxy import FaultProxy
 
 MODULE = "p2pcards.sim.tcp"
-OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap"})  # what a cheater's own process can do
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap", "setup"})  # what a cheater's process can do
 
 
 def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
     """InputError (one line) when the cheat works on the network itself, not in the cheater's own process."""
     if cheat is not None and set(cheat.rig(cheater, players)) - OWN:
-        raise InputError(f"--cheat {cheat.name} runs on the in-memory network's clock: --transport memory only")
+        raise InputError(f"--cheat {cheat.name} is not built for a seat process: --transport memory only")
 
 
 class SimSeat(Seat):
@@ -99,6 +98,16 @@ class SimSeat(Seat):
                     self.tap(sender, seat, payload)  # what it lets through went from the sender itself
         super().frame(payload)
 
+    def call_at(self, t: float, call: Callable[[SimSeat], None]) -> None:
+        """Call `call(self)` at `t` on the tap's clock (MemNet.call_at's contract)."""
+        asyncio.get_running_loop().call_later(max(0.0, t - self.now), call, self)
+
+    def send_as(self, sender: int, outputs: list[Output]) -> None:
+        """Send the frames our peer's own call returned (MemNet.send_as's contract: a modified client acting alone)."""
+        for out in outputs:
+            if isinstance(out, Send):
+                self._broadcast(out.frame)
+
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
         """A tap's frame to one seat, at `at` on its clock (MemNet.inject's contract)."""
         if receiver == self.peer.me:
@@ -143,6 +152,8 @@ class SimRig(SeatRig):
         seat = SimSeat(peer, links, bot, self.rewriter)
         if "tap" in self.parts:
             seat.tap = self.parts["tap"](seat, seat.peers)
+        if "setup" in self.parts:  # a cheat that acts on its own time (the staller's chatter)
+            self.parts["setup"](seat, seat.peers)
         return seat
 
     def summary(self, peer: TablePeer, seat: Seat) -> dict[str, Any]:

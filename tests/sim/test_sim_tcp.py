@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from p2pcards.cli import main
+from p2pcards.errors import InputError
 from p2pcards.sim.batch import play_batch
+from p2pcards.sim.catalogue import CATALOGUE, CheatKind
 from p2pcards.sim.faults import FaultSpec, Partition
+from p2pcards.sim.tcp import check_tcp_cheat
 
 
 def test_a_partition_reads_like_the_option() -> None:
@@ -25,7 +28,6 @@ def test_a_partition_reads_like_the_option() -> None:
     (["--faults", "partition=3:0"], "FOR more than 0"),
     (["--faults", "partition=1:2:5"], "seats are 0 to 2"),
     (["--faults", "partition=1:2:0+1+2"], "some must stay on the other side"),
-    (["--transport", "tcp", "--cheat", "chatter-stall"], "--transport memory only"),
     (["--transport", "tcp", "--cheat", "wrong-special"], "a cheat at crescendo"),
     (["--transport", "tcp", "--delay-ms", "3"], "over tcp: --faults delay=MS"),
     (["--transport", "tcp", "--record", "x.p2pt"], "--record: with --transport memory"),
@@ -35,6 +37,15 @@ def test_what_does_not_fit_is_one_line(args: list[str], error: str, capsys: pyte
     assert main(["sim", "crisp", "--players", "3", *args]) == 2
     err = capsys.readouterr().err
     assert error in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_cheat_not_built_for_a_seat_process_is_one_line() -> None:
+    kind = CheatKind("net-only", ("crisp",), "a cheat of the memory network alone", "void",
+                     lambda seat, players: {"tap": None, "until": 1.0})
+    with pytest.raises(InputError, match="net-only is not built for a seat process: --transport memory only"):
+        check_tcp_cheat(kind, 3, 1)
+    for cheat in CATALOGUE.values():  # every cheat of the catalogue is
+        check_tcp_cheat(cheat, 3, 1)
 
 
 def test_honest_peers_survive_a_partition_that_heals_in_memory() -> None:
@@ -60,7 +71,8 @@ def test_a_tcp_sim_through_every_fault_of_the_proxy(tmp_path: Path, capsys: pyte
 
 
 @pytest.mark.slow  # a game of three processes, the cheater's with its cheat
-@pytest.mark.parametrize("cheat", ["pass-substitute", "split-view"])  # a rewrite of its own frames; a tap on its links
+@pytest.mark.parametrize("cheat", ["pass-substitute", "split-view", "chatter-stall"])  # a rewrite of its own frames,
+# a tap on its links, a cheat on its own time
 def test_a_cheat_over_tcp_is_caught(cheat: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
                  "--cheat", cheat]) == 0
