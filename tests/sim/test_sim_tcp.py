@@ -57,17 +57,17 @@ def test_honest_peers_survive_a_partition_that_heals_in_memory() -> None:
 
 @pytest.mark.slow  # one whole game of three processes
 def test_a_tcp_sim_through_every_fault_of_the_proxy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = "delay=5,jitter=10,reorder=0.05,drop=0.02,dup=0.05,partition=3:2:2"
+    spec = "delay=5,jitter=10,reorder=0.1,drop=0.05,dup=0.1,partition=3:2:1"
     out = tmp_path / "report.json"
-    assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "2", "--limit", "10", "--seed", "1",
                  "--faults", spec, "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "over tcp" in text and f"faults ({spec}): survived in 1/1 games" in text
     assert "peak memory per peer (MiB, each its own process)" in text
     [game] = json.loads(out.read_text())["games"]
-    assert game["transport"] == "tcp" and game["ok"] and len(game["rss_mib"]) == 3 and all(game["cpu_s"])
+    assert game["transport"] == "tcp" and game["ok"] and len(game["rss_mib"]) == 2 and all(game["cpu_s"])
     assert all(game["faults"].get(k) for k in ("reorder", "dup", "drop", "partition")), game["faults"]
-    assert game["frames"] > 50 and game["moves"] > 5 and len(set(map(tuple, game["totals"].values()))) == 1
+    assert game["frames"] > 20 and game["moves"] > 5 and len(set(map(tuple, game["totals"].values()))) == 1
 
 
 @pytest.mark.slow  # a game of three processes, the cheater's with its cheat
