@@ -40,14 +40,15 @@ OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap", "setup"
 
 
 def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
-    """InputError (one line) when the cheat works on the network itself, not in the cheater's own process."""
+    """InputError (one line) when the cheat has a part a seat process does not build (OWN lists those it does)."""
     if cheat is not None and set(cheat.rig(cheater, players)) - OWN:
         raise InputError(f"--cheat {cheat.name} is not built for a seat process: --transport memory only")
 
 
 class SimSeat(Seat):
     """A seat that counts what it sends, by message type, and may rewrite its own frames first (a modified client)
-    or run a memory tap on what it sends and receives (`tap_net` then starts)."""
+    or run a memory tap on what it sends and receives; to a cheat's parts it is the network (`now`, `peers`,
+    `inject`, `call_at`, `send_as`, as MemNet's)."""
 
     def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None) -> None:
         self.rewrite = rewrite
@@ -99,7 +100,7 @@ class SimSeat(Seat):
         super().frame(payload)
 
     def call_at(self, t: float, call: Callable[[SimSeat], None]) -> None:
-        """Call `call(self)` at `t` on the tap's clock (MemNet.call_at's contract)."""
+        """Call `call(self)` at `t` on our clock (MemNet.call_at's contract)."""
         asyncio.get_running_loop().call_later(max(0.0, t - self.now), call, self)
 
     def send_as(self, sender: int, outputs: list[Output]) -> None:
