@@ -18,8 +18,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "and print the result as JSON"),
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
-    "sim": ("p2pcards.sim.cli", "play a whole game between simulated peers: real crypto, signed messages, in-memory network"),
-    "verify": ("p2pcards.sim.verify_cli", "check a game's transcript (saved by `sim --record`) offline: "
+    "sim": ("p2pcards.sim.cli", "play whole games between simulated peers: real crypto, signed messages, "
+            "an in-memory network or a process per peer over TCP; cheats, faults, load"),
+    "verify": ("p2pcards.sim.verify_cli", "check a game's transcript (saved by `sim --record` or `play --record`) offline: "
                "signatures, proofs, audits, rules and scores"),
     "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
     "play": ("p2pcards.ui.cli", "play in the terminal: `--bots N` starts a game against N bots at once"),

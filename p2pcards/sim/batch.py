@@ -1,7 +1,8 @@
 """Batches of simulated games: play them, judge each (honest agreement, the cheat's verdict), and report.
 
 `play_batch` plays `games` seeded games over the in-memory network (one cheat, faults, or
-neither) and returns a `GameReport` per game; `summary` and `report_lines` sum them up for
+neither) and returns a `GameReport` per game (`tcp.play_batch` does so over tcp, judged alike by
+`report_from` from each peer's `Outcome`); `summary` and `report_lines` sum them up for
 `p2pcards sim`, and `to_json` writes them for a tester's tools.
 """
 
@@ -19,6 +20,7 @@ from ..bots.base import Bot
 from ..errors import InputError
 from ..table.peer import TablePeer
 from .catalogue import CheatKind, fired, judge
+from .outcome import Outcome, agreed
 from .cheaters import Run, run_table
 from .faults import FaultSpec, FaultTap
 from .memnet import LinkModel, MemNet
@@ -48,6 +50,8 @@ class GameReport:
     fired: bool = False  # the cheat had its chance
     verdict: str | None = None  # None when the cheat was caught as the catalogue says (or there was none)
     faults: dict[str, int] = field(default_factory=dict)  # fault kind -> frames it touched
+    transport: str = "memory"
+    rss_mib: list[float] = field(default_factory=list)  # per seat, its process's peak (tcp only: one process each)
 
     @property
     def ok(self) -> bool:
@@ -57,36 +61,47 @@ class GameReport:
         return self.agreed and self.fired and self.verdict is None
 
 
-def _first_blames(peer: TablePeer) -> list[str]:
-    return [n.blame for n in peer.notes if n.blame is not None and n.kind in ("rejected", "fault", "audit")][:5]
-
-
-def agreed(peers: Sequence[TablePeer]) -> bool:
-    """Every peer finished with the same totals and winners, or every one stopped blaming the same seat first."""
-    if all(p.finished for p in peers):
-        return len({(tuple(p.game.totals), tuple(p.game.winners)) for p in peers}) == 1
-    if all(p.stopped is not None for p in peers):
-        return len({p.faults[0].blame if p.faults else None for p in peers}) == 1
-    return False
+def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None, cheater: int | None,
+                fired: bool, **traffic: Any) -> GameReport:
+    """Judge a finished game from every peer's outcome (`cheater`'s is left out); `traffic` fills the rest."""
+    honest = [o for i, o in enumerate(outcomes) if i != cheater]
+    report = GameReport(
+        seed=seed, rounds=max(o.rounds for o in outcomes), agreed=agreed(honest),
+        ended={o.name: "finished" if o.finished else o.stopped or "still waiting" for o in honest},
+        blamed={o.name: o.blames[:5] for o in honest},
+        fault_blame={o.name: o.faults[0].blame for o in honest if o.faults},
+        totals={o.name: list(o.totals) for o in honest}, **traffic)
+    if cheat is not None and cheater is not None:
+        report.cheat, report.cheater, report.fired = cheat.name, cheater, fired
+        report.verdict = judge(honest, outcomes[cheater].name, cheat.expect) if fired else "the cheat had no chance"
+    return report
 
 
 def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater: int | None) -> GameReport:
-    """Judge a finished run."""
+    """Judge a finished run over the in-memory network."""
     net = run.net
-    honest = run.honest([] if cheater is None else [cheater])
-    rounds = max(p.round for p in run.peers)
-    report = GameReport(
-        seed=seed, rounds=rounds, moves=net.stats.by_type.get("move", 0), frames=net.stats.frames,
-        bytes=net.stats.bytes, wall_s=wall, table_s=net.now, cpu_s=list(net.cpu), agreed=agreed(honest),
-        ended={p.names[p.me]: "finished" if p.finished else p.stopped or "still waiting" for p in honest},
-        blamed={p.names[p.me]: _first_blames(p) for p in honest},
-        fault_blame={p.names[p.me]: p.faults[0].blame for p in honest if p.faults},
-        totals={p.names[p.me]: list(p.game.totals) for p in honest})
-    if cheat is not None and cheater is not None:
-        report.cheat, report.cheater = cheat.name, cheater
-        report.fired = fired(run, cheater)
-        report.verdict = judge(run, cheater, cheat.expect) if report.fired else "the cheat had no chance"
-    return report
+    return report_from([Outcome.of(p) for p in run.peers], seed, cheat, cheater,
+                       cheat is not None and cheater is not None and fired(run, cheater),
+                       moves=net.stats.by_type.get("move", 0), frames=net.stats.frames, bytes=net.stats.bytes,
+                       wall_s=wall, table_s=net.now, cpu_s=list(net.cpu))
+
+
+def seeded(games: int, seed: int, tries: int, play: Callable[[int], GameReport],
+           on_game: Callable[[GameReport], None] | None = None) -> list[GameReport]:
+    """Play `games` games from `seed` on; a game whose cheat had no chance is played again on the next seed,
+    up to `tries` seeds in all."""
+    reports: list[GameReport] = []
+    cursor = seed
+    for _ in range(games):
+        for attempt in range(cursor, cursor + tries):
+            report = play(attempt)
+            if report.fired or report.cheat is None:
+                break
+        cursor = attempt + 1
+        reports.append(report)
+        if on_game is not None:
+            on_game(report)
+    return reports
 
 
 Setup = Callable[[MemNet, list[TablePeer]], None]
@@ -102,45 +117,47 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
 
     `faults` are injected on every link (their counts go in each report), after any cheat's tap.
     """
+    check_cheat(cheat, game, players, cheater)
+
+    def play(attempt: int) -> GameReport:
+        start = time.perf_counter()
+        rig: dict[str, Any] = cheat.rig(cheater, players) if cheat is not None else {}
+        own_setup = rig.pop("setup", None)
+        extra = setup(attempt)
+        taps: list[FaultTap] = []
+
+        def before(net: MemNet, peers: list[TablePeer]) -> None:
+            if faults is not None:
+                taps.append(FaultTap(net, faults, random.Random(f"faults/{attempt}")))
+                net.faults = taps[0]
+            if prepare is not None:
+                prepare(net, peers)
+
+        def both(net: MemNet, peers: list[TablePeer]) -> None:
+            for s in (own_setup, extra):
+                if s is not None:
+                    s(net, peers)
+        run = run_table(game, players, options, attempt, seat=cheater if cheat is not None else None,
+                        bots=bots(attempt), link=link if faults is None else faults.link(link or LinkModel()),
+                        timeout=timeout, until=until, prepare=before, setup=both, **rig)
+        report = report_of(run, attempt, time.perf_counter() - start, cheat, cheater if cheat else None)
+        if faults is not None:
+            report.faults = dict(taps[0].counts)
+        runs[:] = [run]
+        return report
+
+    runs: list[Run] = []
+    return seeded(games, seed, TRIES if cheat is not None else 1, play,
+                  None if on_game is None else lambda report: on_game(report, runs[0]))
+
+
+def check_cheat(cheat: CheatKind | None, game: str, players: int, cheater: int) -> None:
+    """InputError (one line) when the cheat does not fit the game or the cheater has no seat."""
     if cheat is not None:
         if game not in cheat.games:
             raise InputError(f"--cheat {cheat.name} is a cheat at {' and '.join(cheat.games)}, not at {game}")
         if not 0 <= cheater < players:
             raise InputError(f"--cheater: a seat from 0 to {players - 1}, not {cheater}")
-    reports: list[GameReport] = []
-    cursor = seed
-    for _ in range(games):
-        for attempt in range(cursor, cursor + (TRIES if cheat is not None else 1)):
-            start = time.perf_counter()
-            rig: dict[str, Any] = cheat.rig(cheater, players) if cheat is not None else {}
-            own_setup = rig.pop("setup", None)
-            extra = setup(attempt)
-            taps: list[FaultTap] = []
-
-            def before(net: MemNet, peers: list[TablePeer], seed: int = attempt) -> None:
-                if faults is not None:
-                    taps.append(FaultTap(net, faults, random.Random(f"faults/{seed}")))
-                    net.faults = taps[0]
-                if prepare is not None:
-                    prepare(net, peers)
-
-            def both(net: MemNet, peers: list[TablePeer], a: Setup | None = own_setup, b: Setup | None = extra) -> None:
-                for s in (a, b):
-                    if s is not None:
-                        s(net, peers)
-            run = run_table(game, players, options, attempt, seat=cheater if cheat is not None else None,
-                            bots=bots(attempt), link=link if faults is None else faults.link(link or LinkModel()),
-                            timeout=timeout, until=until, prepare=before, setup=both, **rig)
-            report = report_of(run, attempt, time.perf_counter() - start, cheat, cheater if cheat else None)
-            if faults is not None:
-                report.faults = dict(taps[0].counts)
-            if report.fired or cheat is None:
-                break
-        cursor = attempt + 1
-        reports.append(report)
-        if on_game is not None:
-            on_game(report, run)
-    return reports
 
 
 def peak_memory_mib() -> float:
@@ -159,6 +176,8 @@ def summary(reports: Sequence[GameReport]) -> dict[str, Any]:
         "table_s_per_game": sum(r.table_s for r in reports) / max(n, 1),
         "cpu_s_per_seat_per_game": [sum(r.cpu_s[i] for r in reports) / max(n, 1) for i in range(seats)],
         "peak_memory_mib": peak_memory_mib(),
+        "peak_memory_mib_per_seat": [max(r.rss_mib[i] for r in reports) for i in range(seats)]
+        if reports and all(r.rss_mib for r in reports) else None,
         "honest_agreed": sum(r.agreed for r in reports),
         "cheat_caught": sum(1 for r in reports if r.cheat is not None and r.fired and r.verdict is None),
         "ok": all(r.ok for r in reports),
@@ -170,12 +189,14 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
     s = summary(reports)
     n = s["games"]
     cpu = ", ".join(f"p{i} {c:.2f}" for i, c in enumerate(s["cpu_s_per_seat_per_game"]))
+    rss = s["peak_memory_mib_per_seat"]
+    memory = (f"peak memory {s['peak_memory_mib']:.0f} MiB (one process holds every peer)" if rss is None else
+              "peak memory per peer (MiB, each its own process): " + ", ".join(f"p{i} {m:.0f}" for i, m in enumerate(rss)))
     lines = [
         f"games {n}, rounds {s['rounds']}, moves {s['moves']}, frames {s['frames']}, "
         f"{s['bytes'] / 1024:.0f} KiB",
         f"per game: {s['wall_s_per_game']:.2f} s on this machine, {s['table_s_per_game']:.1f} s of table time",
-        f"CPU per peer per game (s): {cpu}; peak memory {s['peak_memory_mib']:.0f} MiB "
-        "(one process holds every peer)",
+        f"CPU per peer per game (s): {cpu}; {memory}",
         f"honest peers agreed on every result: {'yes' if s['honest_agreed'] == n else 'NO'} "
         f"({s['honest_agreed']}/{n} games)",
     ]

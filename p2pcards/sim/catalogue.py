@@ -48,6 +48,7 @@ from .cheaters import (
     wrong_special,
 )
 from .memnet import MemNet
+from .outcome import Outcome
 
 Expect = Literal["rejected", "void", "dropped", "ignored"]
 Rig = Callable[[int, int], dict[str, Any]]  # (cheating seat, players) -> run_table's keyword arguments
@@ -254,7 +255,8 @@ class Chatter:
 
     def __call__(self, net: MemNet) -> None:
         peer = net.peers[self.seat]
-        if peer.stopped is not None or peer.finished or all(p.stopped for p in net.peers if p is not peer):
+        others = [p for p in net.peers if p is not peer]  # none in a seat process (over tcp): it sees only its own
+        if peer.stopped is not None or peer.finished or (others and all(p.stopped for p in others)):
             return
         if peer.rs is not None:
             self.sent += 1
@@ -356,7 +358,11 @@ CATALOGUE = _kinds(
 
 def fired(run: Run, seat: int) -> bool:
     """Whether the cheat had its chance in this run (a drawn King, a window, a round it ordered…)."""
-    parts: list[object] = [run.bots[seat], run.peers[seat], run.net.tap, run.net.rewrite]
+    return fired_in([run.bots[seat], run.peers[seat], run.net.tap, run.net.rewrite])
+
+
+def fired_in(parts: Sequence[object]) -> bool:
+    """Whether any of a cheat's parts (its bot, its peer, a tap, a rewrite) had its chance."""
     for part in parts:
         if isinstance(part, CheatBot) and part.fired:
             return True
@@ -373,20 +379,14 @@ def fired(run: Run, seat: int) -> bool:
     return False
 
 
-def blamed(peer: TablePeer) -> list[str]:
-    """Every seat this peer blamed, in order (rejected moves, dropped frames, audits and faults)."""
-    return [n.blame for n in peer.notes if n.blame is not None and n.kind in ("rejected", "fault", "audit")]
-
-
-def judge(run: Run, seat: int, expect: Expect) -> str | None:
-    """None when every honest peer did what `expect` says about the cheater at `seat`; else what went wrong.
+def judge(honest: Sequence[Outcome], name: str, expect: Expect) -> str | None:
+    """None when every honest peer did what `expect` says about the cheater `name`; else what went wrong.
 
     Random bots lose races (a claim after its window): the rules reject such moves with blame on
     their honest movers, so only faults and dropped frames must blame no one but the cheater.
     """
-    name = run.peers[seat].names[seat]
-    for p in run.honest([seat]):
-        who = p.names[p.me]
+    for p in honest:
+        who = p.name
         if expect == "void":
             if p.stopped is None or not p.faults:
                 return f"{who} did not stop the table ({'finished' if p.finished else 'still waiting'})"
@@ -398,7 +398,7 @@ def judge(run: Run, seat: int, expect: Expect) -> str | None:
         dropped = [n for n in p.notes if n.kind == "rejected" and n.detail.startswith("message dropped")]
         if any(n.blame for n in dropped):
             return f"{who} blamed {[n.blame for n in dropped if n.blame]} for a frame it dropped"
-        if expect == "rejected" and name not in blamed(p):
+        if expect == "rejected" and name not in p.blames:
             return f"{who} never rejected a move of {name}"
         if expect == "dropped" and not dropped:
             return f"{who} never noted the dropped frame"

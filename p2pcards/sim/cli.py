@@ -1,8 +1,9 @@
-"""`p2pcards sim`: whole games between simulated peers over the in-memory network, every message real.
+"""`p2pcards sim`: whole games between simulated peers, every message real: over the in-memory network,
+or (`--transport tcp`) with every peer a process of its own on loopback, through the real network layer.
 
-One game shows the first peer's log as it goes; `--games N` plays a seeded batch; `--cheat KIND`
-seats a cheater (`--cheat list`: the catalogue); every run ends with a report, and the exit
-status says whether the honest peers agreed and every cheat was caught as it should be.
+One game in memory shows the first peer's log as it goes; `--games N` plays a seeded batch;
+`--cheat KIND` seats a cheater (`--cheat list`: the catalogue); every run ends with a report,
+and the exit status says whether the honest peers agreed and every cheat was caught as it should be.
 """
 
 from __future__ import annotations
@@ -19,36 +20,46 @@ from ..cli import add_game_options, amount, check_good, check_seats, seed_of, wh
 from ..errors import InputError
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
-from . import cheat_cli
-from .batch import GameReport, play_batch, report_lines, to_json
+from . import cheat_cli, tcp
+from .batch import GameReport, check_cheat, play_batch, report_lines, to_json
+from .catalogue import CheatKind
 from .cheaters import Run
 from .faults import FaultSpec
 from .load import load_lines, run_tables
 from .memnet import LinkModel, MemNet
+from .tcp import check_tcp_cheat
 from .transcript import Transcript, record
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Game, players, bots, link model, seed, batch, report, transcript, and a cheating seat."""
-    add_game_options(parser, "the keys, shuffles, network delays and random bots", game_optional=True)
+    add_game_options(parser, "the keys, shuffles, network delays and random bots (over tcp: the bots and faults only)",
+                     game_optional=True)
+    parser.add_argument("--transport", choices=("memory", "tcp"), default="memory",
+                        help="memory (default): every peer in this process on a simulated network with a virtual "
+                             "clock; tcp: every peer a process of its own, linked by real TCP on 127.0.0.1 in real "
+                             "time (faults through a proxy between them; a cheat runs in the cheater's own process)")
     parser.add_argument("--limit", type=whole(1), default=None,
                         help="Crisp's game limit (default 100; 30 with --cheat)")
-    parser.add_argument("--delay-ms", type=amount(0), default=None, help="per-link delay in ms (default 4)")
+    parser.add_argument("--delay-ms", type=amount(0), default=None,
+                        help="memory: per-link delay in ms (default 4)")
     parser.add_argument("--jitter-ms", type=amount(0), default=None,
-                        help="random extra delay per message in ms, up to this (default 12)")
+                        help="memory: random extra delay per message in ms, up to this (default 12)")
     parser.add_argument("--games", type=whole(1), default=1,
                         help="play this many seeded games (seeds from --seed on) and report on them all")
     parser.add_argument("--tables", type=whole(1), default=None,
-                        help="load: run this many tables at once, one process each, each playing --games games, "
-                             "and report each table's rate and every failure")
+                        help="load: run this many tables at once (in memory one process each, over tcp one process "
+                             "per peer), each playing --games games, and report each table's rate and every failure")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="also write the report (every game and the totals) as JSON to FILE")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
-                             "(ms; chances per frame); the report says whether each game survived them")
+                             "(ms; chances per frame), and partition=AT:FOR[:SEATS]: the links between SEATS "
+                             "(joined by +; default the last seat) and the others cut from AT s of the table's time "
+                             "for FOR s, then healed; the report says whether each game survived them")
     parser.add_argument("--quiet", action="store_true", help="print only the report, not the first peer's log")
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="save the game's transcript (every signed frame) to FILE; `p2pcards verify FILE` "
-                             "checks it (one game only)")
+                             "checks it (one game in memory only)")
     parser.set_defaults(good=None)  # so that --cheat can tell it was given; 1 otherwise
     cheat_cli.add_arguments(parser)
 
@@ -93,6 +104,17 @@ def run(args: argparse.Namespace) -> int:
         check_good(good_bots, args.players)
     limit = args.limit if args.limit is not None else (30 if cheat is not None else None)
     options = {"limit": limit} if limit is not None and args.game == "crisp" else {}
+    cheater = 1 if args.cheater is None else args.cheater
+    check_cheat(cheat, args.game, args.players, cheater)
+    if faults is not None and faults.partition is not None:
+        faults.partition.side(args.players)
+    tcp = args.transport == "tcp"
+    if tcp:
+        if args.delay_ms is not None or args.jitter_ms is not None:
+            raise InputError("--delay-ms and --jitter-ms set the in-memory links; over tcp: --faults delay=MS,jitter=MS")
+        if args.record is not None:
+            raise InputError("--record: with --transport memory (a player saves its own game with `play --record`)")
+        check_tcp_cheat(cheat, args.players, cheater)
     link = LinkModel((4.0 if args.delay_ms is None else args.delay_ms) / 1000,
                      (12.0 if args.jitter_ms is None else args.jitter_ms) / 1000)
     good: type[CrispBot] | type[CrescendoBot] = CrispBot if args.game == "crisp" else CrescendoBot
@@ -104,23 +126,27 @@ def run(args: argparse.Namespace) -> int:
         return [good() if i < good_bots else RandomBot(random.Random(rng.random()), 0.05)
                 for i in range(args.players)]
 
-    # A cheating table is short (Crisp to 30) and its stalls are timed out sooner.
-    common: dict[str, Any] = {"cheater": 1 if args.cheater is None else args.cheater, "faults": faults, "link": link,
-                              "timeout": 5.0 if cheat is not None else 15.0,
-                              "until": 300.0 if cheat is not None else 36000.0}
+    # A cheating table is short (Crisp to 30) and its stalls are timed out sooner (over tcp, in real time
+    # on a busy machine, a little less soon). A game's limit is table time in memory, real time over tcp.
+    common: dict[str, Any] = {"cheater": cheater, "faults": faults, "link": link,
+                              "timeout": (8.0 if tcp else 5.0) if cheat is not None else 15.0,
+                              "until": (300.0 if cheat is not None else 36000.0) if not tcp
+                              else (300.0 if cheat is not None else 1800.0)}
     params: dict[str, Any] = {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
                               "options": options, "cheat": None if cheat is None else cheat.name,
                               "cheater": None if cheat is None else common["cheater"],
-                              "faults": None if faults is None else faults.text()}
+                              "faults": None if faults is None else faults.text(), "transport": args.transport}
     if args.tables is not None:  # random bots at every seat (a good bot is not sent to another process)
         runs, wall = run_tables(args.tables, args.game, args.players, options, seed, args.games,
-                                cheat=None if cheat is None else cheat.name, **common)
+                                cheat=None if cheat is None else cheat.name, transport=args.transport, **common)
         reports = [g for r in runs for g in r.reports]
         print("\n".join(load_lines(runs, wall) + report_lines(reports, cheat, faults)))
         if args.json is not None:
             to_json(args.json, params | {"tables": args.tables, "wall_s": wall,
                                          "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports)
         return 0 if all(r.ok for r in reports) else 1
+    if tcp:
+        return _run_tcp(args, cheat, good_bots, options, seed, common, params)
     transcripts: list[Transcript] = []
     show_log = args.games == 1 and cheat is None and not args.quiet
     label = f"sim {args.game}" + (f" --cheat {cheat.name}" if cheat else "")
@@ -151,8 +177,30 @@ def run(args: argparse.Namespace) -> int:
                              prepare=prepare, setup=setup, on_game=on_game, **common)
     if transcripts:
         transcripts[0].save(args.record)
+    return _report(args, reports, cheat, faults, params)
+
+
+def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, options: dict[str, Any], seed: int,
+             common: dict[str, Any], params: dict[str, Any]) -> int:
+    """Play the games over tcp, one process per peer; the seats report only when a game is over."""
+    label = f"sim {args.game} over tcp" + (f" --cheat {cheat.name}" if cheat else "")
+    done = 0
+    with Progress(label, total=args.games) as progress, progress.ticking(lambda: f"{args.players} processes playing"):
+        def on_game(report: GameReport) -> None:
+            nonlocal done
+            done += 1
+            progress.update(done, f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
+        reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
+                                 cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
+                                 limit_s=common["until"], on_game=on_game)
+    return _report(args, reports, cheat, common["faults"], params)
+
+
+def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,
+            params: dict[str, Any]) -> int:
+    """Print the report, write the JSON; 0 when every game came out right."""
     seeds = f"seed {reports[0].seed}" if len(reports) == 1 else f"seeds {reports[0].seed} to {reports[-1].seed}"
-    print(f"\nsim {args.game}, {args.players} players, {seeds}"
+    print(f"\nsim {args.game}, {args.players} players{' over tcp' if args.transport == 'tcp' else ''}, {seeds}"
           + (f", seat {reports[0].cheater} cheats" if cheat is not None else ""))
     if cheat is None and args.games == 1:
         for name, ended in reports[0].ended.items():

@@ -1,8 +1,13 @@
-"""Network faults for the in-memory transport: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05`.
+"""Network faults: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05,partition=5:3:2`.
 
-Delay and jitter (milliseconds) set every link's model; the rest are chances per frame and
-receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake it, `dup`
-delivers it a second time a little later, `drop` loses it.
+Delay and jitter (milliseconds) set every link's model; `reorder`, `dup` and `drop` are chances
+per frame and receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake
+it, `dup` delivers it a second time a little later, `drop` loses it. `partition=AT:FOR:SEATS`
+cuts the links between SEATS (`+`-separated; default the last seat) and the other seats from AT
+seconds of the table's time for FOR seconds, then heals them.
+
+`FaultTap` injects them on the in-memory transport (where a cut link loses what crosses it, and
+what was lost is asked for again once it heals); `sim/proxy.py` between seat processes.
 """
 
 from __future__ import annotations
@@ -13,8 +18,49 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from .memnet import LinkModel, MemNet
 
-KINDS = ("delay", "jitter", "reorder", "drop", "dup")
+KINDS = ("delay", "jitter", "reorder", "drop", "dup", "partition")
 CHANCES = ("reorder", "drop", "dup")
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The links between `seats` and the others are cut from `at` for `span` seconds."""
+
+    at: float
+    span: float
+    seats: tuple[int, ...] | None  # None: the last seat
+
+    @classmethod
+    def parse(cls, value: str) -> Partition:
+        """`AT:FOR[:SEATS]` (InputError, one line, on anything else)."""
+        parts = value.split(":")
+        try:
+            if len(parts) not in (2, 3):
+                raise ValueError
+            at, span = float(parts[0]), float(parts[1])
+            seats = tuple(int(x) for x in parts[2].split("+")) if len(parts) == 3 else None
+        except ValueError:
+            raise InputError(f"--faults: partition={value!r} is not AT:FOR or AT:FOR:SEATS "
+                             "(seconds, seconds, seats joined by +)") from None
+        if not (0 <= at < float("inf") and 0 < span < float("inf")) or (seats is not None and min(seats) < 0):
+            raise InputError(f"--faults: partition={value!r}: AT 0 or more, FOR more than 0, seats from 0")
+        return cls(at, span, seats)
+
+    def side(self, players: int) -> frozenset[int]:
+        """The seats cut off from the others (InputError when one has no seat or none is left on the other side)."""
+        seats = frozenset(self.seats if self.seats is not None else (players - 1,))
+        if max(seats) >= players or len(seats) >= players:
+            raise InputError(f"--faults: partition cuts seats {'+'.join(map(str, sorted(seats)))} off: "
+                             f"seats are 0 to {players - 1}, and some must stay on the other side")
+        return seats
+
+    def cuts(self, side: frozenset[int], a: int, b: int, t: float) -> bool:
+        """Whether the link between seats `a` and `b` is cut at time `t`."""
+        return self.at <= t < self.at + self.span and (a in side) != (b in side)
+
+    def text(self) -> str:
+        """As it would be given."""
+        return f"{self.at:g}:{self.span:g}" + ("" if self.seats is None else ":" + "+".join(map(str, self.seats)))
 
 
 @dataclass(frozen=True)
@@ -26,17 +72,22 @@ class FaultSpec:
     reorder: float = 0.0
     drop: float = 0.0
     dup: float = 0.0
+    partition: Partition | None = None
 
     @classmethod
     def parse(cls, text: str) -> FaultSpec:
         """`kind=value,…` (InputError, one line, on anything else)."""
         values: dict[str, float] = {}
+        partition: Partition | None = None
         for part in text.split(","):
             kind, sep, value = part.strip().partition("=")
             if kind not in KINDS or not sep:
                 raise InputError(f"--faults: {part.strip()!r} is not kind=value (kinds: {', '.join(KINDS)})")
-            if kind in values:
+            if kind in values or (kind == "partition" and partition is not None):
                 raise InputError(f"--faults: {kind} given twice")
+            if kind == "partition":
+                partition = Partition.parse(value)
+                continue
             try:
                 number = float(value)
             except ValueError:
@@ -45,7 +96,7 @@ class FaultSpec:
                 raise InputError(f"--faults: {kind} is " + ("a chance from 0 to 1" if kind in CHANCES
                                                              else "a number of ms, 0 or more") + f", not {value}")
             values[kind] = number
-        return cls(**values)
+        return cls(**values, partition=partition)
 
     def link(self, base: LinkModel) -> LinkModel:
         """The link model with this spec's delay and jitter."""
@@ -54,7 +105,10 @@ class FaultSpec:
 
     def text(self) -> str:
         """The spec as it would be given."""
-        return ",".join(f"{k}={getattr(self, k):g}" for k in KINDS if getattr(self, k))
+        parts = [f"{k}={getattr(self, k):g}" for k in KINDS[:-1] if getattr(self, k)]
+        if self.partition is not None:
+            parts.append(f"partition={self.partition.text()}")
+        return ",".join(parts)
 
 
 @dataclass
@@ -66,7 +120,21 @@ class FaultTap:
     rng: random.Random
     counts: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.spec.partition is not None:
+            self._side = self.spec.partition.side(len(self.net.peers))
+            self.net.cut = self.cut
+
+    def cut(self, sender: int, receiver: int) -> bool:
+        """Whether the partition cuts this link now (what it cuts is counted)."""
+        partition = self.spec.partition
+        if partition is None or not partition.cuts(self._side, sender, receiver, self.net.now):
+            return False
+        self._count("partition")
+        return True
+
     def _count(self, kind: str) -> None:
+        """Count one frame (or request) `kind` touched."""
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:

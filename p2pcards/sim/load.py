@@ -1,7 +1,9 @@
-"""`p2pcards sim --tables N`: N tables at once on this machine, one process each, over the in-memory transport.
+"""`p2pcards sim --tables N`: N tables at once on this machine, over either transport.
 
-Each table plays its own seeded batch (`play_batch`); the load report gives each table's rate
-(frames and moves per second of wall time while all ran together) and every failure.
+In memory each table is one process holding all its peers; over tcp each table's every peer is
+a process of its own (a thread here waits on each table). Each table plays its own seeded batch
+(`play_batch`); the load report gives each table's rate (frames and moves per second of wall
+time while all ran together) and every failure.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from . import tcp
 from .batch import GameReport, play_batch
 from .catalogue import CATALOGUE
 from .faults import FaultSpec
@@ -42,22 +45,29 @@ class TableRun:
 
 def _one_table(table: int, game: str, players: int, options: Mapping[str, Any], seed: int, games: int,
                cheat: str | None, cheater: int, faults: FaultSpec | None, link: LinkModel, timeout: float,
-               until: float) -> TableRun:
+               until: float, transport: str) -> TableRun:
     start = time.perf_counter()
-    reports = play_batch(game, players, options, seed + table * SEED_STRIDE, games,
-                         cheat=None if cheat is None else CATALOGUE[cheat], cheater=cheater, faults=faults,
-                         link=link, timeout=timeout, until=until)
+    kind = None if cheat is None else CATALOGUE[cheat]
+    if transport == "tcp":
+        reports = tcp.play_batch(game, players, options, seed + table * SEED_STRIDE, games, cheat=kind,
+                                 cheater=cheater, faults=faults, timeout=timeout, limit_s=until)
+    else:
+        reports = play_batch(game, players, options, seed + table * SEED_STRIDE, games, cheat=kind,
+                             cheater=cheater, faults=faults, link=link, timeout=timeout, until=until)
     return TableRun(table, reports, time.perf_counter() - start)
 
 
 def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *,
                cheat: str | None = None, cheater: int = 1, faults: FaultSpec | None = None,
-               link: LinkModel | None = None, timeout: float = 15.0, until: float = 36000.0) -> tuple[list[TableRun], float]:
-    """Play `tables` tables at once, one process each; their runs, and the wall time of the whole."""
+               link: LinkModel | None = None, timeout: float = 15.0, until: float = 36000.0,
+               transport: str = "memory") -> tuple[list[TableRun], float]:
+    """Play `tables` tables at once (in memory one process each; over tcp one process per peer); their runs,
+    and the wall time of the whole. `until` is each game's limit: table time in memory, real time over tcp."""
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=tables) as pool:
+    pool: Executor = ThreadPoolExecutor(tables) if transport == "tcp" else ProcessPoolExecutor(tables)
+    with pool:
         futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,
-                               link or LinkModel(), timeout, until) for k in range(tables)]
+                               link or LinkModel(), timeout, until, transport) for k in range(tables)]
         runs = [f.result() for f in futures]
     return runs, time.perf_counter() - start
 
@@ -69,8 +79,10 @@ def load_lines(runs: Sequence[TableRun], wall: float) -> list[str]:
     failed = [(r.table, g) for r in runs for g in r.reports if not g.ok]
     games = sum(len(r.reports) for r in runs)
     cpu = sum(sum(g.cpu_s) for r in runs for g in r.reports)
+    tcp = bool(runs and runs[0].reports and runs[0].reports[0].transport == "tcp")
     lines = [
-        f"load: {len(runs)} tables at once on {os.cpu_count()} cores, one process each; {games} games in {wall:.1f} s",
+        f"load: {len(runs)} tables at once on {os.cpu_count()} cores, "
+        f"{'one process per peer over tcp' if tcp else 'one process each in memory'}; {games} games in {wall:.1f} s",
         f"  per table: {sum(rates) / len(rates):.0f} frames/s (min {rates[0]:.0f}, max {rates[-1]:.0f}), "
         f"{sum(moves) / len(moves):.1f} moves/s; {sum(len(r.reports) for r in runs) / wall * 60:.1f} games/min "
         f"in all, {sum(rates):.0f} frames/s in all",

@@ -78,6 +78,7 @@ class MemNet:
         self.tap = tap
         self.rewrite = rewrite
         self.faults: Tap | None = None  # the network's own faults, after `tap` (sim/faults.py)
+        self.cut: Callable[[int, int], bool] | None = None  # (sender, receiver) -> the link is cut now: all is lost
         self.now = 0.0
         self._queue: list[tuple[float, int, str, int, object]] = []
         self._seq = 0
@@ -134,7 +135,7 @@ class MemNet:
             frame = self.tap(sender, receiver, frame)
         if frame is not None and self.faults is not None:
             frame = self.faults(sender, receiver, frame)
-        if kind == "frame" and frame is None:
+        if kind == "frame" and frame is None or self.cut is not None and self.cut(sender, receiver):
             return
         link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
         for _ in range(link.copies(self.rng)):

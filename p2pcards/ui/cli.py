@@ -30,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="play at once against N bot peers on this machine (Crisp 1-7, Crescendo 1-5)")
     parser.add_argument("--game", choices=sorted(SEATS), default="crisp", help="the game (default crisp)")
     parser.add_argument("--name", default=None, help="your display name (kept for next time)")
+    parser.add_argument("--record", metavar="FILE", default=None,
+                        help="save your game's transcript (every signed frame you sent or received) to FILE when "
+                             "you leave; `p2pcards verify FILE` checks it offline")
     crisp = parser.add_argument_group("Crisp options (the host's)")
     crisp.add_argument("--limit", type=int, choices=LIMIT_CHOICES, default=None,
                        help="the game ends at the end of the round someone reaches this total (default 100)")
@@ -57,6 +60,15 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def writable(path: str) -> None:
+    """InputError now, not after the game, when `path` cannot be written."""
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise InputError(f"--record {path}: {exc.strerror or exc}") from None
+
+
 def check_bots(game: str, bots: int) -> None:
     """InputError unless the table has room for us and `bots` bots."""
     low, high = SEATS[game]
@@ -70,12 +82,15 @@ def run(args: argparse.Namespace) -> int:
     from .session import NetTable
 
     options = table_options(args)
+    if args.record is not None:
+        writable(args.record)
     if args.bots is None:
         from .lobby import run_lobby
         peer = _address(args.peer) if args.peer is not None else None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
-        status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer))
+        status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
+                                            record=args.record))
         return status
     if args.peer is not None or args.interface is not None:
         raise InputError("--bots plays on this machine only: no --peer or --interface")
@@ -85,6 +100,6 @@ def run(args: argparse.Namespace) -> int:
     if args.name is not None:
         set_name(args.name)
     identity = load_or_create()
-    session = NetTable(identity, args.game, options, bots=args.bots)
+    session = NetTable(identity, args.game, options, bots=args.bots, record=args.record)
     return asyncio.run(run_table(session, rules_function()))
 

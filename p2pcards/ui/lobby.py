@@ -523,9 +523,11 @@ class PeerDirectory(NoDirectory):
 class Lan:
     """The lobby's way to the network: one Discovery for the process (none with --peer), tables hosted and joined."""
 
-    def __init__(self, interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None) -> None:
+    def __init__(self, interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
+                 record: str | None = None) -> None:
         self.interfaces = interfaces
         self.peer = peer
+        self.record = record  # where each table we sit at saves its transcript
         self.disco: Discovery | None = None
         self.directory: TableDirectory = PeerDirectory(*peer) if peer else NoDirectory()
         self._follow: asyncio.Task[None] | None = None
@@ -548,7 +550,7 @@ class Lan:
 
     def _table(self, identity: Identity, game: str = "crisp", options: Mapping[str, Any] | None = None) -> NetTable:
         return NetTable(identity, game, dict(options or {}), interfaces=self.interfaces,
-                        mdns=self.disco is not None, disco=self.disco)
+                        mdns=self.disco is not None, disco=self.disco, record=self.record)
 
     async def host(self, identity: Identity, new: NewTable) -> NetTable:
         """Open `new` and announce it (unless there is no multicast)."""
@@ -578,8 +580,9 @@ class Lan:
 
 
 async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time,
-                    interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None) -> int:
-    """`p2pcards play` without --bots: the lobby, then the table it leads to."""
+                    interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
+                    record: str | None = None) -> int:
+    """`p2pcards play` without --bots: the lobby, then the table it leads to (its transcript saved to `record`)."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
 
@@ -590,11 +593,12 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
     if name is not None:
         set_name(name)
     first_run = name is None and not (data_dir() / KEY_FILE).exists()
-    async with Lan(interfaces, peer) as lan:
+    async with Lan(interfaces, peer, record) as lan:
         lobby = LobbyClient(None if first_run else load_or_create(), lan.directory, rules, make_identity=make,
                             joinable=True)
         choice = await run_lobby_app(lobby, lan=lan)
         if choice is None or lobby.identity is None:
             return 0
-        session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots) if isinstance(choice, BotGame) else choice
+        session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record) \
+            if isinstance(choice, BotGame) else choice
         return await run_table(session, rules, clock=clock)

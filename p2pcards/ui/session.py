@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from ..crypto.encoding import Value
+from ..crypto.envelope import Signed
 from ..crypto.identity import Identity, fingerprint
 from ..errors import IllegalMove, LinkBroken, LocalError, P2PCardsError
 from ..games.base import Move
@@ -25,6 +27,8 @@ from ..games.crisp import CrispView
 from ..net.discovery import Discovery, TableAd
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
+from ..net.shell import TableShell
+from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, TablePeer
 
@@ -127,6 +131,7 @@ class NetTable:
     timeout: float | None = None  # how long a peer may owe a message (None: the table's default)
     gone_after: float = GONE_AFTER_S
     clock_fn: Callable[[], float] = time.time
+    record: str | None = None  # save the game's transcript (every signed frame we sent or took) here when we leave
     table_name: str = ""
     names: tuple[str, ...] = ()
     me: int = 0
@@ -137,6 +142,8 @@ class NetTable:
     _event: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     _round_views: list[View] = field(default_factory=list)
+    _transcript: Transcript | None = None
+    _sealed: list[bytes] = field(default_factory=list)  # recording: our own lobby frames, signed before we sat
     _events_seen: int = 0
     _started: bool = False
     _closed: bool = False
@@ -156,6 +163,8 @@ class NetTable:
         """Open a table of our game and options; InputError when an option is not the host's to set."""
         assert self.node is not None
         await self.node.host(self.game, self.options, table_name, seats)
+        if self.record is not None:
+            self._keep_sealed()
         self.table_name = self.node.ad.ad.name if self.node.ad else table_name
 
     async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
@@ -239,6 +248,21 @@ class NetTable:
             raise P2PCardsError("the bots did not join within 60 s") from None
         self.seat_table()
 
+    def _keep_sealed(self) -> None:
+        """Recording, as host: keep our table frame, and every frame we sign from now on until we are seated
+        (the seats frame is signed and sent by the node; a guest's own join comes back to it from the host)."""
+        assert self.node is not None and self.node.lobby is not None
+        self._sealed = self.node.lobby_frames[:1]
+        outbox = self.node.lobby.outbox
+        seal = outbox.seal
+
+        def sealed(rnd: int, mtype: str, body: Mapping[str, Value]) -> Signed:
+            signed = seal(rnd, mtype, body)
+            if self._transcript is None:
+                self._sealed.append(signed.frame)
+            return signed
+        outbox.seal = sealed  # type: ignore[method-assign,assignment]  # every caller passes them by position
+
     def _log_tail(self, name: str) -> str:
         log = self._logs[name]
         log.seek(0)
@@ -266,6 +290,11 @@ class NetTable:
         assert seat is not None
         self.names, self.me = seat.peer.cfg.names, seat.peer.me
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
+        if self.record is not None:
+            self._transcript = Transcript(seat.peer.cfg)
+            for frame in self._sealed:
+                self._transcript.keep(seat.shell.clock(), frame)
+            keep_frames(seat.shell, self._transcript)
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
             await asyncio.sleep(0.05)
@@ -411,3 +440,39 @@ class NetTable:
                 await proc.wait()
         for log in self._logs.values():
             log.close()
+        if self._transcript is not None and self.record is not None:
+            self._transcript.save(self.record)
+
+
+def keep_frames(shell: TableShell, transcript: Transcript) -> None:
+    """Keep in `transcript` every frame `shell`'s peer already holds, then every frame it sends or takes until the
+    table is over, each at the time it went out or came in (`Transcript.keep` leaves out what no seat signed)."""
+    peer = shell.peer
+    for seat in range(peer.n):
+        seq = 0
+        while (frame := _held(peer, seat, seq)) is not None:
+            transcript.keep(shell.clock(), frame)
+            seq += 1
+    receive, broadcast = shell.receive, shell._broadcast  # pylint: disable=protected-access
+
+    def receive_kept(frame: bytes) -> None:
+        if not shell.over:
+            transcript.keep(shell.clock(), frame)
+        receive(frame)
+
+    def broadcast_kept(frame: bytes) -> None:
+        transcript.keep(shell.clock(), frame)
+        broadcast(frame)
+
+    # The shell has no hook of its own for a recorder: its two doors are wrapped on this instance.
+    shell.receive = receive_kept  # type: ignore[method-assign]
+    shell._broadcast = broadcast_kept  # pylint: disable=protected-access
+
+
+def _held(peer: TablePeer, seat: int, seq: int) -> bytes | None:
+    """The frame at `seq` of `seat`'s chain that `peer` holds: a guest (not seat 0, the host) holds its own join
+    as the host sent it back, not as sent."""
+    frame = peer.frame(seat, seq)
+    if frame is None and seat == peer.me != 0:
+        frame = peer.tracker.frame_at(peer.identity.public, seq)
+    return frame

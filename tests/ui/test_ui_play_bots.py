@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from p2pcards.cli import main
 from p2pcards.crypto.identity import generate
 from p2pcards.games.crisp import CrispView
 from p2pcards.ui.app import run_table
@@ -81,21 +83,31 @@ async def play_round_by_keys(session: TableSession, client: TableClient, game: s
     return screens
 
 
-def play_one_round(game: str, options: dict[str, Any]) -> tuple[str, str, NetTable, str]:
+def play_one_round(game: str, options: dict[str, Any], record: str | None = None) -> tuple[str, str, NetTable, str]:
     """Play round 1 against two bot peers by keys; the table screen mid-round, the reveal, the session, the bots' output."""
-    session = NetTable(generate("you"), game, options, bots=2)
+    session = NetTable(generate("you"), game, options, bots=2, record=record)
     screens = asyncio.run(play_round_by_keys(session, TableClient(session), game))
     # A failure shows the last screen.
     return screens.get("table", ""), screens.get("reveal", screens["last"]), session, screens.get("bots", "")
 
 
-def test_a_whole_crisp_round_against_two_bots_by_keys() -> None:
-    table, reveal, session, bots = play_one_round("crisp", {"limit": 50})
+def test_a_whole_crisp_round_against_two_bots_by_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = tmp_path / "mine.p2pt"  # `play --record`: what we sent and received, checked offline
+    table, reveal, session, bots = play_one_round("crisp", {"limit": 50}, str(record))
     assert "You drew: " in table and "You are to play" in table and "Draw pile:" in table
     assert "memory aid on" in table  # on our screen, next to our name
     assert "[Ada] aid: you turned the memory aid on" in bots and "[Bo] aid: you turned the memory aid on" in bots
     assert "Round 1 revealed" in reveal and "Scores" in reveal and "Round over." in reveal
     assert all(p.returncode is not None for p in session.bot_procs.values())  # the bots ended with the table
+    capsys.readouterr()
+    assert main(["verify", str(record)]) == 1  # we left in round 2: round 1 checks out, then our own signed leave
+    out = capsys.readouterr().out
+    assert all(name in out.splitlines()[0] for name in ("you", "Ada", "Bo")) and "round 1: audit verified" in out, out
+    assert "FAULT: you left the table (quit) [blame: you]" in out and "rejected" not in out, out
+    data = bytearray(record.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    record.write_bytes(bytes(data))
+    assert main(["verify", str(record)]) == 2
 
 
 def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:

@@ -1,0 +1,60 @@
+"""How one simulated peer ended, as the sim judges it: taken from a `TablePeer` in this process, or
+from the JSON summary of a seat process (`p2pcards sim --transport tcp`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..table.outputs import Note
+from ..table.peer import TablePeer
+
+JUDGED = ("rejected", "fault", "audit")  # the notes a verdict reads: those that may blame a seat
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One peer at the end of a game: finished or why it stopped, its totals and winners, the notes that blame."""
+
+    name: str
+    finished: bool
+    stopped: str | None
+    totals: tuple[int, ...]
+    winners: tuple[int, ...]
+    rounds: int
+    notes: tuple[Note, ...]  # its notes of the JUDGED kinds, in order
+    faults: tuple[Note, ...]
+
+    @classmethod
+    def of(cls, peer: TablePeer) -> Outcome:
+        """The outcome of a peer in this process."""
+        return cls(peer.names[peer.me], peer.finished, peer.stopped, tuple(peer.game.totals), tuple(peer.game.winners),
+                   peer.round, tuple(n for n in peer.notes if n.kind in JUDGED), tuple(peer.faults))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able map (what a seat process prints)."""
+        return {"name": self.name, "finished": self.finished, "stopped": self.stopped, "totals": list(self.totals),
+                "winners": list(self.winners), "rounds": self.rounds,
+                "notes": [[n.kind, n.detail, n.blame] for n in self.notes],
+                "faults": [[n.kind, n.detail, n.blame] for n in self.faults]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        """Back from `to_json`."""
+        return cls(data["name"], data["finished"], data["stopped"], tuple(data["totals"]), tuple(data["winners"]),
+                   data["rounds"], tuple(Note(*n) for n in data["notes"]), tuple(Note(*n) for n in data["faults"]))
+
+    @property
+    def blames(self) -> list[str]:
+        """Every seat it blamed, in order (rejected moves, dropped frames, audits and faults)."""
+        return [n.blame for n in self.notes if n.blame is not None]
+
+
+def agreed(outcomes: Sequence[Outcome]) -> bool:
+    """Every peer finished with the same totals and winners, or every one stopped blaming the same seat first."""
+    if all(o.finished for o in outcomes):
+        return len({(o.totals, o.winners) for o in outcomes}) == 1
+    if all(o.stopped is not None for o in outcomes):
+        return len({o.faults[0].blame if o.faults else None for o in outcomes}) == 1
+    return False

@@ -1,0 +1,217 @@
+"""`p2pcards sim --transport tcp`: every peer a process of its own on loopback, through the real network layer.
+
+A game is `net.local.run_local_game` with this module as each seat's program: the seat is an
+ordinary `Seat` on real `Links`, but the cheater's process builds its peer, bot and frames as
+the catalogue says (a modified peer, a cheating bot, a rewrite of its own frames signed again
+with its own key, a memory tap run on what the cheater itself sends and receives: its own
+frames per receiver, and what it got from others sent on; or a cheat on its own time, such as
+the staller's chatter), and every process reports how it ended (`Outcome`), its CPU time and
+peak memory, and what it sent. Faults go through `proxy.FaultProxy` between the processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import resource
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..bots.base import Bot
+from ..crypto.envelope import parse
+from ..crypto.identity import Identity
+from ..errors import InputError, MalformedMessage
+from ..net.link import FRAME, Links
+from ..net.local import SeatRig, child_main, run_local_game
+from ..net.seat import Seat
+from ..table.config import TableConfig
+from ..table.peer import Output, Send, TablePeer
+from .batch import TRIES, GameReport, check_cheat, report_from, seeded
+from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
+from .cheaters import CheatBot, Tap, frame_type
+from .faults import FaultSpec
+from .outcome import Outcome
+from .proxy import FaultProxy
+
+MODULE = "p2pcards.sim.tcp"
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap", "setup"})  # what a cheater's process can do
+
+
+def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
+    """InputError (one line) when the cheat has a part a seat process does not build (OWN lists those it does)."""
+    if cheat is not None and set(cheat.rig(cheater, players)) - OWN:
+        raise InputError(f"--cheat {cheat.name} is not built for a seat process: --transport memory only")
+
+
+class SimSeat(Seat):
+    """A seat that counts what it sends, by message type, and may rewrite its own frames first (a modified client)
+    or run a memory tap on what it sends and receives; to a cheat's parts it is the network (`now`, `peers`,
+    `inject`, `call_at`, `send_as`, as MemNet's)."""
+
+    def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None) -> None:
+        self.rewrite = rewrite
+        self.tap: Tap | None = None
+        self.peers = [peer] * peer.n  # what a tap reads of the network: how many seats, the cheater's own peer
+        self.frames = self.bytes = 0
+        self.by_type: dict[str, int] = {}
+        self._start = asyncio.get_running_loop().time()
+        super().__init__(peer, links, bot)
+
+    @property
+    def now(self) -> float:
+        """Seconds since the seat was made (a tap's clock)."""
+        return asyncio.get_running_loop().time() - self._start
+
+    def _count(self, sent: bytes) -> None:
+        self.frames += 1
+        self.bytes += len(sent)
+        mtype = frame_type(sent) or "?"
+        self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
+
+    def _broadcast(self, frame: bytes) -> None:
+        for sent in [frame] if self.rewrite is None else self.rewrite(self.peer.me, frame):
+            self._count(sent)
+            if self.tap is None:
+                super()._broadcast(sent)
+                continue
+            for seat in self._others():
+                out = self.tap(self.peer.me, seat, sent)
+                if out is not None:
+                    self.links.send(self.peer.cfg.keys[seat], FRAME, out)
+
+    def _others(self, *but: int) -> list[int]:
+        return [s for s in range(self.peer.n) if s != self.peer.me and s not in but]
+
+    def frame(self, payload: bytes) -> None:
+        """A table frame from a seat's link (a rewriter sees it too: a cheat may need the others' passes;
+        a tap sees it as on its way on to every other seat)."""
+        if self.rewrite is not None:
+            self.rewrite(-1, payload)
+        if self.tap is not None:
+            try:
+                sender = self.peer.cfg.keys.index(parse(payload).envelope.sender)
+            except (MalformedMessage, ValueError):
+                sender = None
+            if sender is not None:
+                for seat in self._others(sender):
+                    self.tap(sender, seat, payload)  # what it lets through went from the sender itself
+        super().frame(payload)
+
+    def call_at(self, t: float, call: Callable[[SimSeat], None]) -> None:
+        """Call `call(self)` at `t` on our clock (MemNet.call_at's contract)."""
+        asyncio.get_running_loop().call_later(max(0.0, t - self.now), call, self)
+
+    def send_as(self, sender: int, outputs: list[Output]) -> None:
+        """Send the frames our peer's own call returned (MemNet.send_as's contract: a modified client acting alone)."""
+        for out in outputs:
+            if isinstance(out, Send):
+                self._broadcast(out.frame)
+
+    def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
+        """A tap's frame to one seat, at `at` on its clock (MemNet.inject's contract)."""
+        if receiver == self.peer.me:
+            return
+
+        def send() -> None:
+            self._count(frame)
+            self.links.send(self.peer.cfg.keys[receiver], FRAME, frame)
+        asyncio.get_running_loop().call_later(max(0.0, (at or 0.0) - self.now), send)
+
+
+class SimRig(SeatRig):
+    """A sim's seat process: the catalogue's cheat when its order names one, and the sim's own summary."""
+
+    def __init__(self, order: Mapping[str, Any]) -> None:
+        self.kind = CATALOGUE[order["cheat"]] if order.get("cheat") else None
+        self.parts: dict[str, Any] = {}
+        self.rewriter: Rewriter | None = None
+        self.cheat_bot: CheatBot | None = None
+
+    def peer(self, config: TableConfig, identity: Identity, timeout: float) -> TablePeer:
+        """An honest peer, or the cheat's modified one."""
+        if self.kind is None:
+            return super().peer(config, identity, timeout)
+        me, players = config.keys.index(identity.public), len(config.keys)
+        self.parts = self.kind.rig(me, players)
+        cls: type[TablePeer] = self.parts.get("peer_class", TablePeer)
+        peer = cls(config, identity, timeout=timeout, **self.parts.get("peer_kwargs", {}))
+        if "rewrite" in self.parts:
+            self.rewriter = self.parts["rewrite"](None, [peer] * players)  # it reads only its own seat's peer
+        return peer
+
+    def bot(self, bot: Bot) -> Bot:
+        """The bot, wrapped by the cheat's when it has one."""
+        if "cheat" in self.parts:
+            self.cheat_bot = CheatBot(bot, self.parts["cheat"])
+            return self.cheat_bot
+        return bot
+
+    def seat(self, peer: TablePeer, links: Links, bot: Bot) -> Seat:
+        """A seat that counts what it sends (and rewrites or taps it, for a cheat)."""
+        seat = SimSeat(peer, links, bot, self.rewriter)
+        if "tap" in self.parts:
+            seat.tap = self.parts["tap"](seat, seat.peers)
+        if "setup" in self.parts:  # a cheat that acts on its own time (the staller's chatter)
+            self.parts["setup"](seat, seat.peers)
+        return seat
+
+    def summary(self, peer: TablePeer, seat: Seat) -> dict[str, Any]:
+        """How it ended, its cost and its traffic."""
+        assert isinstance(seat, SimSeat)
+        return {"outcome": Outcome.of(peer).to_json(),
+                "fired": fired_in([self.cheat_bot, peer, self.rewriter, seat.tap]),
+                "cpu_s": time.process_time(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0),
+                "table_s": seat.shell.clock() - seat.started if seat.started is not None else 0.0}
+
+
+def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bots: list[str], *,
+              cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+              timeout: float = 15.0, limit_s: float = 600.0) -> GameReport:
+    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults."""
+    start = time.perf_counter()
+    proxy = FaultProxy(faults, players, random.Random(f"faults/{seed}")) if faults is not None else None
+    orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
+              for k in range(players)]
+    try:
+        summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
+                                   dial=None if proxy is None else proxy.dial)
+    finally:
+        if proxy is not None:
+            proxy.close()
+    outcomes = [Outcome.from_json(s["outcome"]) if "outcome" in s else
+                Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
+                for k, s in enumerate(summaries)]
+    report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
+                         any(s.get("fired") for s in summaries), transport="tcp",
+                         moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
+                         bytes=sum(s.get("bytes", 0) for s in summaries), wall_s=time.perf_counter() - start,
+                         table_s=max(s.get("table_s", 0.0) for s in summaries),
+                         cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])
+    if proxy is not None:
+        report.faults = dict(proxy.counts)
+    return report
+
+
+def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *, good: int = 0,
+               cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
+               timeout: float = 15.0, limit_s: float = 600.0,
+               on_game: Callable[[GameReport], None] | None = None) -> list[GameReport]:
+    """Play `games` seeded games over tcp (a cheating one needs its chance: up to TRIES seeds each) and judge each.
+
+    The first `good` seats are good bots, the rest random ones (a cheat's table: random bots only).
+    """
+    check_cheat(cheat, game, players, cheater)
+    check_tcp_cheat(cheat, players, cheater)
+    if faults is not None and faults.partition is not None:
+        faults.partition.side(players)
+    bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
+    return seeded(games, seed, TRIES if cheat is not None else 1,
+                  lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,
+                                            faults=faults, timeout=timeout, limit_s=limit_s), on_game)
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(SimRig))

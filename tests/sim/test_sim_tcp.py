@@ -1,0 +1,79 @@
+"""`p2pcards sim --transport tcp` (every peer a process, real links, faults through a proxy) and the partition fault."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from p2pcards.cli import main
+from p2pcards.errors import InputError
+from p2pcards.sim.batch import play_batch
+from p2pcards.sim.catalogue import CATALOGUE, CheatKind
+from p2pcards.sim.faults import FaultSpec, Partition
+from p2pcards.sim.tcp import check_tcp_cheat
+
+
+def test_a_partition_reads_like_the_option() -> None:
+    spec = FaultSpec.parse("dup=0.1,partition=3:2.5:0+2")
+    assert spec.partition == Partition(3.0, 2.5, (0, 2))
+    assert spec.text() == "dup=0.1,partition=3:2.5:0+2"
+    assert FaultSpec.parse("partition=1:2").partition == Partition(1.0, 2.0, None)
+    assert Partition(1.0, 2.0, None).side(4) == {3}
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--faults", "partition=3"], "is not AT:FOR"),
+    (["--faults", "partition=3:0"], "FOR more than 0"),
+    (["--faults", "partition=1:2:5"], "seats are 0 to 2"),
+    (["--faults", "partition=1:2:0+1+2"], "some must stay on the other side"),
+    (["--transport", "tcp", "--cheat", "wrong-special"], "a cheat at crescendo"),
+    (["--transport", "tcp", "--delay-ms", "3"], "over tcp: --faults delay=MS"),
+    (["--transport", "tcp", "--record", "x.p2pt"], "--record: with --transport memory"),
+    (["--transport", "udp"], "invalid choice"),
+])
+def test_what_does_not_fit_is_one_line(args: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--players", "3", *args]) == 2
+    err = capsys.readouterr().err
+    assert error in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_cheat_not_built_for_a_seat_process_is_one_line() -> None:
+    kind = CheatKind("net-only", ("crisp",), "a cheat of the memory network alone", "void",
+                     lambda seat, players: {"tap": None, "until": 1.0})
+    with pytest.raises(InputError, match="net-only is not built for a seat process: --transport memory only"):
+        check_tcp_cheat(kind, 3, 1)
+    for cheat in CATALOGUE.values():  # every cheat of the catalogue is
+        check_tcp_cheat(cheat, 3, 1)
+
+
+def test_honest_peers_survive_a_partition_that_heals_in_memory() -> None:
+    """Seat 0 is cut off for 2 s of table time: what it missed, and what it sent, is asked for again once it heals."""
+    [report] = play_batch("crisp", 3, {"limit": 30}, 1, 1, faults=FaultSpec.parse("partition=3:2:0"))
+    assert report.faults["partition"] > 5
+    assert report.ok and set(report.ended.values()) == {"finished"}
+
+
+@pytest.mark.slow  # one whole game of three processes
+def test_a_tcp_sim_through_every_fault_of_the_proxy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = "delay=5,jitter=10,reorder=0.1,drop=0.05,dup=0.1,partition=3:2:1"
+    out = tmp_path / "report.json"
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "2", "--limit", "10", "--seed", "1",
+                 "--faults", spec, "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "over tcp" in text and f"faults ({spec}): survived in 1/1 games" in text
+    assert "peak memory per peer (MiB, each its own process)" in text
+    [game] = json.loads(out.read_text())["games"]
+    assert game["transport"] == "tcp" and game["ok"] and len(game["rss_mib"]) == 2 and all(game["cpu_s"])
+    assert all(game["faults"].get(k) for k in ("reorder", "dup", "drop", "partition")), game["faults"]
+    assert game["frames"] > 20 and game["moves"] > 5 and len(set(map(tuple, game["totals"].values()))) == 1
+
+
+@pytest.mark.slow  # a game of three processes, the cheater's with its cheat
+@pytest.mark.parametrize("cheat", ["pass-substitute", "split-view", "chatter-stall"])  # a rewrite of its own frames,
+# a tap on its links, a cheat on its own time
+def test_a_cheat_over_tcp_is_caught(cheat: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
+                 "--cheat", cheat]) == 0
+    assert "caught in 1/1 games" in capsys.readouterr().out
