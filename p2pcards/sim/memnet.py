@@ -175,6 +175,15 @@ class MemNet:
         """Send what a peer's call returned outside the network's own loop (a modified client acting on its own)."""
         self._outputs(sender, outputs)
 
+    def revive(self, i: int, peer: TablePeer) -> None:
+        """Seat `i` is back as `peer` (rebuilt from its journal): it takes frames, ticks and asks from now on."""
+        self.peers[i] = peer
+        self.recovery[i] = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self.dead.discard(i)
+        self._next_tick[i] = None  # the dead peer's pending tick was dropped with it
+        self._bot_pending[i] = False
+        self._outputs(i, [])
+
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
         """Deliver an arbitrary frame to one peer (tests of garbage, forgeries and replays)."""
         self._push(self.now if at is None else at, "frame", receiver, frame)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, decode
-from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
@@ -35,6 +35,7 @@ from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
+from .resume import Record, ResumeOutbox, frame_record, replayed_seeds
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -52,7 +53,8 @@ class TablePeer:
 
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
                  tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
-                 outbox: Outbox | None = None, tracker: ChainTracker | None = None) -> None:
+                 outbox: Outbox | None = None, tracker: ChainTracker | None = None,
+                 journal: bool = False) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
         self.cfg = config
@@ -68,7 +70,7 @@ class TablePeer:
         # A lobby hands over the chains it began; a table set up in advance starts them here.
         self.outbox = outbox or Outbox(identity, config.table)
         self.emit = Emitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round, tracker)
+        self.chains = Chains(config, self.me, self.emit, self._take, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
         self.parts = Parts()
         self.round = 0
@@ -83,6 +85,33 @@ class TablePeer:
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
         self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
         self._quiet_since = 0.0  # since when no chain has grown
+        # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
+        self.journal: list[Record] | None = [] if journal else None
+        self._replaying = False
+        if journal:
+            self.journal = [("outbox", self.outbox.next_seq, self.outbox.head)]
+            for seat in range(self.n):  # the lobby's frames our tracker already holds
+                if seat != self.me:
+                    self.journal += [frame_record(0.0, self.frame(seat, seq) or b"") for seq in range(self.chains.received(seat))]
+        self.emit.on_sign = self._record_frame
+
+    @classmethod
+    def resume(cls, config: TableConfig, identity: Identity, records: list[Record], now: float,
+               **kwargs: object) -> TablePeer:
+        """The peer whose journal is `records`, back where it was: the journal replayed, our own
+        frames given back as signed (never signed anew), every round seed as drawn; it journals on.
+
+        LocalError when the journal does not lead where it led before (another config or identity).
+        """
+        draw = kwargs.pop("draw_seed", dk.draw_seed)
+        assert callable(draw)
+        peer = cls(config, identity, draw_seed=replayed_seeds(records, draw),  # type: ignore[arg-type]
+                   outbox=ResumeOutbox(identity, config.table, records), **kwargs)
+        peer._replay(records)
+        peer.journal = []
+        peer.now = max(peer.now, now)
+        peer._quiet_since = peer.now
+        return peer
 
     # ------------------------------------------------------------ the interface
 
@@ -249,6 +278,56 @@ class TablePeer:
         # A moment already past (we wait on the log first) is asked for again a little later.
         return max(min(times), self.now + 0.01) if times else None
 
+    def take_journal(self) -> list[Record]:
+        """The journal's records since the last call (the shell stores them before it sends what the step made)."""
+        if self.journal is None:
+            return []
+        records, self.journal = self.journal, []
+        return records
+
+    # ------------------------------------------------------------ resuming
+
+    def _record(self, record: Record) -> None:
+        if self.journal is not None and not self._replaying:
+            self.journal.append(record)
+
+    def _record_frame(self, frame: bytes) -> None:
+        self._record(frame_record(self.now, frame))
+
+    def _take(self, signed: Signed) -> None:
+        """A frame of another seat, accepted into its chain: journal it, then handle it."""
+        self._record_frame(signed.frame)
+        self._handle(signed)
+
+    def _replay(self, records: list[Record]) -> None:
+        """Take the journal's frames again, each at its time, as they were taken (resume).
+
+        Our own frames come back from the outbox as the steps that made them make them again; a
+        move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
+        """
+        self._replaying = True
+        try:
+            for kind, micros, data in records:
+                if kind != "frame":
+                    continue
+                self.now = max(self.now, micros / 1_000_000)
+                env = parse(data).envelope
+                if env.sender != self.identity.public:
+                    self.chains.accept(data)
+                elif env.seq >= self.outbox.next_seq:
+                    if env.type not in ("move", "aid", "leave", "ready"):
+                        self._progress()  # a tick: the step that made it makes it again
+                        self._flush()
+                    if env.seq >= self.outbox.next_seq:
+                        self._send(env.round, env.type, dict(env.body))
+                    if env.type in ("leave", "fault") and self.emit.stopped is None:
+                        self.emit.stopped = f"stopped before the restart ({env.type})"
+                self._progress()
+                self._flush()
+        finally:
+            self._replaying = False
+            self.emit.out = []  # sent before the crash: a seat that missed one asks for it
+
     # ------------------------------------------------------------ plumbing
 
     def _flush(self) -> list[Output]:
@@ -377,7 +456,9 @@ class TablePeer:
         self.orderer = self.game.dealer_of(number)
         ctx = dk.RoundContext(self.cfg.table, number, self.names)
         port = self.emit.port(number)
-        decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
+        seed = self.draw_seed()
+        self._record(("seed", number, seed))
+        decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)

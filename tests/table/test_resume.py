@@ -1,0 +1,84 @@
+"""A peer that crashes comes back from its journal into the same round, and the table finishes alike."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.envelope import parse
+from p2pcards.errors import LocalError
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.table_game import make_table
+from p2pcards.table.peer import TablePeer
+from p2pcards.table.round import Stage
+
+from test_lost_frames import CRISP, finished_alike
+
+
+def crash_and_resume(net: MemNet, seat: int, records_of: list[list[tuple[str, int, bytes]]], down: float,
+                     lost_tail: int = 0) -> None:
+    """Seat `seat` dies now (its last `lost_tail` signed frames never left) and comes back `down` s later."""
+    dead = net.peers[seat]
+    records = list(dead.journal or [])
+    records_of.append(records)
+    net.dead.add(seat)
+    if lost_tail:
+        own = [r for r in records if r[0] == "frame" and parse(r[2]).envelope.sender == dead.identity.public]
+        lost = {r[2] for r in own[-lost_tail:]}
+        old_tap = net.tap
+        net.tap = lambda s, r, f: None if f in lost else (f if old_tap is None else old_tap(s, r, f))
+
+    def back(net: MemNet) -> None:
+        if lost_tail:
+            net.tap = None
+        net.revive(seat, TablePeer.resume(dead.cfg, dead.identity, records, net.now))
+
+    net.call_at(net.now + down, back)
+
+
+def mid_round(seat: int, applied: int) -> object:
+    def stop(net: MemNet) -> bool:
+        rs = net.peers[seat].rs
+        return rs is not None and rs.stage is Stage.PLAYING and rs.applied >= applied
+    return stop
+
+
+@pytest.mark.parametrize("seat, lost_tail", [(1, 0), (0, 2)])  # seat 0 orders round 1's log
+def test_a_crashed_peer_resumes_its_round_and_the_table_finishes_alike(seat: int, lost_tail: int) -> None:
+    rng = random.Random(7 + seat)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=300.0, stop=mid_round(seat, 6))
+    before = net.peers[seat]
+    rnd, signed = before.round, before.outbox.next_seq
+    kept: list[list[tuple[str, int, bytes]]] = []
+    crash_and_resume(net, seat, kept, down=3.0, lost_tail=lost_tail)
+    net.run(until=600.0)
+    after = net.peers[seat]
+    assert after is not before and after.round >= rnd
+    finished_alike(net)
+    # The resumed peer signed on from where it stopped: every place of its chain holds one frame.
+    assert after.outbox.next_seq > signed
+    ours = {r[2] for r in kept[0] if r[0] == "frame" and parse(r[2]).envelope.sender == before.identity.public}
+    assert all(after.frame(seat, parse(f).envelope.seq) in (f, None) for f in ours)
+
+
+def test_resume_gives_back_the_frame_signed_at_a_place_never_a_new_one() -> None:
+    peers = make_table("crisp", 2, CRISP, random.Random(3), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], random.Random(4))
+    net.start()
+    net.run(until=60.0, stop=mid_round(1, 2))
+    peer = net.peers[1]
+    records = list(peer.journal or [])
+    back = TablePeer.resume(peer.cfg, peer.identity, records, net.now)
+    assert back.outbox.next_seq == peer.outbox.next_seq and back.outbox.head == peer.outbox.head
+    assert back.round == peer.round and back.log_hash == peer.log_hash
+    assert back.rs is not None and peer.rs is not None and back.rs.decks.secret.seed == peer.rs.decks.secret.seed
+    assert back.take_journal() == []  # what it replayed is journaled already
+    # A journal whose own frames were signed for another round cannot be resumed as if they were not.
+    forged = [r for r in records if r[0] != "seed"]  # another seed: the round's own frames no longer follow
+    with pytest.raises(LocalError):
+        TablePeer.resume(peer.cfg, peer.identity, forged, net.now)
