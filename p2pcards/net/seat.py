@@ -18,6 +18,7 @@ from ..table.peer import Note, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
 from .link import FRAME, REQUEST, Link, Links
 from .shell import TableShell
+from .store import SeatStore
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
 GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
@@ -30,13 +31,13 @@ class Seat:
 
     def __init__(self, peer: TablePeer, links: Links, bot: Bot | None = None,
                  on_note: Callable[[Note], None] | None = None, gone_after: float = GONE_AFTER_S,
-                 think: float = 0.05) -> None:
+                 think: float = 0.05, store: SeatStore | None = None) -> None:
         self.peer = peer
         self.links = links
         self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
         self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
         self.gone_after = gone_after
-        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
+        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
         self._asking: asyncio.TimerHandle | None = None
@@ -110,18 +111,25 @@ class Seat:
             self.missing.pop(key).cancel()
             self.shell.note("back", f"{self.names[key]} is back", self.names[key])
 
-    async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S) -> None:
-        """Wait for a link to every seat, say ready, run until the table finishes or stops."""
-        try:
-            async with asyncio.timeout(link_up_s):
-                await self._all_linked.wait()
-        except TimeoutError:
-            absent = [self.names[k] for k in self.others if k not in self.links.links]
-            self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
-            self.close()
-            raise LinkBroken(f"no link to {', '.join(absent)}") from None
+    async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S, resumed: bool = False) -> None:
+        """Wait for a link to every seat, say ready, run until the table finishes or stops.
+
+        A peer `resumed` from its journal said ready before it stopped: it goes on at once, and
+        catches up through the links as they come back."""
+        if not resumed:
+            try:
+                async with asyncio.timeout(link_up_s):
+                    await self._all_linked.wait()
+            except TimeoutError:
+                absent = [self.names[k] for k in self.others if k not in self.links.links]
+                self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
+                self.close()
+                raise LinkBroken(f"no link to {', '.join(absent)}") from None
         self.started = self.shell.clock()
-        self.shell.start()
+        if resumed:
+            self.shell.resume()
+        else:
+            self.shell.start()
         self._ask()
         try:
             async with asyncio.timeout(limit_s):

@@ -97,16 +97,16 @@ class TablePeer:
 
     @classmethod
     def resume(cls, config: TableConfig, identity: Identity, records: list[Record], now: float,
-               **kwargs: object) -> TablePeer:
+               draw_seed: Callable[[], bytes] = dk.draw_seed, tolerance: float = TOLERANCE_S,
+               timeout: float = TIMEOUT_S, slack: float = SLACK_S) -> TablePeer:
         """The peer whose journal is `records`, back where it was: the journal replayed, our own
         frames given back as signed (never signed anew), every round seed as drawn; it journals on.
 
         LocalError when the journal does not lead where it led before (another config or identity).
         """
-        draw = kwargs.pop("draw_seed", dk.draw_seed)
-        assert callable(draw)
-        peer = cls(config, identity, draw_seed=replayed_seeds(records, draw),  # type: ignore[arg-type]
-                   outbox=ResumeOutbox(identity, config.table, records), **kwargs)
+        peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
+                   tolerance=tolerance, timeout=timeout, slack=slack,
+                   outbox=ResumeOutbox(identity, config.table, records))
         peer._replay(records)
         peer.journal = []
         peer.now = max(peer.now, now)
