@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, decode
+from ..crypto.encoding import Value, decode, digest, encode
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
@@ -27,9 +27,9 @@ from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, 
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .bodies import Aid, Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
+from .bodies import Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
 from .chains import Chains
-from .config import Game, TableConfig
+from .config import SEATS, Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
 from .messages import move_to_wire, reason
@@ -44,7 +44,8 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
-ANY_ROUND = ("ready", "fault", "aid")  # handled at once, whatever their round
+ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
+SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without a seat
 PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
@@ -54,7 +55,7 @@ class TablePeer:
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
                  tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
                  outbox: Outbox | None = None, tracker: ChainTracker | None = None,
-                 journal: bool = False) -> None:
+                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
         self.cfg = config
@@ -72,9 +73,17 @@ class TablePeer:
         self.emit = Emitter(self.outbox, config.names, lambda: self.round)
         self.chains = Chains(config, self.me, self.emit, self._take, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
+        # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
+        totals, played = carry or ((0,) * self.n, 0)
+        self.game.totals, self.game.round_no = list(totals), played
+        self.carry = (tuple(totals), played)
         self.parts = Parts()
         self.round = 0
-        self.orderer = self.game.dealer_of(1)  # the round's dealer orders its log
+        self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
+        self.votes: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
+        self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
+        self._carried = self.carry
+        self._totals_before = self.carry[0]
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
@@ -210,11 +219,21 @@ class TablePeer:
 
     def gone(self, seat: int, now: float, why: str) -> list[Output]:
         """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so), as
-        `why` says: the round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
+        `why` says: we vote it gone; once every other seat has, the round is void and the table goes
+        on without it (protocol.md §14.9)."""
         self.now = max(self.now, now)
-        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me:
-            self._fault(why, seat)
+        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me \
+                and self.me not in self.votes.get(seat, {}):
+            self._note("missing", f"{why}: we vote it gone", seat)
+            self._send(self.round, "gone", {"seat": seat})
         return self._flush()
+
+    def next_peer(self) -> TablePeer | None:
+        """Our peer at the table that goes on without a seat voted out, once there is one."""
+        if self.successor is None:
+            return None
+        return TablePeer(self.successor, self.identity, carry=self._carried, journal=self.journal is not None,
+                         tolerance=self.tolerance, timeout=self.timeout, slack=self.slack, draw_seed=self.draw_seed)
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -429,7 +448,11 @@ class TablePeer:
                     raise MalformedMessage("agreed to another table config")
                 self.ready.add(seat)
                 if len(self.ready) == self.n and self.round == 0:
-                    self._begin_round(1)
+                    self._begin_round(self.carry[1] + 1)
+            case Gone():
+                self.votes.setdefault(body.seat, {}).setdefault(seat, rnd)
+                self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
+                self._vote_out()
             case Fault():
                 # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
                 # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
@@ -464,6 +487,7 @@ class TablePeer:
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        self._totals_before = tuple(self.game.totals)
         sent = self.emit.sent
         for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
             del sent[seq]  # only this round's frames and the last one's are asked for again
@@ -507,12 +531,44 @@ class TablePeer:
                     self._order(rs, "tick", (), max(self.now, (math.floor(d * 1000) + 1) / 1000))
         self._round_end(rs)
 
+    def _vote_out(self) -> None:
+        """A seat every other seat voted gone is out: its round is void and the table goes on without it (§14.9)."""
+        for out, votes in sorted(self.votes.items()):
+            if set(votes) != set(range(self.n)) - {out} or self.finished:
+                continue
+            void = max(votes.values())
+            rs = self.rs
+            if self.round == void and rs is not None:
+                totals = self._totals_before
+            elif self.round == void - 1 and rs is not None and rs.stage is Stage.DONE:
+                totals = tuple(self.game.totals)
+            else:
+                return  # the rounds before the void one are still being finished here
+            self.finished = True
+            self._note("void", f"{self.names[out]} is out: round {void} is void")
+            keep = [s for s in range(self.n) if s != out]
+            if len(keep) < SEATS[self.cfg.game][0]:
+                self._note("over", f"too few seats remain without {self.names[out]}: the game ends")
+                return
+            dealer = self.game.dealer_of(void)
+            dealer = keep.index(dealer if dealer != out else (out + 1) % self.n)
+            cfg = self.cfg
+            self.successor = TableConfig(
+                digest(SUCCESSOR_PERSON, encode([cfg.table, out, void]), 16), cfg.game, cfg.options,
+                tuple(cfg.keys[s] for s in keep), tuple(cfg.names[s] for s in keep), (dealer - void + 1) % len(keep))
+            self._carried = (tuple(totals[s] for s in keep), void - 1)
+            self._note("over", f"the table goes on without {self.names[out]} from round {void}")
+            return
+
     def _order(self, rs: Round, kind: EntryKind, refs: Iterable[Ref], time: float | None = None) -> None:
         order = rs.log.stamp(kind, refs, self.now if time is None else time)
         self._send(rs.number, "order", order.to_wire())
 
     def _round_end(self, rs: Round) -> None:
         if not rs.settle(self.game):
+            return
+        if any(self.me in votes for votes in self.votes.values()):
+            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
             return
         result = rs.settlement.result
         assert result is not None
@@ -544,7 +600,11 @@ class TablePeer:
             self._heads, self._quiet_since = heads, self.now
         if self.finished:
             return
-        late = self.watchdog.watch(self.now, *self._owed())
+        owed, mark = self._owed()
+        voted = {out for out, votes in self.votes.items() if self.me in votes}
+        if owed & voted:
+            owed = frozenset()  # a seat we voted gone is the vote's to settle, not the time-out's
+        late = self.watchdog.watch(self.now, owed, mark)
         if late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s",
                             late[0], stall=True)
