@@ -2,8 +2,9 @@
 
 Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
 heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
-a `back` note; one missing for `gone_after` seconds is gone: the table stops with a fault blaming
-it (the round in play is void), since the table protocol cannot yet go on without a seat. Frames lost on the way are
+a `back` note; one missing for `gone_after` seconds is voted gone (a signed `gone`); once every
+other seat has voted, the round in play is void and the table goes on without it (protocol.md
+§14.9): the seat then plays the successor table the peer names. Frames lost on the way are
 asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
 """
 
@@ -21,7 +22,7 @@ from .shell import TableShell
 from .store import SeatStore
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
-GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
+GONE_AFTER_S = 10.0  # how long a seat may be missing before we vote it gone
 LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
 MAX_LINGER_S = 10.0
 
@@ -32,19 +33,27 @@ class Seat:
     def __init__(self, peer: TablePeer, links: Links, bot: Bot | None = None,
                  on_note: Callable[[Note], None] | None = None, gone_after: float = GONE_AFTER_S,
                  think: float = 0.05, store: SeatStore | None = None) -> None:
-        self.peer = peer
         self.links = links
-        self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
-        self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
         self.gone_after = gone_after
-        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
+        self._shell_args = (bot, think, on_note)
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
-        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
         self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
         self._all_linked = asyncio.Event()
         self.started: float | None = None  # when we said ready
         self.linked(None)
+
+    def _seat(self, peer: TablePeer, store: SeatStore | None = None) -> None:
+        """Play `peer` from now on (the first table, or the one that goes on without a seat voted out)."""
+        self.peer = peer
+        self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
+        self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
+        for key in [k for k in self.missing if k not in self.names]:
+            self.missing.pop(key).cancel()
+        bot, think, on_note = self._shell_args
+        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
+        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
 
     def _broadcast(self, frame: bytes) -> None:
         self.links.broadcast(FRAME, frame, self.others)
@@ -100,7 +109,7 @@ class Seat:
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
-        self.shell.note("missing", f"{name} is missing: {why}; the table stops in {self.gone_after:g} s"
+        self.shell.note("missing", f"{name} is missing: {why}; it is voted gone in {self.gone_after:g} s"
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
@@ -134,6 +143,11 @@ class Seat:
         try:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
+                while (successor := self.peer.next_peer()) is not None:
+                    # The table goes on without a seat voted out (protocol.md §14.9): every link we need is up.
+                    self._seat(successor)
+                    self.shell.start()
+                    await self.shell.done()
         finally:
             self.close()
 

@@ -111,7 +111,7 @@ class TableShell:
         self._emit(self.peer.leave(self.clock(), why))
 
     def gone(self, seat: int, why: str) -> None:
-        """A seat is gone from the network for good, as `why` says: the table stops, blaming it."""
+        """A seat is gone from the network for good, as `why` says: we vote it gone (protocol.md §14.9)."""
         self._emit(self.peer.gone(seat, self.clock(), why))
 
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:

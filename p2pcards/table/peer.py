@@ -232,8 +232,7 @@ class TablePeer:
         """Our peer at the table that goes on without a seat voted out, once there is one."""
         if self.successor is None:
             return None
-        return TablePeer(self.successor, self.identity, carry=self._carried, journal=self.journal is not None,
-                         tolerance=self.tolerance, timeout=self.timeout, slack=self.slack, draw_seed=self.draw_seed)
+        return TablePeer(self.successor, self.identity, carry=self._carried, tolerance=self.tolerance, timeout=self.timeout, slack=self.slack, draw_seed=self.draw_seed)
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
