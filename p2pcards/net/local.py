@@ -32,7 +32,7 @@ from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .botpeer import make_bot
 from .link import Link, Links
-from .seat import Seat
+from .seat import GONE_AFTER_S, Seat
 from .shell import wall_clock
 from .store import SeatStore, parse_journal
 
@@ -85,7 +85,8 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
             seat.quiet(link, quiet)
 
     async with Links(identity, config.table, seats.__contains__, on_frame, on_link, on_lost, on_quiet) as links:
-        seat = Seat(peer, links, make_bot(config.game, order["bot"], f"{order.get('seed', 0)}/{me}"), store=store)
+        seat = Seat(peer, links, make_bot(config.game, order["bot"], f"{order.get('seed', 0)}/{me}"), store=store,
+                    gone_after=float(order.get("gone_after", GONE_AFTER_S)))
         port = await links.listen(["127.0.0.1"], int(order.get("port", 0)))
         print(json.dumps({"port": port}), flush=True)
         ports += json.loads(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))["ports"]
@@ -98,10 +99,11 @@ async def _seat(order: Mapping[str, Any]) -> dict[str, Any]:
         await seat.linger()  # let our last frames leave, and send them again to a seat that missed one
         for task in list(dialling):
             task.cancel()
+    peer = seat.peer  # the table that went on without a seat voted out, if one was
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
             "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,
-            "rounds": peer.round, "resumed": bool(records)}
+            "rounds": peer.round, "resumed": bool(records), "seats": peer.n}
 
 
 def child_main() -> int:
@@ -115,12 +117,13 @@ def child_main() -> int:
 def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
                    bots: list[str] | None = None, limit_s: float = 600.0, seed: int = 0,
                    via: Callable[[list[int]], list[int]] | None = None,
-                   restart: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+                   crash: tuple[int, int] | None = None, back: bool = True,
+                   gone_after: float = GONE_AFTER_S) -> list[dict[str, Any]]:
     """Play one game with one real process per seat; returns each seat's summary.
 
-    `restart=(seat, records)`: every seat journals to a store of its own; once `seat`'s journal
-    holds `records` records, its process is killed with SIGKILL and started again on its port
-    and store (it resumes from the journal).
+    `crash=(seat, records)`: every seat journals to a store of its own; once `seat`'s journal
+    holds `records` records, its process is killed with SIGKILL and, if `back`, started again on
+    its port and store (it resumes from the journal); a seat that stays dead summarises as {}.
 
     `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
     `via` maps the seats' ports to the ports they dial instead (a proxy of a test in between).
@@ -130,9 +133,9 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
     config = TableConfig(secrets.token_bytes(16), game, dict(options or {}),
                          tuple(i.public for i in ids), tuple(names))
     bots = bots or ["good"] + ["random"] * (players - 1)
-    stores = tempfile.TemporaryDirectory(prefix="p2pcards-stores-") if restart is not None else None
+    stores = tempfile.TemporaryDirectory(prefix="p2pcards-stores-") if crash is not None else None
     orders = [{"seat": seat, "key": ident.key.private_bytes_raw().hex(), "config": encode(config.to_wire()).hex(),
-               "bot": bots[seat], "limit_s": limit_s, "seed": seed,
+               "bot": bots[seat], "limit_s": limit_s, "seed": seed, "gone_after": gone_after,
                "store": None if stores is None else str(Path(stores.name) / str(seat))} for seat, ident in enumerate(ids)]
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -146,18 +149,19 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
             ports = via(ports)
         for proc in procs:
             _send_ports(proc, ports)
-        if restart is not None:
-            victim, records = restart
+        if crash is not None:
+            victim, records = crash
             journal = Path(str(orders[victim]["store"])) / "journal"
             while procs[victim].poll() is None and (
                     not journal.exists() or len(parse_journal(journal.read_bytes())[0]) < records):
                 time.sleep(0.05)
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
-            again = procs[victim] = _start_seat(orders[victim])
-            assert again.stdout is not None
-            again.stdout.readline()  # its port, the same as before
-            _send_ports(again, ports)
+            if back:
+                again = procs[victim] = _start_seat(orders[victim])
+                assert again.stdout is not None
+                again.stdout.readline()  # its port, the same as before
+                _send_ports(again, ports)
         summaries = []
         for proc in procs:
             assert proc.stdout is not None

@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the report (every game and the totals) as JSON to FILE")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
-                             "(ms; chances per frame); the report says whether each game survived them")
+                             "(ms; chances per frame), and restart=T: the last seat crashes at T s of table time and "
+                             "comes back from its journal; the report says whether each game survived them")
     parser.add_argument("--quiet", action="store_true", help="print only the report, not the first peer's log")
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="save the game's transcript (every signed frame) to FILE; `p2pcards verify FILE` "

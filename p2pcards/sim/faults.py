@@ -1,8 +1,10 @@
-"""Network faults for the in-memory transport: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05`.
+"""Network faults for the in-memory transport: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05,restart=3`.
 
-Delay and jitter (milliseconds) set every link's model; the rest are chances per frame and
-receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake it, `dup`
-delivers it a second time a little later, `drop` loses it.
+Delay and jitter (milliseconds) set every link's model; `reorder`, `dup` and `drop` are chances
+per frame and receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake
+it, `dup` delivers it a second time a little later, `drop` loses it. `restart=T` crashes the last
+seat's peer at T seconds of table time (its peer object is dropped, frames to it are lost) and
+rebuilds it from its journal RESTART_DOWN_S later (`TablePeer.resume`, protocol.md §14.10).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import random
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..table.peer import Note, TablePeer
 from .memnet import LinkModel, MemNet
 
-KINDS = ("delay", "jitter", "reorder", "drop", "dup")
+KINDS = ("delay", "jitter", "reorder", "drop", "dup", "restart")
 CHANCES = ("reorder", "drop", "dup")
+RESTART_DOWN_S = 2.0  # how long a restarted peer is down
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class FaultSpec:
     reorder: float = 0.0
     drop: float = 0.0
     dup: float = 0.0
+    restart: float = 0.0  # table seconds at which the last seat crashes and restarts (0: never)
 
     @classmethod
     def parse(cls, text: str) -> FaultSpec:
@@ -42,8 +47,9 @@ class FaultSpec:
             except ValueError:
                 raise InputError(f"--faults: {kind}={value!r} is not a number") from None
             if not number >= 0 or number == float("inf") or (kind in CHANCES and number > 1):
-                raise InputError(f"--faults: {kind} is " + ("a chance from 0 to 1" if kind in CHANCES
-                                                             else "a number of ms, 0 or more") + f", not {value}")
+                raise InputError(f"--faults: {kind} is " + (
+                    "a chance from 0 to 1" if kind in CHANCES else "a number of seconds, 0 or more"
+                    if kind == "restart" else "a number of ms, 0 or more") + f", not {value}")
             values[kind] = number
         return cls(**values)
 
@@ -66,19 +72,49 @@ class FaultTap:
     rng: random.Random
     counts: dict[str, int] = field(default_factory=dict)
 
-    def _count(self, kind: str) -> None:
+    def count(self, kind: str) -> None:
+        """Count one frame (or peer) a fault touched."""
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
         spec, rng, net = self.spec, self.rng, self.net
         if spec.drop and rng.random() < spec.drop:
-            self._count("drop")
+            self.count("drop")
             return None
         if spec.dup and rng.random() < spec.dup:
-            self._count("dup")
+            self.count("dup")
             net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.001, 0.1))
         if spec.reorder and rng.random() < spec.reorder:
-            self._count("reorder")
+            self.count("reorder")
             net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.05, 0.25))
             return None
         return frame
+
+
+def restart_last_seat(tap: FaultTap, peers: list[TablePeer]) -> None:
+    """Before the table starts: make the last seat journal, and crash and restart it as the tap's spec says.
+
+    The rebuilt peer replaces the old one in the tap's network and in `peers` (the run's list, which is judged).
+    """
+    net, spec = tap.net, tap.spec
+    if not spec.restart:
+        return
+    seat = len(peers) - 1
+    peers[seat].keep_journal()
+
+    def crash(net: MemNet) -> None:
+        old = net.peers[seat]
+        records = list(old.journal or [])
+        net.dead.add(seat)
+        tap.count("restart")
+        net.notes[seat].append(Note("missing", f"{old.names[seat]} crashed; back in {RESTART_DOWN_S:g} s"))
+
+        def back(net: MemNet) -> None:
+            peer = TablePeer.resume(old.cfg, old.identity, records, net.now, old.draw_seed,
+                                    old.tolerance, old.timeout, old.slack)
+            peers[seat] = peer
+            net.revive(seat, peer)
+
+        net.call_at(net.now + RESTART_DOWN_S, back)
+
+    net.call_at(spec.restart, crash)

@@ -59,6 +59,7 @@ class Log:
         self.next_index = 0
         self.last_time = 0.0
         self.last_taken = 0.0  # our clock when the last order reached us
+        self.back = 0.0  # when we came back from a crash: what was stamped before, only the others can time
         self.passed_at: float | None = None  # our clock when we made our pass of deck 0 (no deal comes before it)
         self._hash = bytes(32)
 
@@ -135,7 +136,8 @@ class Log:
         # No deal is made before every seat's pass of deck 0, ours included. Judge a deal from when we made
         # ours, not from its arrival: checking the later passes' proofs on a busy machine can take seconds.
         since = now if kind != "deal" or self.passed_at is None else min(now, self.passed_at)
-        if kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
+        blind = t < self.back  # stamped while we were away: when it reached us says nothing of its stamp
+        if not blind and kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
@@ -155,7 +157,7 @@ class Log:
             # the two links' difference. An orderer from which no order came since the move reached
             # us was away (a crash, a lost link, protocol.md §14.4): it stamps the move when it got it.
             away = self.last_taken <= seen if seen is not None else False
-            if seen is not None and not seen - early <= t <= (now + late if away else max(seen, self.last_time) + late):
+            if seen is not None and not blind and not seen - early <= t <= (now + late if away else max(seen, self.last_time) + late):
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         self.last_seq = last
         self.next_index += 1

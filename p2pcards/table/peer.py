@@ -95,13 +95,10 @@ class TablePeer:
         self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
         self._quiet_since = 0.0  # since when no chain has grown
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
-        self.journal: list[Record] | None = [] if journal else None
+        self.journal: list[Record] | None = None
         self._replaying = False
         if journal:
-            self.journal = [("outbox", self.outbox.next_seq, self.outbox.head)]
-            for seat in range(self.n):  # the lobby's frames our tracker already holds
-                if seat != self.me:
-                    self.journal += [frame_record(0.0, self.frame(seat, seq) or b"") for seq in range(self.chains.received(seat))]
+            self.keep_journal()
         self.emit.on_sign = self._record_frame
 
     @classmethod
@@ -119,6 +116,8 @@ class TablePeer:
         peer._replay(records)
         peer.journal = []
         peer.now = max(peer.now, now)
+        if peer.rs is not None:
+            peer.rs.log.back = peer.now
         peer._quiet_since = peer.now
         return peer
 
@@ -295,6 +294,13 @@ class TablePeer:
                 times.append(claims)
         # A moment already past (we wait on the log first) is asked for again a little later.
         return max(min(times), self.now + 0.01) if times else None
+
+    def keep_journal(self) -> None:
+        """Journal from now on (before `start`): where our chain begins, the lobby's frames we hold, then all that follows."""
+        self.journal = [("outbox", self.outbox.next_seq, self.outbox.head)]
+        for seat in range(self.n):
+            if seat != self.me:
+                self.journal += [frame_record(0.0, self.frame(seat, seq) or b"") for seq in range(self.chains.received(seat))]
 
     def take_journal(self) -> list[Record]:
         """The journal's records since the last call (the shell stores them before it sends what the step made)."""
