@@ -184,7 +184,7 @@ class Witness(TablePeer):
         self._quiet_since = 0.0
         self.journal = None
         self._replaying = False
-        self.carry = self._carried = ((0,) * self.n, 0)
+        self.carry = self._passed_on = ((0,) * self.n, 0)
         self._totals_before = self.carry[0]
         self.votes = {}
         self.successor = None

@@ -82,7 +82,7 @@ class TablePeer:
         self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
         self.votes: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
         self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
-        self._carried = self.carry
+        self._passed_on = self.carry  # what the successor table carries
         self._totals_before = self.carry[0]
         self.rs: Round | None = None
         self.ready: set[int] = set()
@@ -231,7 +231,8 @@ class TablePeer:
         """Our peer at the table that goes on without a seat voted out, once there is one."""
         if self.successor is None:
             return None
-        return TablePeer(self.successor, self.identity, carry=self._carried, tolerance=self.tolerance, timeout=self.timeout, slack=self.slack, draw_seed=self.draw_seed)
+        return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
+                         carry=self._passed_on)
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -541,11 +542,11 @@ class TablePeer:
         for out, votes in sorted(self.votes.items()):
             if set(votes) != set(range(self.n)) - {out} or self.finished:
                 continue
-            void = max(votes.values())
+            void = max(1, *votes.values())  # votes before the first round void the first round
             rs = self.rs
             if self.round == void and rs is not None:
                 totals = self._totals_before
-            elif self.round == void - 1 and rs is not None and rs.stage is Stage.DONE:
+            elif self.round == void - 1 and (rs is None or rs.stage is Stage.DONE):
                 totals = tuple(self.game.totals)
             else:
                 return  # the rounds before the void one are still being finished here
@@ -561,7 +562,7 @@ class TablePeer:
             self.successor = TableConfig(
                 digest(SUCCESSOR_PERSON, encode([cfg.table, out, void]), 16), cfg.game, cfg.options,
                 tuple(cfg.keys[s] for s in keep), tuple(cfg.names[s] for s in keep), (dealer - void + 1) % len(keep))
-            self._carried = (tuple(totals[s] for s in keep), void - 1)
+            self._passed_on = (tuple(totals[s] for s in keep), void - 1)
             self._note("over", f"the table goes on without {self.names[out]} from round {void}")
             return
 
@@ -572,15 +573,15 @@ class TablePeer:
     def _round_end(self, rs: Round) -> None:
         if not rs.settle(self.game):
             return
-        if any(self.me in votes for votes in self.votes.values()):
-            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
-            return
         result = rs.settlement.result
         assert result is not None
         self._note("round", f"round {rs.number} verified and signed by all: {list(result.scores)}")
         if self.game.over:
             self.finished = True
             self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
+            return
+        if any(self.me in votes for votes in self.votes.values()):
+            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
             return
         self._begin_round(rs.number + 1)
 

@@ -73,3 +73,16 @@ def test_one_vote_alone_changes_nothing() -> None:
     net.run(until=net.now + 30.0)
     assert not any(p.finished for p in net.peers) or all(p.successor is None for p in net.peers)
     assert all(p.successor is None for p in net.peers)
+
+
+def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_without_it() -> None:
+    rng = random.Random(14)
+    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.dead.add(2)  # never says ready
+    net.start()
+    net.call_at(10.0, lambda n: vote_gone(n, 2))
+    net.run(until=30.0)
+    nxt = [p.next_peer() for p in net.peers[:2]]
+    assert all(p is not None and p.carry == ((0, 0), 0) for p in nxt)
+    assert nxt[0] is not None and nxt[0].cfg == net.peers[1].successor
