@@ -36,6 +36,7 @@ class Seat:
         self.links = links
         self.gone_after = gone_after
         self._shell_args = (bot, think, on_note)
+        self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
         self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
@@ -52,6 +53,9 @@ class Seat:
         for key in [k for k in self.missing if k not in self.names]:
             self.missing.pop(key).cancel()
         bot, think, on_note = self._shell_args
+        if self.store is not None and self.store is not store:
+            self.store.close()
+        self.store = store
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
 
@@ -143,10 +147,18 @@ class Seat:
         try:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
-                while (successor := self.peer.next_peer()) is not None:
+                while self.peer.successor is not None:
                     # The table goes on without a seat voted out (protocol.md §14.9): every link we need is up.
-                    self._seat(successor)
-                    self.shell.start()
+                    cfg = self.peer.successor
+                    store = None if self.store is None else self.store.successor(cfg, cfg.keys.index(self.peer.identity.public))
+                    records = [] if store is None else store.load()
+                    successor = self.peer.next_peer(records)
+                    assert successor is not None
+                    self._seat(successor, store)
+                    if records:
+                        self.shell.resume()
+                    else:
+                        self.shell.start()
                     await self.shell.done()
         finally:
             self.close()

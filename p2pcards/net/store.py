@@ -1,6 +1,7 @@
 """A seat's journal on disk (write-ahead), so that a peer killed mid-round comes back into it.
 
-A store is a directory of two files. `table` names what the journal belongs to (the table's
+A store is a directory of two files (and one directory within it per table that went on
+without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
 config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
 it, the directory fsync'd). `journal` is the peer's records (table/resume.py), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd before the step that made them sends
@@ -21,7 +22,7 @@ from ..table.resume import Record
 
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
-KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o"}
+KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c"}
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 
 
@@ -83,6 +84,10 @@ class SeatStore:
         if size < len(data):
             self._file.truncate(size)
         return records
+
+    def successor(self, config: TableConfig, seat: int) -> SeatStore:
+        """The store of our seat at the table that goes on without a seat (protocol.md §14.9), within this one."""
+        return SeatStore(self.directory / config.table.hex(), config, seat)
 
     def append(self, records: list[Record]) -> None:
         """Add records and make them durable before returning (nothing to do for none)."""

@@ -35,7 +35,7 @@ from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
-from .resume import Record, ResumeOutbox, frame_record, replayed_seeds
+from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, replayed_seeds
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -112,7 +112,7 @@ class TablePeer:
         """
         peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                    tolerance=tolerance, timeout=timeout, slack=slack,
-                   outbox=ResumeOutbox(identity, config.table, records))
+                   outbox=ResumeOutbox(identity, config.table, records), carry=carried(records))
         peer._replay(records)
         peer.journal = []
         peer.now = max(peer.now, now)
@@ -227,12 +227,16 @@ class TablePeer:
             self._send(self.round, "gone", {"seat": seat})
         return self._flush()
 
-    def next_peer(self) -> TablePeer | None:
-        """Our peer at the table that goes on without a seat voted out, once there is one."""
+    def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:
+        """Our peer at the table that goes on without a seat voted out, once there is one; it journals
+        if we do, and is resumed from `records` if its journal has some (we came back from a crash)."""
         if self.successor is None:
             return None
+        if records:
+            return TablePeer.resume(self.successor, self.identity, records, self.now, self.draw_seed,
+                                    self.tolerance, self.timeout, self.slack)
         return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
-                         carry=self._passed_on)
+                         journal=self.journal is not None, carry=self._passed_on)
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -298,7 +302,7 @@ class TablePeer:
 
     def keep_journal(self) -> None:
         """Journal from now on (before `start`): where our chain begins, the lobby's frames we hold, then all that follows."""
-        self.journal = [("outbox", self.outbox.next_seq, self.outbox.head)]
+        self.journal = [carry_record(*self.carry), ("outbox", self.outbox.next_seq, self.outbox.head)]
         for seat in range(self.n):
             if seat != self.me:
                 self.journal += [frame_record(0.0, self.frame(seat, seq) or b"") for seq in range(self.chains.received(seat))]

@@ -1,9 +1,10 @@
 """What a peer keeps to come back into its round after a crash, sans-IO: its journal and the chain it resumes.
 
-A peer that journals (`TablePeer(journal=[])`) appends one record for each thing it must not
-lose, in the order it happened: a `seed` record for each round secret it draws (every key,
-pass, share and opening of the round derives from it), and a `frame` record for each signed
-frame it takes from another seat or signs itself, with the time it did. The shell writes the
+A peer that journals (`TablePeer(journal=True)`) appends one record for each thing it must not
+lose, in the order it happened: first the totals its table carries (`carry`) and where its
+chain begins (`outbox`), then a `seed` record for each round secret it draws (every key, pass,
+share and opening of the round derives from it) and a `frame` record for each signed frame it
+takes from another seat or signs itself, with the time it did. The shell writes the
 records to disk before it sends anything the step produced (write-ahead), so every frame that
 ever left the peer is in its journal. `TablePeer.resume` replays the journal: the same frames
 at the same times take the same path, and wherever the peer signs again it gets back the very
@@ -16,12 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from ..crypto.encoding import Value, encode
+from ..crypto.encoding import Value, decode, encode
 from ..crypto.envelope import GENESIS, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import LocalError
 
-Record = tuple[str, int, bytes]  # ("seed", round, seed) | ("frame", time in µs, frame) | ("outbox", next seq, head)
+# ("seed", round, seed) | ("frame", time in µs, frame) | ("outbox", next seq, head) | ("carry", rounds, totals)
+Record = tuple[str, int, bytes]
+
+
+def carry_record(totals: tuple[int, ...], played: int) -> Record:
+    """The record of what a table that went on without a seat carries (protocol.md §14.9)."""
+    return ("carry", played, encode(list(totals)))
+
+
+def carried(records: Iterable[Record]) -> tuple[tuple[int, ...], int] | None:
+    """The totals and rounds played that the journal's table carries, if it says."""
+    for kind, played, data in records:
+        if kind == "carry":
+            totals = decode(data)
+            if not isinstance(totals, list) or not all(type(t) is int for t in totals):
+                raise LocalError("a journal's carried totals are not a list of integers")
+            return tuple(t for t in totals if isinstance(t, int)), played
+    return None
 
 
 def frame_record(now: float, frame: bytes) -> Record:

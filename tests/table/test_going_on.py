@@ -86,3 +86,29 @@ def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_wit
     nxt = [p.next_peer() for p in net.peers[:2]]
     assert all(p is not None and p.carry == ((0, 0), 0) for p in nxt)
     assert nxt[0] is not None and nxt[0].cfg == net.peers[1].successor
+
+
+def test_a_peer_of_the_table_that_went_on_resumes_from_its_own_journal() -> None:
+    rng = random.Random(15)
+    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=300.0, stop=lambda n: n.peers[2].round == 2)
+    net.dead.add(2)
+    net.call_at(net.now + 10.0, lambda n: vote_gone(n, 2))
+    net.run(until=net.now + 60.0)
+    nxt = [p.next_peer() for p in net.peers[:2]]
+    net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    net2.start()
+    net2.run(until=net2.now + 300.0, stop=lambda n: n.peers[1].rs is not None and n.peers[1].rs.applied >= 4)
+    old = net2.peers[1]
+    records = list(old.journal or [])
+    net2.dead.add(1)
+    back = net.peers[1].next_peer(records)  # the first table's peer, resumed as well, names the same successor
+    assert back is not None and back.carry == old.carry and back.round == old.round
+    net2.call_at(net2.now + 2.0, lambda n: n.revive(1, back))
+    net2.run(until=net2.now + 600.0)
+    for p in net2.peers:
+        assert p.finished and not p.faults, p.notes[-4:]
+    assert net2.peers[0].log_hash == net2.peers[1].log_hash
+    assert net2.peers[0].game.totals == net2.peers[1].game.totals
