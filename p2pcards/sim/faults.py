@@ -105,16 +105,15 @@ def restart_last_seat(tap: FaultTap, peers: list[TablePeer]) -> None:
     def crash(net: MemNet) -> None:
         old = net.peers[seat]
         records = list(old.journal or [])
-        net.dead.add(seat)
         tap.count("restart")
         net.notes[seat].append(Note("missing", f"{old.names[seat]} crashed; back in {RESTART_DOWN_S:g} s"))
 
-        def back(net: MemNet) -> None:
+        def rebuild(net: MemNet) -> TablePeer:
             peer = TablePeer.resume(old.cfg, old.identity, records, net.now, old.draw_seed,
                                     old.tolerance, old.timeout, old.slack)
             peers[seat] = peer
-            net.revive(seat, peer)
+            return peer
 
-        net.call_at(net.now + RESTART_DOWN_S, back)
+        net.crash(seat, RESTART_DOWN_S, rebuild)
 
     net.call_at(spec.restart, crash)

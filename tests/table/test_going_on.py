@@ -103,10 +103,9 @@ def test_a_peer_of_the_table_that_went_on_resumes_from_its_own_journal() -> None
     net2.run(until=net2.now + 300.0, stop=lambda n: n.peers[1].rs is not None and n.peers[1].rs.applied >= 4)
     old = net2.peers[1]
     records = list(old.journal or [])
-    net2.dead.add(1)
     back = net.peers[1].next_peer(records)  # the first table's peer, resumed as well, names the same successor
     assert back is not None and back.carry == old.carry and back.round == old.round
-    net2.call_at(net2.now + 2.0, lambda n: n.revive(1, back))
+    net2.crash(1, 2.0, lambda n: back)
     net2.run(until=net2.now + 600.0)
     for p in net2.peers:
         assert p.finished and not p.faults, p.notes[-4:]

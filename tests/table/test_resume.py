@@ -23,19 +23,16 @@ def crash_and_resume(net: MemNet, seat: int, records_of: list[list[tuple[str, in
     dead = net.peers[seat]
     records = list(dead.journal or [])
     records_of.append(records)
-    net.dead.add(seat)
     if lost_tail:
         own = [r for r in records if r[0] == "frame" and parse(r[2]).envelope.sender == dead.identity.public]
         lost = {r[2] for r in own[-lost_tail:]}
-        old_tap = net.tap
-        net.tap = lambda s, r, f: None if f in lost else (f if old_tap is None else old_tap(s, r, f))
+        net.tap = lambda s, r, f: None if f in lost else f
 
-    def back(net: MemNet) -> None:
-        if lost_tail:
-            net.tap = None
-        net.revive(seat, TablePeer.resume(dead.cfg, dead.identity, records, net.now))
+    def back(net: MemNet) -> TablePeer:
+        net.tap = None
+        return TablePeer.resume(dead.cfg, dead.identity, records, net.now)
 
-    net.call_at(net.now + down, back)
+    net.crash(seat, down, back)
 
 
 def mid_round(seat: int, applied: int) -> object:
