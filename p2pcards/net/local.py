@@ -3,7 +3,7 @@
 `run_local_game` starts every seat as `python -m p2pcards.net.local`, hands each its key and
 the table's config on standard input, tells each the others' ports, and collects one JSON
 summary line from each when the game is over. With a store directory each seat journals to
-disk (net/store.py); `run_local_game(restart=...)` kills one seat with SIGKILL at a chosen moment
+disk (net/store.py); `run_local_game(crash=...)` kills one seat with SIGKILL at a chosen moment
 and starts it again on the same port and store, and it resumes its round from the journal. A
 seat whose link to a seat before it is lost dials it again until it is back (one dials, the
 other listens, always the same way round).

@@ -50,7 +50,8 @@ class Seat:
         self.peer = peer
         self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
         self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
-        for key in [k for k in self.missing if k not in self.names]:
+        stale = list(self.missing)  # timers of the table before: they vote there, by its seat numbers
+        for key in stale:
             self.missing.pop(key).cancel()
         bot, think, on_note = self._shell_args
         if self.store is not None and self.store is not store:
@@ -58,6 +59,8 @@ class Seat:
         self.store = store
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        for key in stale:
+            self._missing(key, "still missing")
 
     def _broadcast(self, frame: bytes) -> None:
         self.links.broadcast(FRAME, frame, self.others)
@@ -150,7 +153,8 @@ class Seat:
                 while self.peer.successor is not None:
                     # The table goes on without a seat voted out (protocol.md §14.9): every link we need is up.
                     cfg = self.peer.successor
-                    store = None if self.store is None else self.store.successor(cfg, cfg.keys.index(self.peer.identity.public))
+                    me = cfg.keys.index(self.peer.identity.public)
+                    store = None if self.store is None else self.store.successor(cfg, me)
                     records = [] if store is None else store.load()
                     successor = self.peer.next_peer(records)
                     assert successor is not None
