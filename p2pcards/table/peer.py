@@ -35,7 +35,7 @@ from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
-from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, replayed_seeds
+from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, record_time, replayed_seeds
 from .round import Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -336,10 +336,10 @@ class TablePeer:
         """
         self._replaying = True
         try:
-            for kind, micros, data in records:
+            for kind, number, data in records:
                 if kind != "frame":
                     continue
-                self.now = max(self.now, micros / 1_000_000)
+                self.now = max(self.now, record_time(number))
                 env = parse(data).envelope
                 if env.sender != self.identity.public:
                     self.chains.accept(data)

@@ -15,15 +15,19 @@ own, or one cut short of its seeds) stops with a LocalError.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
 from ..crypto.encoding import Value, decode, encode
 from ..crypto.envelope import GENESIS, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import LocalError
 
-# ("seed", round, seed) | ("frame", time in µs, frame) | ("outbox", next seq, head) | ("carry", rounds, totals)
+# ("seed", round, seed) | ("frame", time, frame) | ("outbox", next seq, head) | ("carry", rounds, totals)
 Record = tuple[str, int, bytes]
+TIME: Final = struct.Struct(">d")
+BITS: Final = struct.Struct(">q")
 
 
 def carry_record(totals: tuple[int, ...], played: int) -> Record:
@@ -43,8 +47,13 @@ def carried(records: Iterable[Record]) -> tuple[tuple[int, ...], int] | None:
 
 
 def frame_record(now: float, frame: bytes) -> Record:
-    """The record of a frame taken or signed at time `now`."""
-    return ("frame", round(now * 1_000_000), frame)
+    """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike)."""
+    return ("frame", BITS.unpack(TIME.pack(now))[0], frame)
+
+
+def record_time(number: int) -> float:
+    """The time of a frame record."""
+    return float(TIME.unpack(BITS.pack(number))[0])
 
 
 class ResumeOutbox(Outbox):
