@@ -116,6 +116,7 @@ class Seat:
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
+        self.shell.absent(self.peer.cfg.keys.index(key), True)
         self.shell.note("missing", f"{name} is missing: {why}; it is voted gone in {self.gone_after:g} s"
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
@@ -125,6 +126,7 @@ class Seat:
     def _back(self, key: bytes) -> None:
         if key in self.missing:
             self.missing.pop(key).cancel()
+            self.shell.absent(self.peer.cfg.keys.index(key), False)
             self.shell.note("back", f"{self.names[key]} is back", self.names[key])
 
     async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S, resumed: bool = False) -> None:

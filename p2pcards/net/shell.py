@@ -114,6 +114,10 @@ class TableShell:
         """A seat is gone from the network for good, as `why` says: we vote it gone (protocol.md §14.9)."""
         self._emit(self.peer.gone(seat, self.clock(), why))
 
+    def absent(self, seat: int, missing: bool) -> None:
+        """A seat's link is missing (lost or quiet), or back."""
+        self.peer.absent(seat, missing, self.clock())
+
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
         """A note from the network layer (a seat missing, back), shown like the peer's own."""
         self._take_note(Note(kind, detail, blame))

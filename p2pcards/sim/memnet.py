@@ -180,12 +180,20 @@ class MemNet:
         """Seat `i` crashes now (frames to it are lost) and comes back `down` s later as `rebuild(net)`."""
         self.dead.add(i)
         self.down.add(i)
+        self._absent(i, True)
 
         def back(net: MemNet) -> None:
             self.down.discard(i)
             self.revive(i, rebuild(net))
+            self._absent(i, False)
 
         self.call_at(self.now + down, back)
+
+    def _absent(self, i: int, missing: bool) -> None:
+        """Every other peer's network layer finds seat `i`'s link missing, or back."""
+        for j, peer in enumerate(self.peers):
+            if j != i:
+                peer.absent(i, missing, self.now)
 
     def revive(self, i: int, peer: TablePeer) -> None:
         """Seat `i` is back as `peer` (rebuilt from its journal): it takes frames, ticks and asks from now on."""

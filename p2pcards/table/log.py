@@ -40,10 +40,12 @@ class Log:
     """
 
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
-                 ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0) -> None:
+                 ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0,
+                 away: Callable[[float], bool] = lambda since: False) -> None:
         self.seats = seats
         self.tolerance = tolerance
         self.slack = slack
+        self.away = away  # whether the orderer's link was missing at some time since the one given
         self.tie_window = tie_window
         self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
         self.moves: dict[Ref, Move] = {}
@@ -58,7 +60,6 @@ class Log:
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
         self.next_index = 0
         self.last_time = 0.0
-        self.last_taken = 0.0  # our clock when the last order reached us
         self.back = 0.0  # when we came back from a crash: what was stamped before, only the others can time
         self.passed_at: float | None = None  # our clock when we made our pass of deck 0 (no deal comes before it)
         self._hash = bytes(32)
@@ -154,15 +155,14 @@ class Log:
             seen = self.arrived.get(ref)
             # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
             # before the entry it follows; the same broadcast reached us about then, give or take
-            # the two links' difference. An orderer from which no order came since the move reached
-            # us was away (a crash, a lost link, protocol.md §14.4): it stamps the move when it got it.
-            away = self.last_taken <= seen if seen is not None else False
-            if seen is not None and not blind and not seen - early <= t <= (now + late if away else max(seen, self.last_time) + late):
+            # the two links' difference. An orderer we found missing since the move reached us (a
+            # crash, a lost link: protocol.md §14.10) stamps it when it got it, back.
+            upper = now + late if seen is not None and self.away(seen) else max(seen or 0.0, self.last_time) + late
+            if seen is not None and not blind and not seen - early <= t <= upper:
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         self.last_seq = last
         self.next_index += 1
         self.last_time = t
-        self.last_taken = now
         self.ordered.update(refs)
         self.own_unordered.difference_update(refs)
         self._hash = digest(LOG_PERSON, self._hash + order_hash)

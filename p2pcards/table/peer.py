@@ -87,6 +87,7 @@ class TablePeer:
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
+        self.absences: dict[int, tuple[float, float]] = {}  # seat -> (from, until) its link was last missing
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
@@ -237,6 +238,19 @@ class TablePeer:
                                     self.tolerance, self.timeout, self.slack)
         return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
                          journal=self.journal is not None, carry=self._passed_on)
+
+    def absent(self, seat: int, missing: bool, now: float) -> None:
+        """The network layer found `seat`'s link missing (lost or quiet), or back: an orderer that was
+        missing stamps the moves it gets when it is back (protocol.md §14.10)."""
+        self.now = max(self.now, now)
+        if missing:
+            self.absences[seat] = (self.now, math.inf)
+        elif seat in self.absences:
+            self.absences[seat] = (self.absences[seat][0], self.now)
+
+    def _missing_since(self, seat: int, since: float) -> bool:
+        """Whether `seat` was missing at some time from `since` on."""
+        return self.absences.get(seat, (0.0, -math.inf))[1] >= since
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -494,7 +508,8 @@ class TablePeer:
         decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
+                  lambda since: self._missing_since(self.orderer, since))
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._totals_before = tuple(self.game.totals)

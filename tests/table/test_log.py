@@ -64,14 +64,20 @@ def test_an_order_out_of_place_or_out_of_time_is_the_orderers_fault() -> None:
 
 
 def test_an_orderer_that_was_away_stamps_a_move_when_it_got_it() -> None:
-    # The move reached us after the last order did: an orderer that crashed then (or lost its
-    # link) gets it only when it is back, and stamps it then; one that ordered anything since could not.
-    log = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
-    log.take(Order(0, 3000, "deal", (), ()), b"h", now=3.0)
-    with pytest.raises(MalformedMessage, match="reached us"):
-        log.take(Order(1, 3500, "move", ((1, 3),), (b"f",)), b"h", now=9.0)  # long before it reached us
-    log.take(Order(1, 9000, "move", ((1, 3),), (b"f",)), b"h", now=9.0)
-    assert log.next_index == 2
+    # An orderer whose link we found missing after the move reached us (it crashed, or lost its
+    # link) gets the move only when it is back, and stamps it then; one we never missed may not.
+    for missing_at, late_ok in ((6.0, True), (4.0, False), (None, False)):
+        log = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
+        log.away = lambda since, at=missing_at: at is not None and at >= since
+        log.take(Order(0, 3000, "deal", (), ()), b"h", now=3.0)
+        with pytest.raises(MalformedMessage, match="reached us"):
+            log.take(Order(1, 3500, "move", ((1, 3),), (b"f",)), b"h", now=9.0)  # long before it reached us
+        if late_ok:
+            log.take(Order(1, 9000, "move", ((1, 3),), (b"f",)), b"h", now=9.0)
+            assert log.next_index == 2
+        else:
+            with pytest.raises(MalformedMessage, match="reached us"):
+                log.take(Order(1, 9000, "move", ((1, 3),), (b"f",)), b"h", now=9.0)
 
 
 def test_claims_within_the_tie_window_are_ordered_as_one_tie() -> None:
