@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, decode, digest, encode
+from ..crypto.encoding import Value, decode, transcript_hash
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
@@ -579,7 +579,7 @@ class TablePeer:
             dealer = keep.index(dealer if dealer != out else (out + 1) % self.n)
             cfg = self.cfg
             self.successor = TableConfig(
-                digest(SUCCESSOR_PERSON, encode([cfg.table, out, void]), 16), cfg.game, cfg.options,
+                transcript_hash(SUCCESSOR_PERSON, [cfg.table, out, void], 16), cfg.game, cfg.options,
                 tuple(cfg.keys[s] for s in keep), tuple(cfg.names[s] for s in keep), (dealer - void + 1) % len(keep))
             self._passed_on = (tuple(totals[s] for s in keep), void - 1)
             self._note("over", f"the table goes on without {self.names[out]} from round {void}")
