@@ -136,7 +136,8 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
     stores = tempfile.TemporaryDirectory(prefix="p2pcards-stores-") if crash is not None else None
     orders = [{"seat": seat, "key": ident.key.private_bytes_raw().hex(), "config": encode(config.to_wire()).hex(),
                "bot": bots[seat], "limit_s": limit_s, "seed": seed, "gone_after": gone_after,
-               "store": None if stores is None else str(Path(stores.name) / str(seat))} for seat, ident in enumerate(ids)]
+               "store": None if stores is None else str(Path(stores.name) / str(seat))}
+              for seat, ident in enumerate(ids)]
     procs: list[subprocess.Popen[str]] = []
     try:
         ports = []

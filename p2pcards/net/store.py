@@ -4,8 +4,8 @@ A store is a directory of two files (and one directory within it per table that 
 without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
 config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
 it, the directory fsync'd). `journal` is the peer's records (table/resume.py), appended as
-[4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd before the step that made them sends
-anything. A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
+[4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
+before the step that made them sends anything. A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
 """
 
 from __future__ import annotations

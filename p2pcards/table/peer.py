@@ -27,7 +27,8 @@ from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, 
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .bodies import Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
+from .bodies import (Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares,
+                     parse_body)
 from .chains import Chains
 from .config import SEATS, Game, TableConfig
 from .decks import Decks
@@ -315,11 +316,13 @@ class TablePeer:
         return max(min(times), self.now + 0.01) if times else None
 
     def keep_journal(self) -> None:
-        """Journal from now on (before `start`): where our chain begins, the lobby's frames we hold, then all that follows."""
+        """Journal from now on (call before `start`): what our table carries, where our chain begins,
+        the lobby's frames we hold, then all that follows."""
         self.journal = [carry_record(*self.carry), ("outbox", self.outbox.next_seq, self.outbox.head)]
         for seat in range(self.n):
             if seat != self.me:
-                self.journal += [frame_record(0.0, self.frame(seat, seq) or b"") for seq in range(self.chains.received(seat))]
+                self.journal += [frame_record(0.0, self.frame(seat, seq) or b"")
+                                 for seq in range(self.chains.received(seat))]
 
     def take_journal(self) -> list[Record]:
         """The journal's records since the last call (the shell stores them before it sends what the step made)."""

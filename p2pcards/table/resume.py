@@ -79,7 +79,8 @@ class ResumeOutbox(Outbox):
         signed = parse(frame)
         env = signed.envelope
         # Every body but a sealed box (random by design) is a function of the seed and the log.
-        if (env.round, env.type) != (round, type) or (type != "private" and encode(dict(body)) != encode(dict(env.body))):
+        if (env.round, env.type) != (round, type) or (
+                type != "private" and encode(dict(body)) != encode(dict(env.body))):
             raise LocalError(f"resuming went another way: our message {env.seq} was another {env.type} "
                              f"of round {env.round} than the {type} of round {round} made again")
         self.next_seq += 1

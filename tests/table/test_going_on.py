@@ -33,7 +33,7 @@ def test_three_seats_go_on_as_two_and_finish_alike() -> None:
     net.run(until=net.now + 60.0)
     left = net.peers[:2]
     assert all(p.finished and p.stopped is None and not p.faults for p in left), [p.notes[-4:] for p in left]
-    assert left[0].successor == left[1].successor and left[0].successor is not None, [[n for n in p.notes if n.kind != "event"][-6:] for p in left]
+    assert left[0].successor == left[1].successor and left[0].successor is not None
     assert left[0].successor.names == ("p0", "p1")
     nxt = [p.next_peer() for p in left]
     assert all(p is not None for p in nxt)
