@@ -126,7 +126,7 @@ class TableShell:
 
     def _emit(self, outputs: list[Send | Note]) -> None:
         if self.store is not None:
-            self.store.append(self.peer.take_journal())
+            self.store.append(self.peer.take_journal(), sync=any(isinstance(out, Send) for out in outputs))
         for out in outputs:
             if isinstance(out, Note):
                 self._take_note(out)

@@ -5,7 +5,8 @@ without a seat, `SeatStore.successor`). `table` names what the journal belongs t
 config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
 it, the directory fsync'd). `journal` is the peer's records (table/resume.py), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
-before the step that made them sends anything. A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
+before the step that made them sends anything (a step that sends nothing only writes them: a
+killed process loses nothing written, and the next fsync covers them too). A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class SeatStore:
             raise LocalError(f"{directory} holds the journal of another table or seat")
         self.path = directory / "journal"
         self._file = open(self.path, "ab")
+        self._dirty = False  # records written since the last fsync
 
     def load(self) -> list[Record]:
         """Every whole record in the journal, in order (a torn tail is cut off the file)."""
@@ -89,14 +91,17 @@ class SeatStore:
         """The store of our seat at the table that goes on without a seat (protocol.md §14.9), within this one."""
         return SeatStore(self.directory / config.table.hex(), config, seat)
 
-    def append(self, records: list[Record]) -> None:
-        """Add records and make them durable before returning (nothing to do for none)."""
-        if not records:
-            return
-        self._file.write(b"".join(HEADER.pack(FIELDS.size + len(data)) + FIELDS.pack(KINDS[kind], number) + data
-                                  for kind, number, data in records))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+    def append(self, records: list[Record], sync: bool = True) -> None:
+        """Add records (written to the system at once, so a killed process loses none); `sync`: make
+        them and every record before them durable before returning, as anything sent needs."""
+        if records:
+            self._file.write(b"".join(HEADER.pack(FIELDS.size + len(data)) + FIELDS.pack(KINDS[kind], number) + data
+                                      for kind, number, data in records))
+            self._file.flush()
+            self._dirty = True
+        if sync and self._dirty:
+            os.fsync(self._file.fileno())
+            self._dirty = False
 
     def close(self) -> None:
         """Close the journal file."""
