@@ -37,7 +37,7 @@ from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
 from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, record_time, replayed_seeds
-from .round import Parts, Round, Stage, Watchdog
+from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
@@ -172,6 +172,7 @@ class TablePeer:
         if self.stopped is None:
             self.chains.accept(frame)
             self._progress()
+            self._watch()
         return self._flush()
 
     def tick(self, now: float) -> list[Output]:
@@ -489,8 +490,9 @@ class TablePeer:
                 if body.stall and owed and body.blame not in owed:
                     waiting = owed
                 if waiting:
+                    what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
                     self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
-                                f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
+                                f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
                 else:
                     self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
             case Aid():
@@ -610,16 +612,17 @@ class TablePeer:
     # ------------------------------------------------------------ time-outs
 
     def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The other seats that hold up what we are waiting for, by what blocks first, and how much of it came."""
+        """The other seats that hold up what we are waiting for, and a mark: the round, what is owed
+        (an index of OWED) and how much of it came. A new round is never the old round's stall."""
         rs = self.rs
         owed: set[int]
         mark: tuple[int, ...]
         if rs is None:
-            owed, mark = {s for s in range(self.n) if s not in self.ready}, (len(self.ready),)
+            owed, mark = {s for s in range(self.n) if s not in self.ready}, (0, len(self.ready))
         else:
             owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
         owed.discard(self.me)
-        return frozenset(owed), mark
+        return frozenset(owed), (self.round, *mark)
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
@@ -634,5 +637,5 @@ class TablePeer:
             owed = frozenset()  # a seat we voted gone is the vote's to settle, not the time-out's
         late = self.watchdog.watch(self.now, owed, mark)
         if late:
-            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s",
-                            late[0], stall=True)
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
+                            f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)
