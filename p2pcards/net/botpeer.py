@@ -120,7 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mdns", action="store_true", help="host without announcing (guests need --peer)")
     parser.add_argument("--port", type=int, default=0, help="the TCP port to listen on (default any)")
     parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
-                        help=f"seconds a seat may be missing before the table stops, blaming it (default {GONE_AFTER_S:.0f})")
+                        help="seconds a seat may be missing before we vote it gone and the table goes on "
+                             f"without it (default {GONE_AFTER_S:.0f})")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")

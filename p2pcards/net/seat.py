@@ -2,8 +2,9 @@
 
 Table frames go only to the other seats' links. A seat whose link ends or goes quiet (no
 heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard again in time is
-a `back` note; one missing for `gone_after` seconds is gone: the table stops with a fault blaming
-it (the round in play is void), since the table protocol cannot yet go on without a seat. Frames lost on the way are
+a `back` note; one missing for `gone_after` seconds is voted gone (a signed `gone`); once every
+other seat has voted, the round in play is void and the table goes on without it (protocol.md
+§14.9): the seat then plays the successor table the peer names. Frames lost on the way are
 asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
 """
 
@@ -18,9 +19,10 @@ from ..table.peer import Note, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
 from .link import FRAME, REQUEST, Link, Links
 from .shell import TableShell
+from .store import SeatStore
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
-GONE_AFTER_S = 10.0  # how long a seat may be missing before the table stops, blaming it
+GONE_AFTER_S = 10.0  # how long a seat may be missing before we vote it gone
 LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
 MAX_LINGER_S = 10.0
 
@@ -30,20 +32,35 @@ class Seat:
 
     def __init__(self, peer: TablePeer, links: Links, bot: Bot | None = None,
                  on_note: Callable[[Note], None] | None = None, gone_after: float = GONE_AFTER_S,
-                 think: float = 0.05) -> None:
-        self.peer = peer
+                 think: float = 0.05, store: SeatStore | None = None) -> None:
         self.links = links
-        self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
-        self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
         self.gone_after = gone_after
-        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note)
+        self._shell_args = (bot, think, on_note)
+        self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
-        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
         self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
         self._all_linked = asyncio.Event()
         self.started: float | None = None  # when we said ready
         self.linked(None)
+
+    def _seat(self, peer: TablePeer, store: SeatStore | None = None) -> None:
+        """Play `peer` from now on (the first table, or the one that goes on without a seat voted out)."""
+        self.peer = peer
+        self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
+        self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
+        stale = list(self.missing)  # timers of the table before: they vote there, by its seat numbers
+        for key in stale:
+            self.missing.pop(key).cancel()
+        bot, think, on_note = self._shell_args
+        if self.store is not None and self.store is not store:
+            self.store.close()
+        self.store = store
+        self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
+        self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        for key in stale:
+            self._missing(key, "still missing")
 
     def _broadcast(self, frame: bytes) -> None:
         self.links.broadcast(FRAME, frame, self.others)
@@ -99,7 +116,8 @@ class Seat:
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
-        self.shell.note("missing", f"{name} is missing: {why}; the table stops in {self.gone_after:g} s"
+        self.shell.absent(self.peer.cfg.keys.index(key), True)
+        self.shell.note("missing", f"{name} is missing: {why}; it is voted gone in {self.gone_after:g} s"
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
@@ -108,24 +126,46 @@ class Seat:
     def _back(self, key: bytes) -> None:
         if key in self.missing:
             self.missing.pop(key).cancel()
+            self.shell.absent(self.peer.cfg.keys.index(key), False)
             self.shell.note("back", f"{self.names[key]} is back", self.names[key])
 
-    async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S) -> None:
-        """Wait for a link to every seat, say ready, run until the table finishes or stops."""
-        try:
-            async with asyncio.timeout(link_up_s):
-                await self._all_linked.wait()
-        except TimeoutError:
-            absent = [self.names[k] for k in self.others if k not in self.links.links]
-            self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
-            self.close()
-            raise LinkBroken(f"no link to {', '.join(absent)}") from None
+    async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S, resumed: bool = False) -> None:
+        """Wait for a link to every seat, say ready, run until the table finishes or stops.
+
+        A peer `resumed` from its journal said ready before it stopped: it goes on at once, and
+        catches up through the links as they come back."""
+        if not resumed:
+            try:
+                async with asyncio.timeout(link_up_s):
+                    await self._all_linked.wait()
+            except TimeoutError:
+                absent = [self.names[k] for k in self.others if k not in self.links.links]
+                self.shell.note("missing", f"no link to {', '.join(absent)} after {link_up_s:.0f} s", absent[0])
+                self.close()
+                raise LinkBroken(f"no link to {', '.join(absent)}") from None
         self.started = self.shell.clock()
-        self.shell.start()
+        if resumed:
+            self.shell.resume()
+        else:
+            self.shell.start()
         self._ask()
         try:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
+                while self.peer.successor is not None:
+                    # The table goes on without a seat voted out (protocol.md §14.9): every link we need is up.
+                    cfg = self.peer.successor
+                    me = cfg.keys.index(self.peer.identity.public)
+                    store = None if self.store is None else self.store.successor(cfg, me)
+                    records = [] if store is None else store.load()
+                    successor = self.peer.next_peer(records)
+                    assert successor is not None
+                    self._seat(successor, store)
+                    if records:
+                        self.shell.resume()
+                    else:
+                        self.shell.start()
+                    await self.shell.done()
         finally:
             self.close()
 

@@ -20,6 +20,7 @@ from ..errors import IllegalMove
 from ..games.base import Move
 from ..table.outputs import NoteKind
 from ..table.peer import Note, Send, TablePeer
+from .store import SeatStore
 
 MAX_NOTES = 1000  # the newest notes kept for a UI or a summary; older ones are dropped, never hoarded
 MAX_LATENCIES = 10_000  # the newest move latencies kept per action
@@ -35,8 +36,9 @@ class TableShell:
 
     def __init__(self, peer: TablePeer, broadcast: Callable[[bytes], None], bot: Bot | None = None,
                  think: float = 0.05, clock: Callable[[], float] = wall_clock,
-                 on_note: Callable[[Note], None] | None = None) -> None:
+                 on_note: Callable[[Note], None] | None = None, store: SeatStore | None = None) -> None:
         self.peer = peer
+        self.store = store  # where the peer's journal goes before anything it sends (write-ahead)
         self.bot = bot
         self.think = think
         self.clock = clock
@@ -85,6 +87,10 @@ class TableShell:
         """Say ready (every link must be up: a frame sent before is lost)."""
         self._emit(self.peer.start(self.clock()))
 
+    def resume(self) -> None:
+        """Go on with a peer resumed from its journal (it said ready before it stopped)."""
+        self._emit([])
+
     def receive(self, frame: bytes) -> None:
         """One frame from any link."""
         if not self.over:
@@ -106,8 +112,12 @@ class TableShell:
         self._emit(self.peer.leave(self.clock(), why))
 
     def gone(self, seat: int, why: str) -> None:
-        """A seat is gone from the network for good, as `why` says: the table stops, blaming it."""
+        """A seat is gone from the network for good, as `why` says: we vote it gone (protocol.md §14.9)."""
         self._emit(self.peer.gone(seat, self.clock(), why))
+
+    def absent(self, seat: int, missing: bool) -> None:
+        """A seat's link is missing (lost or quiet), or back."""
+        self.peer.absent(seat, missing, self.clock())
 
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
         """A note from the network layer (a seat missing, back), shown like the peer's own."""
@@ -116,6 +126,8 @@ class TableShell:
     # ------------------------------------------------------------ outputs and timers
 
     def _emit(self, outputs: list[Send | Note]) -> None:
+        if self.store is not None:
+            self.store.append(self.peer.take_journal(), sync=any(isinstance(out, Send) for out in outputs))
         for out in outputs:
             if isinstance(out, Note):
                 self._take_note(out)

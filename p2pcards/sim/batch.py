@@ -22,7 +22,7 @@ from ..table.peer import TablePeer
 from .catalogue import CheatKind, fired, judge
 from .outcome import Outcome, agreed
 from .cheaters import Run, run_table
-from .faults import FaultSpec, FaultTap
+from .faults import FaultSpec, FaultTap, restart_last_seat
 from .memnet import LinkModel, MemNet
 
 TRIES = 30  # a cheat may need a chance (a drawn King) a given deal lacks: so many seeds are tried per game
@@ -130,6 +130,7 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
             if faults is not None:
                 taps.append(FaultTap(net, faults, random.Random(f"faults/{attempt}")))
                 net.faults = taps[0]
+                restart_last_seat(taps[0], peers)
             if prepare is not None:
                 prepare(net, peers)
 

@@ -1,13 +1,15 @@
-"""Network faults: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05,partition=5:3:2`.
+"""Network faults: `--faults delay=20,jitter=30,reorder=0.1,drop=0.01,dup=0.05,restart=3,partition=5:3:2`.
 
 Delay and jitter (milliseconds) set every link's model; `reorder`, `dup` and `drop` are chances
 per frame and receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake
-it, `dup` delivers it a second time a little later, `drop` loses it. `partition=AT:FOR:SEATS`
-cuts the links between SEATS (`+`-separated; default the last seat) and the other seats from AT
-seconds of the table's time for FOR seconds, then heals them.
+it, `dup` delivers it a second time a little later, `drop` loses it. `restart=T` crashes the last
+seat's peer at T seconds of table time (its peer object is dropped, frames to it are lost) and
+rebuilds it from its journal RESTART_DOWN_S later (`TablePeer.resume`, protocol.md §14.10).
+`partition=AT:FOR:SEATS` cuts the links between SEATS (`+`-separated; default the last seat) and
+the other seats from AT seconds of the table's time for FOR seconds, then heals them.
 
 `FaultTap` injects them on the in-memory transport (where a cut link loses what crosses it, and
-what was lost is asked for again once it heals); `sim/proxy.py` between seat processes.
+what was lost is asked for again once it heals); `sim/proxy.py` between seat processes (no restart there).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import random
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..table.peer import Note, TablePeer
 from .memnet import LinkModel, MemNet
 
-KINDS = ("delay", "jitter", "reorder", "drop", "dup", "partition")
+KINDS = ("delay", "jitter", "reorder", "drop", "dup", "restart", "partition")  # partition last: not a number
 CHANCES = ("reorder", "drop", "dup")
+RESTART_DOWN_S = 2.0  # how long a restarted peer is down
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ class FaultSpec:
     reorder: float = 0.0
     drop: float = 0.0
     dup: float = 0.0
+    restart: float = 0.0  # table seconds at which the last seat crashes and restarts (0: never)
     partition: Partition | None = None
 
     @classmethod
@@ -93,8 +98,9 @@ class FaultSpec:
             except ValueError:
                 raise InputError(f"--faults: {kind}={value!r} is not a number") from None
             if not number >= 0 or number == float("inf") or (kind in CHANCES and number > 1):
-                raise InputError(f"--faults: {kind} is " + ("a chance from 0 to 1" if kind in CHANCES
-                                                             else "a number of ms, 0 or more") + f", not {value}")
+                raise InputError(f"--faults: {kind} is " + (
+                    "a chance from 0 to 1" if kind in CHANCES else "a number of seconds, 0 or more"
+                    if kind == "restart" else "a number of ms, 0 or more") + f", not {value}")
             values[kind] = number
         return cls(**values, partition=partition)
 
@@ -130,23 +136,51 @@ class FaultTap:
         partition = self.spec.partition
         if partition is None or not partition.cuts(self._side, sender, receiver, self.net.now):
             return False
-        self._count("partition")
+        self.count("partition")
         return True
 
-    def _count(self, kind: str) -> None:
-        """Count one frame (or request) `kind` touched."""
+    def count(self, kind: str) -> None:
+        """Count one frame (or peer) a fault touched."""
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
         spec, rng, net = self.spec, self.rng, self.net
         if spec.drop and rng.random() < spec.drop:
-            self._count("drop")
+            self.count("drop")
             return None
         if spec.dup and rng.random() < spec.dup:
-            self._count("dup")
+            self.count("dup")
             net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.001, 0.1))
         if spec.reorder and rng.random() < spec.reorder:
-            self._count("reorder")
+            self.count("reorder")
             net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.05, 0.25))
             return None
         return frame
+
+
+def restart_last_seat(tap: FaultTap, peers: list[TablePeer]) -> None:
+    """Before the table starts: make the last seat journal, and crash and restart it as the tap's spec says.
+
+    The rebuilt peer replaces the old one in the tap's network and in `peers` (the run's list, which is judged).
+    """
+    net, spec = tap.net, tap.spec
+    if not spec.restart:
+        return
+    seat = len(peers) - 1
+    peers[seat].keep_journal()
+
+    def crash(net: MemNet) -> None:
+        old = net.peers[seat]
+        records = list(old.journal or [])
+        tap.count("restart")
+        net.notes[seat].append(Note("missing", f"{old.names[seat]} crashed; back in {RESTART_DOWN_S:g} s"))
+
+        def rebuild(net: MemNet) -> TablePeer:
+            peer = TablePeer.resume(old.cfg, old.identity, records, net.now, old.draw_seed,
+                                    old.tolerance, old.timeout, old.slack)
+            peers[seat] = peer
+            return peer
+
+        net.crash(seat, RESTART_DOWN_S, rebuild)
+
+    net.call_at(spec.restart, crash)

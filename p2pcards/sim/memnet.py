@@ -85,6 +85,7 @@ class MemNet:
         self.stats = NetStats()
         self.notes: list[list[Note]] = [[] for _ in peers]
         self.dead: set[int] = set()
+        self.down: set[int] = set()  # dead seats that come back (`crash`): the table is not over without them
         self.on_deliver: Callable[[MemNet, int], None] | None = None
         self.on_send: Callable[[int, bytes], None] | None = None  # every frame a peer sends, once (a recorder)
         self.cpu = [0.0] * len(peers)  # CPU seconds each peer's own calls took (its bot's choices included)
@@ -176,6 +177,34 @@ class MemNet:
         """Send what a peer's call returned outside the network's own loop (a modified client acting on its own)."""
         self._outputs(sender, outputs)
 
+    def crash(self, i: int, down: float, rebuild: Callable[[MemNet], TablePeer]) -> None:
+        """Seat `i` crashes now (frames to it are lost) and comes back `down` s later as `rebuild(net)`."""
+        self.dead.add(i)
+        self.down.add(i)
+        self._absent(i, True)
+
+        def back(net: MemNet) -> None:
+            self.down.discard(i)
+            self.revive(i, rebuild(net))
+            self._absent(i, False)
+
+        self.call_at(self.now + down, back)
+
+    def _absent(self, i: int, missing: bool) -> None:
+        """Every other peer's network layer finds seat `i`'s link missing, or back."""
+        for j, peer in enumerate(self.peers):
+            if j != i:
+                peer.absent(i, missing, self.now)
+
+    def revive(self, i: int, peer: TablePeer) -> None:
+        """Seat `i` is back as `peer` (rebuilt from its journal): it takes frames, ticks and asks from now on."""
+        self.peers[i] = peer
+        self.recovery[i] = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self.dead.discard(i)
+        self._next_tick[i] = None  # the dead peer's pending tick was dropped with it
+        self._bot_pending[i] = False
+        self._outputs(i, [])
+
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
         """Deliver an arbitrary frame to one peer (tests of garbage, forgeries and replays)."""
         self._push(self.now if at is None else at, "frame", receiver, frame)
@@ -219,7 +248,7 @@ class MemNet:
                 self._bot(i)
             if stop is not None and stop(self):
                 return
-            if all(p.finished or p.stopped for j, p in enumerate(self.peers) if j not in self.dead):
+            if not self.down and all(p.finished or p.stopped for j, p in enumerate(self.peers) if j not in self.dead):
                 return
 
     def _timed(self, i: int, call: Callable[..., list[Send | Note]], *args: object) -> list[Send | Note]:

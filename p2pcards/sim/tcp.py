@@ -25,7 +25,8 @@ from ..crypto.identity import Identity
 from ..errors import InputError, MalformedMessage
 from ..net.link import FRAME, Links
 from ..net.local import SeatRig, child_main, run_local_game
-from ..net.seat import Seat
+from ..net.seat import GONE_AFTER_S, Seat
+from ..net.store import SeatStore
 from ..table.config import TableConfig
 from ..table.peer import Output, Send, TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
@@ -50,14 +51,15 @@ class SimSeat(Seat):
     or run a memory tap on what it sends and receives; to a cheat's parts it is the network (`now`, `peers`,
     `inject`, `call_at`, `send_as`, as MemNet's)."""
 
-    def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None) -> None:
+    def __init__(self, peer: TablePeer, links: Links, bot: Bot, rewrite: Rewriter | None, *,
+                 store: SeatStore | None = None, gone_after: float = GONE_AFTER_S) -> None:
         self.rewrite = rewrite
         self.tap: Tap | None = None
         self.peers = [peer] * peer.n  # what a tap reads of the network: how many seats, the cheater's own peer
         self.frames = self.bytes = 0
         self.by_type: dict[str, int] = {}
         self._start = asyncio.get_running_loop().time()
-        super().__init__(peer, links, bot)
+        super().__init__(peer, links, bot, store=store, gone_after=gone_after)
 
     @property
     def now(self) -> float:
@@ -148,9 +150,9 @@ class SimRig(SeatRig):
             return self.cheat_bot
         return bot
 
-    def seat(self, peer: TablePeer, links: Links, bot: Bot) -> Seat:
+    def seat(self, peer: TablePeer, links: Links, bot: Bot, store: SeatStore | None, gone_after: float) -> Seat:
         """A seat that counts what it sends (and rewrites or taps it, for a cheat)."""
-        seat = SimSeat(peer, links, bot, self.rewriter)
+        seat = SimSeat(peer, links, bot, self.rewriter, store=store, gone_after=gone_after)
         if "tap" in self.parts:
             seat.tap = self.parts["tap"](seat, seat.peers)
         if "setup" in self.parts:  # a cheat that acts on its own time (the staller's chatter)

@@ -182,6 +182,12 @@ class Witness(TablePeer):
         self.evidence = []
         self._heads = ()
         self._quiet_since = 0.0
+        self.journal = None
+        self._replaying = False
+        self.carry = self._passed_on = ((0,) * self.n, 0)
+        self._totals_before = self.carry[0]
+        self.votes = {}
+        self.successor = None
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 

@@ -2,7 +2,7 @@
 
 The deck's bodies (key, pass, shares' reveals, open) are parsed by p2pcards/crypto/deck.py and a
 move's by `messages.move_from_wire`; the ones here are the table's: ready, order, private,
-result, leave, fault and aid. Each has `from_wire` (the only place its shape is checked) and, where we
+result, leave, fault, aid and gone. Each has `from_wire` (the only place its shape is checked) and, where we
 send it, `to_wire`.
 """
 
@@ -215,7 +215,22 @@ class Aid:
         return {"on": self.on}
 
 
-Body = (Ready | Fault | Leave | Aid | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """Its sender has had no link to `seat` for its `gone_after`: it votes the seat out (protocol.md §14.9)."""
+
+    seat: int
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Value], seats: int, sender: int) -> Gone:
+        """Parse a gone body: another seat than the sender's."""
+        seat = body["seat"]
+        if type(seat) is not int or not 0 <= seat < seats or seat == sender:
+            raise MalformedMessage("a gone message names a seat other than its sender's")
+        return cls(seat)
+
+
+Body = (Ready | Fault | Leave | Aid | Gone | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
         | dk.Opening | RoundResult)
 
 
@@ -231,6 +246,8 @@ def parse_body(mtype: str, body: Mapping[str, Value], names: tuple[str, ...], se
             return Leave.from_wire(body)
         case "aid":
             return Aid.from_wire(body)
+        case "gone":
+            return Gone.from_wire(body, seats, sender)
         case "key":
             return dk.KeyAnnouncement.from_wire(dict(body))
         case "pass":

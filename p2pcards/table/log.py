@@ -40,10 +40,12 @@ class Log:
     """
 
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
-                 ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0) -> None:
+                 ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0,
+                 away: Callable[[float], bool] = lambda since: False) -> None:
         self.seats = seats
         self.tolerance = tolerance
         self.slack = slack
+        self.away = away  # whether the orderer's link was missing at some time since the one given
         self.tie_window = tie_window
         self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
         self.moves: dict[Ref, Move] = {}
@@ -58,6 +60,7 @@ class Log:
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
         self.next_index = 0
         self.last_time = 0.0
+        self.back = 0.0  # when we came back from a crash: what was stamped before, only the others can time
         self.passed_at: float | None = None  # our clock when we made our pass of deck 0 (no deal comes before it)
         self._hash = bytes(32)
 
@@ -134,7 +137,8 @@ class Log:
         # No deal is made before every seat's pass of deck 0, ours included. Judge a deal from when we made
         # ours, not from its arrival: checking the later passes' proofs on a busy machine can take seconds.
         since = now if kind != "deal" or self.passed_at is None else min(now, self.passed_at)
-        if kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
+        blind = t < self.back  # stamped while we were away: when it reached us says nothing of its stamp
+        if not blind and kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
@@ -151,8 +155,10 @@ class Log:
             seen = self.arrived.get(ref)
             # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
             # before the entry it follows; the same broadcast reached us about then, give or take
-            # the two links' difference.
-            if seen is not None and not seen - early <= t <= max(seen, self.last_time) + late:
+            # the two links' difference. An orderer we found missing since the move reached us (a
+            # crash, a lost link: protocol.md §14.10) stamps it when it got it, back.
+            upper = now + late if seen is not None and self.away(seen) else max(seen or 0.0, self.last_time) + late
+            if seen is not None and not blind and not seen - early <= t <= upper:
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         self.last_seq = last
         self.next_index += 1

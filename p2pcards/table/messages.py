@@ -26,6 +26,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "leave": frozenset({"why"}),
     "fault": frozenset({"blame", "why", "stall"}),
     "aid": frozenset({"on"}),
+    "gone": frozenset({"seat"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200  # bytes of UTF-8

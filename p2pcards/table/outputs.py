@@ -69,6 +69,7 @@ class Emitter:
         self.out: list[Output] = []  # what the current step hands back
         self.own: list[Signed] = []  # what we signed in it, to apply once the step is done
         self.sent: dict[int, tuple[int, bytes]] = {}  # seq -> (round, frame) of what we signed, to send again
+        self.on_sign: Callable[[bytes], None] | None = None  # told of every frame we sign, before it leaves
 
     def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         """Sign and broadcast a message of round `rnd`."""
@@ -76,6 +77,8 @@ class Emitter:
         self.out.append(Send(signed.frame))
         self.own.append(signed)
         self.sent[signed.envelope.seq] = (rnd, signed.frame)
+        if self.on_sign is not None:
+            self.on_sign(signed.frame)
 
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         """Tell the user something, blaming seat `blame` if not None."""

@@ -18,8 +18,8 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, decode
-from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.encoding import Value, decode, transcript_hash
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
@@ -27,14 +27,16 @@ from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, 
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .bodies import Aid, Body, EntryKind, Fault, Leave, Order, Private, Ready, Ref, RoundResult, Shares, parse_body
+from .bodies import (Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares,
+                     parse_body)
 from .chains import Chains
-from .config import Game, TableConfig
+from .config import SEATS, Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
+from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, record_time, replayed_seeds
 from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
@@ -43,7 +45,8 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
-ANY_ROUND = ("ready", "fault", "aid")  # handled at once, whatever their round
+ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
+SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without a seat
 PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
@@ -52,7 +55,8 @@ class TablePeer:
 
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
                  tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
-                 outbox: Outbox | None = None, tracker: ChainTracker | None = None) -> None:
+                 outbox: Outbox | None = None, tracker: ChainTracker | None = None,
+                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None) -> None:
         if identity.public not in config.keys:
             raise LocalError("this identity has no seat at the table")
         self.cfg = config
@@ -68,14 +72,23 @@ class TablePeer:
         # A lobby hands over the chains it began; a table set up in advance starts them here.
         self.outbox = outbox or Outbox(identity, config.table)
         self.emit = Emitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round, tracker)
+        self.chains = Chains(config, self.me, self.emit, self._take, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
+        # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
+        totals, played = carry or ((0,) * self.n, 0)
+        self.game.totals, self.game.round_no = list(totals), played
+        self.carry = (tuple(totals), played)
         self.parts = Parts()
         self.round = 0
-        self.orderer = self.game.dealer_of(1)  # the round's dealer orders its log
+        self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
+        self.votes: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
+        self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
+        self._passed_on = self.carry  # what the successor table carries
+        self._totals_before = self.carry[0]
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
+        self.absences: dict[int, tuple[float, float]] = {}  # seat -> (from, until) its link was last missing
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
@@ -83,6 +96,32 @@ class TablePeer:
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
         self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
         self._quiet_since = 0.0  # since when no chain has grown
+        # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
+        self.journal: list[Record] | None = None
+        self._replaying = False
+        if journal:
+            self.keep_journal()
+        self.emit.on_sign = self._record_frame
+
+    @classmethod
+    def resume(cls, config: TableConfig, identity: Identity, records: list[Record], now: float,
+               draw_seed: Callable[[], bytes] = dk.draw_seed, tolerance: float = TOLERANCE_S,
+               timeout: float = TIMEOUT_S, slack: float = SLACK_S) -> TablePeer:
+        """The peer whose journal is `records`, back where it was: the journal replayed, our own
+        frames given back as signed (never signed anew), every round seed as drawn; it journals on.
+
+        LocalError when the journal does not lead where it led before (another config or identity).
+        """
+        peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
+                   tolerance=tolerance, timeout=timeout, slack=slack,
+                   outbox=ResumeOutbox(identity, config.table, records), carry=carried(records))
+        peer._replay(records)
+        peer.journal = []
+        peer.now = max(peer.now, now)
+        if peer.rs is not None:
+            peer.rs.log.back = peer.now
+        peer._quiet_since = peer.now
+        return peer
 
     # ------------------------------------------------------------ the interface
 
@@ -182,11 +221,38 @@ class TablePeer:
 
     def gone(self, seat: int, now: float, why: str) -> list[Output]:
         """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so), as
-        `why` says: the round in play is void and the table stops, blaming it (protocol.md, "Withheld messages")."""
+        `why` says: we vote it gone; once every other seat has, the round is void and the table goes
+        on without it (protocol.md §14.9)."""
         self.now = max(self.now, now)
-        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me:
-            self._fault(why, seat)
+        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me \
+                and self.me not in self.votes.get(seat, {}):
+            self._note("missing", f"{why}: we vote it gone", seat)
+            self._send(self.round, "gone", {"seat": seat})
         return self._flush()
+
+    def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:
+        """Our peer at the table that goes on without a seat voted out, once there is one; it journals
+        if we do, and is resumed from `records` if its journal has some (we came back from a crash)."""
+        if self.successor is None:
+            return None
+        if records:
+            return TablePeer.resume(self.successor, self.identity, records, self.now, self.draw_seed,
+                                    self.tolerance, self.timeout, self.slack)
+        return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
+                         journal=self.journal is not None, carry=self._passed_on)
+
+    def absent(self, seat: int, missing: bool, now: float) -> None:
+        """The network layer found `seat`'s link missing (lost or quiet), or back: an orderer that was
+        missing stamps the moves it gets when it is back (protocol.md §14.10)."""
+        self.now = max(self.now, now)
+        if missing:
+            self.absences[seat] = (self.now, math.inf)
+        elif seat in self.absences:
+            self.absences[seat] = (self.absences[seat][0], self.now)
+
+    def _missing_since(self, seat: int, since: float) -> bool:
+        """Whether `seat` was missing at some time from `since` on."""
+        return self.absences.get(seat, (0.0, -math.inf))[1] >= since
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -249,6 +315,65 @@ class TablePeer:
                 times.append(claims)
         # A moment already past (we wait on the log first) is asked for again a little later.
         return max(min(times), self.now + 0.01) if times else None
+
+    def keep_journal(self) -> None:
+        """Journal from now on (call before `start`): what our table carries, where our chain begins,
+        the lobby's frames we hold, then all that follows."""
+        self.journal = [carry_record(*self.carry), ("outbox", self.outbox.next_seq, self.outbox.head)]
+        for seat in range(self.n):
+            if seat != self.me:
+                self.journal += [frame_record(0.0, self.frame(seat, seq) or b"")
+                                 for seq in range(self.chains.received(seat))]
+
+    def take_journal(self) -> list[Record]:
+        """The journal's records since the last call (the shell stores them before it sends what the step made)."""
+        if self.journal is None:
+            return []
+        records, self.journal = self.journal, []
+        return records
+
+    # ------------------------------------------------------------ resuming
+
+    def _record(self, record: Record) -> None:
+        if self.journal is not None and not self._replaying:
+            self.journal.append(record)
+
+    def _record_frame(self, frame: bytes) -> None:
+        self._record(frame_record(self.now, frame))
+
+    def _take(self, signed: Signed) -> None:
+        """A frame of another seat, accepted into its chain: journal it, then handle it."""
+        self._record_frame(signed.frame)
+        self._handle(signed)
+
+    def _replay(self, records: list[Record]) -> None:
+        """Take the journal's frames again, each at its time, as they were taken (resume).
+
+        Our own frames come back from the outbox as the steps that made them make them again; a
+        move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
+        """
+        self._replaying = True
+        try:
+            for kind, number, data in records:
+                if kind != "frame":
+                    continue
+                self.now = max(self.now, record_time(number))
+                env = parse(data).envelope
+                if env.sender != self.identity.public:
+                    self.chains.accept(data)
+                elif env.seq >= self.outbox.next_seq:
+                    if env.type not in ("move", "aid", "leave", "ready"):
+                        self._progress()  # a tick: the step that made it makes it again
+                        self._flush()
+                    if env.seq >= self.outbox.next_seq:
+                        self._send(env.round, env.type, dict(env.body))
+                    if env.type in ("leave", "fault") and self.emit.stopped is None:
+                        self.emit.stopped = f"stopped before the restart ({env.type})"
+                self._progress()
+                self._flush()
+        finally:
+            self._replaying = False
+            self.emit.out = []  # sent before the crash: a seat that missed one asks for it
 
     # ------------------------------------------------------------ plumbing
 
@@ -351,7 +476,11 @@ class TablePeer:
                     raise MalformedMessage("agreed to another table config")
                 self.ready.add(seat)
                 if len(self.ready) == self.n and self.round == 0:
-                    self._begin_round(1)
+                    self._begin_round(self.carry[1] + 1)
+            case Gone():
+                self.votes.setdefault(body.seat, {}).setdefault(seat, rnd)
+                self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
+                self._vote_out()
             case Fault():
                 # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
                 # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
@@ -379,12 +508,16 @@ class TablePeer:
         self.orderer = self.game.dealer_of(number)
         ctx = dk.RoundContext(self.cfg.table, number, self.names)
         port = self.emit.port(number)
-        decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
+        seed = self.draw_seed()
+        self._record(("seed", number, seed))
+        decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack)
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
+                  lambda since: self._missing_since(self.orderer, since))
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        self._totals_before = tuple(self.game.totals)
         sent = self.emit.sent
         for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
             del sent[seq]  # only this round's frames and the last one's are asked for again
@@ -428,6 +561,35 @@ class TablePeer:
                     self._order(rs, "tick", (), max(self.now, (math.floor(d * 1000) + 1) / 1000))
         self._round_end(rs)
 
+    def _vote_out(self) -> None:
+        """A seat every other seat voted gone is out: its round is void and the table goes on without it (§14.9)."""
+        for out, votes in sorted(self.votes.items()):
+            if set(votes) != set(range(self.n)) - {out} or self.finished:
+                continue
+            void = max(1, *votes.values())  # votes before the first round void the first round
+            rs = self.rs
+            if self.round == void and rs is not None:
+                totals = self._totals_before
+            elif self.round == void - 1 and (rs is None or rs.stage is Stage.DONE):
+                totals = tuple(self.game.totals)
+            else:
+                return  # the rounds before the void one are still being finished here
+            self.finished = True
+            self._note("void", f"{self.names[out]} is out: round {void} is void")
+            keep = [s for s in range(self.n) if s != out]
+            if len(keep) < SEATS[self.cfg.game][0]:
+                self._note("over", f"too few seats remain without {self.names[out]}: the game ends")
+                return
+            dealer = self.game.dealer_of(void)
+            dealer = keep.index(dealer if dealer != out else (out + 1) % self.n)
+            cfg = self.cfg
+            self.successor = TableConfig(
+                transcript_hash(SUCCESSOR_PERSON, [cfg.table, out, void], 16), cfg.game, cfg.options,
+                tuple(cfg.keys[s] for s in keep), tuple(cfg.names[s] for s in keep), (dealer - void + 1) % len(keep))
+            self._passed_on = (tuple(totals[s] for s in keep), void - 1)
+            self._note("over", f"the table goes on without {self.names[out]} from round {void}")
+            return
+
     def _order(self, rs: Round, kind: EntryKind, refs: Iterable[Ref], time: float | None = None) -> None:
         order = rs.log.stamp(kind, refs, self.now if time is None else time)
         self._send(rs.number, "order", order.to_wire())
@@ -441,6 +603,9 @@ class TablePeer:
         if self.game.over:
             self.finished = True
             self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
+            return
+        if any(self.me in votes for votes in self.votes.values()):
+            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
             return
         self._begin_round(rs.number + 1)
 
@@ -466,7 +631,11 @@ class TablePeer:
             self._heads, self._quiet_since = heads, self.now
         if self.finished:
             return
-        late = self.watchdog.watch(self.now, *self._owed())
+        owed, mark = self._owed()
+        voted = {out for out, votes in self.votes.items() if self.me in votes}
+        if owed & voted:
+            owed = frozenset()  # a seat we voted gone is the vote's to settle, not the time-out's
+        late = self.watchdog.watch(self.now, owed, mark)
         if late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
                             f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

@@ -6,6 +6,7 @@ import pytest
 
 from p2pcards.cli import main
 from p2pcards.sim.batch import play_batch
+from p2pcards.errors import InputError
 from p2pcards.sim.faults import FaultSpec
 
 SMALL = {"limit": 10}
@@ -33,6 +34,20 @@ def test_honest_peers_survive_dropped_frames() -> None:
     [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=FaultSpec.parse("drop=0.02"), timeout=3.0)
     assert report.faults["drop"] > 0
     assert report.ok
+
+
+def test_a_peer_crashed_mid_round_comes_back_from_its_journal_and_the_game_survives() -> None:
+    spec = FaultSpec.parse("restart=1.5,reorder=0.1")
+    assert spec.restart == 1.5 and spec.text() == "reorder=0.1,restart=1.5"
+    seen: list[tuple[object, object]] = []
+    [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=spec,
+                          on_game=lambda report, run: seen.append((run.peers[2], run.net.peers[2])))
+    assert report.ok and report.agreed, report.ended
+    assert set(report.ended.values()) == {"finished"}
+    [(judged, live)] = seen
+    assert judged is live and getattr(live, "journal")  # the rebuilt peer was judged, and journals on
+    with pytest.raises(InputError, match="seconds"):
+        FaultSpec.parse("restart=-1")
 
 
 def test_faults_report_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:

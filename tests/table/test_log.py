@@ -43,7 +43,7 @@ def test_what_the_orderer_stamps_every_peer_takes_and_both_hash_alike() -> None:
 
 
 def test_an_order_out_of_place_or_out_of_time_is_the_orderers_fault() -> None:
-    log = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
+    log = log_with((1, 3, Move("p1", "draw"), 3.9), ordering=False)  # it reached us before the deal did
     with pytest.raises(MalformedMessage, match="due"):
         log.take(Order(1, 4000, "deal", (), ()), b"h", now=4.0)
     with pytest.raises(MalformedMessage, match="deal comes first"):
@@ -61,6 +61,23 @@ def test_an_order_out_of_place_or_out_of_time_is_the_orderers_fault() -> None:
     with pytest.raises(MalformedMessage, match="out of the order"):
         log.take(Order(2, 5000, "move", ((1, 2),), (b"f",)), b"h", now=5.0)
     assert log.next_index == 2 and len(log.entries) == 2
+
+
+def test_an_orderer_that_was_away_stamps_a_move_when_it_got_it() -> None:
+    # An orderer whose link we found missing after the move reached us (it crashed, or lost its
+    # link) gets the move only when it is back, and stamps it then; one we never missed may not.
+    for missing_at, late_ok in ((6.0, True), (4.0, False), (None, False)):
+        log = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
+        log.away = lambda since, at=missing_at: at is not None and at >= since
+        log.take(Order(0, 3000, "deal", (), ()), b"h", now=3.0)
+        with pytest.raises(MalformedMessage, match="reached us"):
+            log.take(Order(1, 3500, "move", ((1, 3),), (b"f",)), b"h", now=9.0)  # long before it reached us
+        if late_ok:
+            log.take(Order(1, 9000, "move", ((1, 3),), (b"f",)), b"h", now=9.0)
+            assert log.next_index == 2
+        else:
+            with pytest.raises(MalformedMessage, match="reached us"):
+                log.take(Order(1, 9000, "move", ((1, 3),), (b"f",)), b"h", now=9.0)
 
 
 def test_claims_within_the_tie_window_are_ordered_as_one_tie() -> None:

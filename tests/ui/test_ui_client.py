@@ -139,7 +139,7 @@ def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdow
     client, session = crisp_client(names=("you", "Bo", "Cy"))
     session.stalled = Stall(owed=("Bo",), waited=5.2, blamed_in=9.8, missing=(("Cy", 23.4),))
     text = screen(client)
-    assert " Cy is missing (link lost): the table stops in 23 s unless Cy comes back." in text
+    assert " Cy is missing (link lost): voted gone in 23 s unless Cy comes back." in text
     assert " Waiting on Bo for 5 s: Bo will be blamed in 10 s." in text
     assert "d draw" in text  # the keys stay: the game goes on if they come back
     session.stalled = None

@@ -146,7 +146,7 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
         await session.leave()
 
     asyncio.run(main())
-    assert any("Bo is missing (link lost): the table stops in" in s for s in seen)
+    assert any("Bo is missing (link lost): voted gone in" in s for s in seen)
     assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
     last = seen[-1]
     assert "The table stopped:" in last

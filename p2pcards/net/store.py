@@ -1,0 +1,108 @@
+"""A seat's journal on disk (write-ahead), so that a peer killed mid-round comes back into it.
+
+A store is a directory of two files (and one directory within it per table that went on
+without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
+config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
+it, the directory fsync'd). `journal` is the peer's records (table/resume.py), appended as
+[4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
+before the step that made them sends anything (a step that sends nothing only writes them: a
+killed process loses nothing written, and the next fsync covers them too). A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Final
+
+from ..crypto.encoding import encode
+from ..errors import LocalError
+from ..table.config import TableConfig
+from ..table.resume import Record
+
+HEADER: Final = struct.Struct(">I")
+FIELDS: Final = struct.Struct(">cq")
+KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c"}
+NAMES: Final = {code: kind for kind, code in KINDS.items()}
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` all at once: a crash leaves the old file or the new one, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def parse_journal(data: bytes) -> tuple[list[Record], int]:
+    """The whole records at the start of a journal's bytes, and how many bytes they take."""
+    records: list[Record] = []
+    at = 0
+    while at + HEADER.size <= len(data):
+        (size,) = HEADER.unpack_from(data, at)
+        start, end = at + HEADER.size, at + HEADER.size + size
+        if size < FIELDS.size or end > len(data):
+            break
+        code, number = FIELDS.unpack_from(data, start)
+        if code not in NAMES:
+            break
+        records.append((NAMES[code], number, data[start + FIELDS.size:end]))
+        at = end
+    return records, at
+
+
+class SeatStore:
+    """The journal of seat `seat` at the table `config`, in `directory` (made if need be)."""
+
+    def __init__(self, directory: Path, config: TableConfig, seat: int) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        owner = encode([config.to_wire(), seat])
+        table = directory / "table"
+        if not table.exists():
+            write_atomic(table, owner)
+        elif table.read_bytes() != owner:
+            raise LocalError(f"{directory} holds the journal of another table or seat")
+        self.path = directory / "journal"
+        self._file = open(self.path, "ab")
+        self._dirty = False  # records written since the last fsync
+
+    def load(self) -> list[Record]:
+        """Every whole record in the journal, in order (a torn tail is cut off the file)."""
+        data = self.path.read_bytes()
+        records, size = parse_journal(data)
+        if size < len(data):
+            self._file.truncate(size)
+        return records
+
+    def successor(self, config: TableConfig, seat: int) -> SeatStore:
+        """The store of our seat at the table that goes on without a seat (protocol.md §14.9), within this one."""
+        return SeatStore(self.directory / config.table.hex(), config, seat)
+
+    def append(self, records: list[Record], sync: bool = True) -> None:
+        """Add records (written to the system at once, so a killed process loses none); `sync`: make
+        them and every record before them durable before returning, as anything sent needs."""
+        if records:
+            self._file.write(b"".join(HEADER.pack(FIELDS.size + len(data)) + FIELDS.pack(KINDS[kind], number) + data
+                                      for kind, number, data in records))
+            self._file.flush()
+            self._dirty = True
+        if sync and self._dirty:
+            os.fsync(self._file.fileno())
+            self._dirty = False
+
+    def close(self) -> None:
+        """Close the journal file."""
+        self._file.close()

@@ -1,0 +1,38 @@
+"""The seat store: records come back as written, a torn tail is cut, and a store knows its table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p2pcards.errors import LocalError
+from p2pcards.net.store import SeatStore
+from p2pcards.sim.table_game import make_table
+
+
+def test_records_come_back_in_order_and_a_torn_tail_is_cut(tmp_path: Path) -> None:
+    cfg = make_table("crisp", 2)[0].cfg
+    store = SeatStore(tmp_path, cfg, 1)
+    assert store.load() == []
+    records = [("outbox", 0, bytes(32)), ("seed", 1, b"s" * 32), ("frame", -1, b"x" * 70_000)]
+    store.append(records[:2], sync=False)
+    store.append(records[2:])
+    store.append([])
+    store.close()
+    with open(tmp_path / "journal", "ab") as f:
+        f.write(b"\x00\x00\x01\x00f")  # a record cut short by a crash: it never left the peer
+    again = SeatStore(tmp_path, cfg, 1)
+    assert again.load() == records
+    again.append([("seed", 2, b"t" * 32)])
+    again.close()
+    assert SeatStore(tmp_path, cfg, 1).load() == records + [("seed", 2, b"t" * 32)]
+
+
+def test_a_store_holds_one_seat_of_one_table(tmp_path: Path) -> None:
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 0).close()
+    with pytest.raises(LocalError):
+        SeatStore(tmp_path, cfg, 1)
+    with pytest.raises(LocalError):
+        SeatStore(tmp_path, make_table("crisp", 2)[0].cfg, 0)

@@ -1,0 +1,98 @@
+"""A peer that crashes comes back from its journal into the same round, and the table finishes alike."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.envelope import parse
+from p2pcards.errors import LocalError
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.table_game import make_table
+from p2pcards.table.peer import TablePeer
+from p2pcards.table.round import Stage
+
+from test_lost_frames import CRISP, finished_alike
+
+
+def crash_and_resume(net: MemNet, seat: int, records_of: list[list[tuple[str, int, bytes]]], down: float,
+                     lost_tail: int = 0) -> None:
+    """Seat `seat` dies now (its last `lost_tail` signed frames never left) and comes back `down` s later."""
+    dead = net.peers[seat]
+    records = list(dead.journal or [])
+    records_of.append(records)
+    if lost_tail:
+        own = [r for r in records if r[0] == "frame" and parse(r[2]).envelope.sender == dead.identity.public]
+        lost = {r[2] for r in own[-lost_tail:]}
+        net.tap = lambda s, r, f: None if f in lost else f
+
+    def back(net: MemNet) -> TablePeer:
+        net.tap = None
+        return TablePeer.resume(dead.cfg, dead.identity, records, net.now)
+
+    net.crash(seat, down, back)
+
+
+def mid_round(seat: int, applied: int) -> object:
+    def stop(net: MemNet) -> bool:
+        rs = net.peers[seat].rs
+        return rs is not None and rs.stage is Stage.PLAYING and rs.applied >= applied
+    return stop
+
+
+@pytest.mark.parametrize("seat, lost_tail", [(1, 0), (0, 2)])  # seat 0 orders round 1's log
+def test_a_crashed_peer_resumes_its_round_and_the_table_finishes_alike(seat: int, lost_tail: int) -> None:
+    rng = random.Random(7 + seat)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=300.0, stop=mid_round(seat, 6))
+    before = net.peers[seat]
+    rnd, signed = before.round, before.outbox.next_seq
+    kept: list[list[tuple[str, int, bytes]]] = []
+    crash_and_resume(net, seat, kept, down=3.0, lost_tail=lost_tail)
+    net.run(until=600.0)
+    after = net.peers[seat]
+    assert after is not before and after.round >= rnd
+    finished_alike(net)
+    # The resumed peer signed on from where it stopped: every place of its chain holds one frame.
+    assert after.outbox.next_seq > signed
+    ours = {r[2] for r in kept[0] if r[0] == "frame" and parse(r[2]).envelope.sender == before.identity.public}
+    assert all(after.frame(seat, parse(f).envelope.seq) in (f, None) for f in ours)
+
+
+def test_resume_gives_back_the_frame_signed_at_a_place_never_a_new_one() -> None:
+    peers = make_table("crisp", 2, CRISP, random.Random(3), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], random.Random(4))
+    net.start()
+    net.run(until=60.0, stop=mid_round(1, 2))
+    peer = net.peers[1]
+    records = list(peer.journal or [])
+    back = TablePeer.resume(peer.cfg, peer.identity, records, net.now)
+    assert back.outbox.next_seq == peer.outbox.next_seq and back.outbox.head == peer.outbox.head
+    assert back.round == peer.round and back.log_hash == peer.log_hash
+    assert back.rs is not None and peer.rs is not None and back.rs.decks.secret.seed == peer.rs.decks.secret.seed
+    assert back.take_journal() == []  # what it replayed is journaled already
+    # A journal whose own frames were signed for another round cannot be resumed as if they were not.
+    forged = [r for r in records if r[0] != "seed"]  # another seed: the round's own frames no longer follow
+    with pytest.raises(LocalError):
+        TablePeer.resume(peer.cfg, peer.identity, forged, net.now)
+
+
+@pytest.mark.parametrize("game, players, options", [
+    ("crisp", 3, {"limit": 30}), pytest.param("crescendo", 2, {}, marks=pytest.mark.slow)])
+def test_a_whole_games_journal_replays_to_the_same_end_at_every_seat(game: str, players: int,
+                                                                       options: dict[str, int]) -> None:
+    """Replay is exact: the same frames at the same times make the same orders, stamps and ties (a
+    time rounded on its way to the journal made an orderer's stamp another millisecond)."""
+    rng = random.Random(5)
+    peers = make_table(game, players, options, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], rng)
+    net.start()
+    net.run(until=3600.0)
+    for peer in net.peers:
+        again = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
+        assert again.finished and again.log_hash == peer.log_hash and again.results == peer.results
+        assert again.game.totals == peer.game.totals and again.outbox.head == peer.outbox.head
