@@ -39,6 +39,7 @@ MAX_BYE: Final = 200
 HANDSHAKE_S: Final = 5.0
 HEARTBEAT_S: Final = 1.0
 SILENT_S: Final = 5.0
+GAP_S: Final = 2 * HEARTBEAT_S  # a link that brought nothing, not even a heartbeat, for longer was cut for a while
 DEAD_S: Final = 60.0
 WRITE_S: Final = 5.0
 MAX_PENDING: Final = 256
@@ -90,6 +91,7 @@ class Link:
         self.closed: str | None = None
         self.quiet = False  # nothing heard for SILENT_S
         self.heard = asyncio.get_running_loop().time()
+        self.gaps: list[tuple[float, float]] = []  # (from, until) on the loop's clock: silences over GAP_S not yet taken
         self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = 0
         self._on_frame = on_frame
         self._on_lost = on_lost
@@ -138,7 +140,10 @@ class Link:
         try:
             while True:
                 kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
-                self.heard = asyncio.get_running_loop().time()
+                now = asyncio.get_running_loop().time()
+                if now - self.heard > GAP_S and len(self.gaps) < 16:
+                    self.gaps.append((self.heard, now))
+                self.heard = now
                 if self.quiet:
                     self.quiet = False
                     if self._on_quiet is not None:

@@ -71,6 +71,7 @@ class Seat:
 
     def take(self, link: Link, kind: int, payload: bytes) -> None:
         """A frame (F) or a request for missing frames (Q) from a seat's link; LinkBroken for any other kind."""
+        self._take_gaps()
         if kind == FRAME:
             self.frame(payload)
         elif kind == REQUEST:
@@ -92,6 +93,15 @@ class Seat:
         for seat, sender, first, count in self.recovery.requests(self.shell.clock()):
             self.links.send(self.peer.cfg.keys[seat], REQUEST, pack_request(sender, first, count))
         self._asking = asyncio.get_running_loop().call_later(RETRY_S / 2, self._ask)
+
+    def _take_gaps(self) -> None:
+        """Tell the table of every link's silences (a cut that healed) before what came after them."""
+        offset = self.shell.clock() - asyncio.get_running_loop().time()
+        for key, link in self.links.links.items():
+            if link.gaps and key in self.names:
+                for since, until in link.gaps:
+                    self.shell.silent(self.peer.cfg.keys.index(key), since + offset, until + offset)
+                link.gaps.clear()
 
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""

@@ -119,6 +119,10 @@ class TableShell:
         """A seat's link is missing (lost or quiet), or back."""
         self.peer.absent(seat, missing, self.clock())
 
+    def silent(self, seat: int, since: float, until: float) -> None:
+        """Nothing came on a seat's link from `since` to `until` (our clock): it was cut for that while."""
+        self.peer.silent(seat, since, until)
+
     def note(self, kind: NoteKind, detail: str, blame: str | None = None) -> None:
         """A note from the network layer (a seat missing, back), shown like the peer's own."""
         self._take_note(Note(kind, detail, blame))

@@ -127,9 +127,21 @@ class FaultTap:
     counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.spec.partition is not None:
-            self._side = self.spec.partition.side(len(self.net.peers))
+        partition = self.spec.partition
+        if partition is not None:
+            self._side = partition.side(len(self.net.peers))
             self.net.cut = self.cut
+            self.net.call_at(partition.at + partition.span, self.heal)
+
+    def heal(self, net: MemNet) -> None:
+        """The cut heals: each peer's network layer saw the links across it silent all that while (as a
+        heartbeat's absence shows over TCP)."""
+        partition = self.spec.partition
+        assert partition is not None
+        for a, peer in enumerate(net.peers):
+            for b in range(len(net.peers)):
+                if partition.cuts(self._side, a, b, partition.at):
+                    peer.silent(b, partition.at, net.now)
 
     def cut(self, sender: int, receiver: int) -> bool:
         """Whether the partition cuts this link now (what it cuts is counted)."""

@@ -41,11 +41,12 @@ class Log:
 
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
                  ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0,
-                 away: Callable[[float], bool] = lambda since: False) -> None:
+                 away: Callable[[int, float], bool] = lambda seat, since: False, orderer: int = 0) -> None:
         self.seats = seats
         self.tolerance = tolerance
         self.slack = slack
-        self.away = away  # whether the orderer's link was missing at some time since the one given
+        self.away = away  # whether a seat's link to us was missing (or cut a while) at some time since the one given
+        self.orderer = orderer
         self.tie_window = tie_window
         self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
         self.moves: dict[Ref, Move] = {}
@@ -138,7 +139,8 @@ class Log:
         # ours, not from its arrival: checking the later passes' proofs on a busy machine can take seconds.
         since = now if kind != "deal" or self.passed_at is None else min(now, self.passed_at)
         blind = t < self.back  # stamped while we were away: when it reached us says nothing of its stamp
-        if not blind and kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
+        # Nor does it when the orderer's link to us was missing (or cut for a while) since its stamp.
+        if not blind and not self.away(self.orderer, t) and kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
@@ -157,8 +159,11 @@ class Log:
             # before the entry it follows; the same broadcast reached us about then, give or take
             # the two links' difference. An orderer we found missing since the move reached us (a
             # crash, a lost link: protocol.md §14.10) stamps it when it got it, back.
-            upper = now + late if seen is not None and self.away(seen) else max(seen or 0.0, self.last_time) + late
-            if seen is not None and not blind and not seen - early <= t <= upper:
+            # A move that reached us long after its stamp came late from its player: fine if we missed
+            # its player's link since then (a cut that healed: the move came after it).
+            upper = now + late if seen is not None and self.away(self.orderer, seen) else max(seen or 0.0, self.last_time) + late
+            lower = -math.inf if seen is not None and self.away(ref[0], t) else (seen or 0.0) - early
+            if seen is not None and not blind and not lower <= t <= upper:
                 raise MalformedMessage(f"move {ref} stamped {t:.3f} s; it reached us at {seen:.3f} s")
         self.last_seq = last
         self.next_index += 1

@@ -250,6 +250,12 @@ class TablePeer:
         elif seat in self.absences:
             self.absences[seat] = (self.absences[seat][0], self.now)
 
+    def silent(self, seat: int, since: float, until: float) -> None:
+        """The network layer heard nothing at all on `seat`'s link from `since` to `until`: it was
+        missing for that while, though too briefly to be called missing (protocol.md §18.6)."""
+        start, end = self.absences.get(seat, (since, until))
+        self.absences[seat] = (since if end < since else min(start, since), max(end, until))
+
     def _missing_since(self, seat: int, since: float) -> bool:
         """Whether `seat` was missing at some time from `since` on."""
         return self.absences.get(seat, (0.0, -math.inf))[1] >= since
@@ -514,7 +520,7 @@ class TablePeer:
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
-                  lambda since: self._missing_since(self.orderer, since))
+                  self._missing_since, self.orderer)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._totals_before = tuple(self.game.totals)

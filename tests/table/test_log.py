@@ -68,7 +68,7 @@ def test_an_orderer_that_was_away_stamps_a_move_when_it_got_it() -> None:
     # link) gets the move only when it is back, and stamps it then; one we never missed may not.
     for missing_at, late_ok in ((6.0, True), (4.0, False), (None, False)):
         log = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
-        log.away = lambda since, at=missing_at: at is not None and at >= since
+        log.away = lambda seat, since, at=missing_at: seat == log.orderer and at is not None and at >= since
         log.take(Order(0, 3000, "deal", (), ()), b"h", now=3.0)
         with pytest.raises(MalformedMessage, match="reached us"):
             log.take(Order(1, 3500, "move", ((1, 3),), (b"f",)), b"h", now=9.0)  # long before it reached us
@@ -101,3 +101,21 @@ def test_the_orderer_never_stamps_before_its_last_order() -> None:
     second = log.stamp("tick", (), 9.0)
     assert first.time_ms == 10001 and second.time_ms == 10001 and log.issued == 2
     assert not log.settled  # issued, never taken
+
+
+def test_what_crossed_a_cut_that_healed_is_late_not_backdated() -> None:
+    # Seat 1's link (and then the orderer's) was silent from 4.5 s to 12 s: its move, stamped 4.6 s by
+    # the orderer, reached us at 12 s, and so did a tick of 6 s. Without the silence both are refused.
+    for cut in (False, True):
+        log = log_with((1, 3, Move("p1", "draw"), 12.0), ordering=False)
+        log.away = lambda seat, since, cut=cut: cut and seat in (0, 1) and since <= 12.0
+        log.take(Order(0, 4000, "deal", (), ()), b"h", now=4.0)
+        if not cut:
+            with pytest.raises(MalformedMessage, match="reached us"):
+                log.take(Order(1, 4600, "move", ((1, 3),), (b"f",)), b"h", now=12.0)
+            with pytest.raises(MalformedMessage, match="long before our clock"):
+                log.take(Order(1, 6000, "tick", (), ()), b"h", now=12.0)
+            continue
+        log.take(Order(1, 4600, "move", ((1, 3),), (b"f",)), b"h", now=12.0)
+        log.take(Order(2, 6000, "tick", (), ()), b"h", now=12.0)
+        assert log.next_index == 3
