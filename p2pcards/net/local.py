@@ -142,13 +142,14 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
                    via: Callable[[list[int]], list[int]] | None = None, *,
                    dial: Callable[[int, list[int]], list[int]] | None = None, module: str = "p2pcards.net.local",
                    orders: Sequence[Mapping[str, Any]] = (),
-                   crash: tuple[int, int] | None = None, back: bool = True,
+                   crash: tuple[int, int] | None = None, back: bool = True, crash_after_s: float | None = None,
                    gone_after: float = GONE_AFTER_S) -> list[dict[str, Any]]:
     """Play one game with one real process per seat; returns each seat's summary.
 
     `crash=(seat, records)`: every seat journals to a store of its own; once `seat`'s journal
     holds `records` records, its process is killed with SIGKILL and, if `back`, started again on
     its port and store (it resumes from the journal); a seat that stays dead summarises as {}.
+    With `crash_after_s` it is killed that many seconds after the seats have their ports instead.
 
     `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
     `via` maps the seats' ports to the ports they dial instead (a proxy of a test in between);
@@ -181,7 +182,9 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
         if crash is not None:
             victim, records = crash
             journal = Path(str(every[victim]["store"])) / "journal"
+            due = None if crash_after_s is None else time.monotonic() + crash_after_s
             while procs[victim].poll() is None and (
+                    time.monotonic() < due if due is not None else
                     not journal.exists() or len(parse_journal(journal.read_bytes())[0]) < records):
                 time.sleep(0.05)
             procs[victim].send_signal(signal.SIGKILL)

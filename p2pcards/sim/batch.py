@@ -118,6 +118,8 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
     `faults` are injected on every link (their counts go in each report), after any cheat's tap.
     """
     check_cheat(cheat, game, players, cheater)
+    if faults is not None and faults.gone:
+        raise InputError("--faults gone=T is over tcp only (--transport tcp): in memory a seat can restart=T")
 
     def play(attempt: int) -> GameReport:
         start = time.perf_counter()

@@ -4,7 +4,9 @@ Delay and jitter (milliseconds) set every link's model; `reorder`, `dup` and `dr
 per frame and receiver: `reorder` holds a frame back (50 to 250 ms) so that later ones overtake
 it, `dup` delivers it a second time a little later, `drop` loses it. `restart=T` crashes the last
 seat's peer at T seconds of table time (its peer object is dropped, frames to it are lost) and
-rebuilds it from its journal RESTART_DOWN_S later (`TablePeer.resume`, protocol.md §14.10).
+rebuilds it from its journal RESTART_DOWN_S later (`TablePeer.resume`, protocol.md §14.10); over
+tcp its process is killed with SIGKILL and started again on its journal. `gone=T` (over tcp) kills
+the last seat's process for good: the others vote it gone and go on without it (§14.9).
 `partition=AT:FOR:SEATS` cuts the links between SEATS (`+`-separated; default the last seat) and
 the other seats from AT seconds of the table's time for FOR seconds, then heals them.
 
@@ -21,7 +23,7 @@ from ..errors import InputError
 from ..table.peer import Note, TablePeer
 from .memnet import LinkModel, MemNet
 
-KINDS = ("delay", "jitter", "reorder", "drop", "dup", "restart", "partition")  # partition last: not a number
+KINDS = ("delay", "jitter", "reorder", "drop", "dup", "restart", "gone", "partition")  # partition last: not a number
 CHANCES = ("reorder", "drop", "dup")
 RESTART_DOWN_S = 2.0  # how long a restarted peer is down
 
@@ -77,6 +79,7 @@ class FaultSpec:
     drop: float = 0.0
     dup: float = 0.0
     restart: float = 0.0  # table seconds at which the last seat crashes and restarts (0: never)
+    gone: float = 0.0  # over tcp: seconds at which the last seat's process is killed for good (0: never)
     partition: Partition | None = None
 
     @classmethod
@@ -100,7 +103,7 @@ class FaultSpec:
             if not number >= 0 or number == float("inf") or (kind in CHANCES and number > 1):
                 raise InputError(f"--faults: {kind} is " + (
                     "a chance from 0 to 1" if kind in CHANCES else "a number of seconds, 0 or more"
-                    if kind == "restart" else "a number of ms, 0 or more") + f", not {value}")
+                    if kind in ("restart", "gone") else "a number of ms, 0 or more") + f", not {value}")
             values[kind] = number
         return cls(**values, partition=partition)
 

@@ -37,6 +37,7 @@ from .outcome import Outcome
 from .proxy import FaultProxy
 
 MODULE = "p2pcards.sim.tcp"
+GONE_S = 5.0  # how long a seat's link may be missing before the others vote it gone (a restart is back sooner)
 OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap", "setup"})  # what a cheater's process can do
 
 
@@ -177,15 +178,20 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     proxy = FaultProxy(faults, players, random.Random(f"faults/{seed}")) if faults is not None else None
     orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
               for k in range(players)]
+    crash_at = faults.restart or faults.gone if faults is not None else 0.0
     try:
         summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
-                                   dial=None if proxy is None else proxy.dial)
+                                   dial=None if proxy is None else proxy.dial,
+                                   crash=(players - 1, 0) if crash_at else None, crash_after_s=crash_at or None,
+                                   back=faults is None or not faults.gone, gone_after=GONE_S)
     finally:
         if proxy is not None:
             proxy.close()
     outcomes = [Outcome.from_json(s["outcome"]) if "outcome" in s else
                 Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
                 for k, s in enumerate(summaries)]
+    if faults is not None and faults.gone:
+        summaries, outcomes = summaries[:-1], outcomes[:-1]  # killed for good: the others are judged
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries), transport="tcp",
                          moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
@@ -194,6 +200,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
                          cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])
     if proxy is not None:
         report.faults = dict(proxy.counts)
+    if crash_at:
+        report.faults["gone" if faults is not None and faults.gone else "restart"] = 1
     return report
 
 
@@ -209,6 +217,10 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
     check_tcp_cheat(cheat, players, cheater)
     if faults is not None and faults.partition is not None:
         faults.partition.side(players)
+    if faults is not None and faults.restart and faults.gone:
+        raise InputError("--faults: restart and gone both act on the last seat: give one")
+    if faults is not None and (faults.restart or faults.gone) and cheat is not None and cheater == players - 1:
+        raise InputError("--faults restart/gone: the last seat crashes, so it cannot be the cheater too")
     bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
     return seeded(games, seed, TRIES if cheat is not None else 1,
                   lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,

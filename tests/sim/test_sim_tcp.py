@@ -32,6 +32,9 @@ def test_a_partition_reads_like_the_option() -> None:
     (["--transport", "tcp", "--delay-ms", "3"], "over tcp: --faults delay=MS"),
     (["--transport", "tcp", "--record", "x.p2pt"], "--record: with --transport memory"),
     (["--transport", "udp"], "invalid choice"),
+    (["--faults", "gone=3"], "gone=T is over tcp only"),
+    (["--transport", "tcp", "--faults", "restart=3,gone=4"], "give one"),
+    (["--transport", "tcp", "--faults", "gone=3", "--cheat", "out-of-turn", "--cheater", "2"], "cannot be the cheater"),
 ])
 def test_what_does_not_fit_is_one_line(args: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crisp", "--players", "3", *args]) == 2
@@ -79,3 +82,16 @@ def test_a_cheat_over_tcp_is_caught(cheat: str, capsys: pytest.CaptureFixture[st
     assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
                  "--cheat", cheat]) == 0
     assert "caught in 1/1 games" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # two games of three processes
+@pytest.mark.parametrize("fault, seats", [("restart=3", 3), ("gone=3", 2)])
+def test_a_seat_killed_mid_round_over_tcp_comes_back_or_is_gone_for_good(fault: str, seats: int,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # restart: its process is killed with SIGKILL and started again on its journal; gone: it stays
+    # dead, the others vote it gone and finish without it (the dead seat is not judged).
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "1",
+                 "--faults", fault]) == 0
+    out = capsys.readouterr().out
+    assert f"faults ({fault}): survived in 1/1 games" in out and f"{fault.split('=')[0]} 1" in out
+    assert len(out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == seats
