@@ -57,7 +57,7 @@ class Chains:
         self.keys = cfg.keys
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
-        self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
+        self.tracker = tracker or ChainTracker(cfg.context, cfg.keys, BODIES, check_body=check_body)
         self.tracker.rounds = _Rounds(current)
         # Our own chain is our Outbox: a frame of ours that comes back (replayed by anyone) is not news.
         if me < len(cfg.keys):  # a witness (no seat) has no chain of its own

@@ -11,8 +11,8 @@ from ..games.base import Move
 
 # type -> the body's keys. Every body is a map with exactly these keys (see protocol.md).
 BODIES: Final[Mapping[str, frozenset[str]]] = {
-    "table": frozenset({"game", "options", "name"}),
-    "join": frozenset({"name"}),
+    "table": frozenset({"game", "options", "name", "nonce"}),
+    "join": frozenset({"name", "nonce"}),
     "seats": frozenset({"config"}),
     "ready": frozenset({"config"}),
     "key": frozenset({"seat", "public", "proof", "commitment"}),

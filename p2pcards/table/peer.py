@@ -65,8 +65,8 @@ class TablePeer:
         self.tolerance = tolerance
         self.slack = slack
         self.timeout = timeout
-        # A lobby hands over the chains it began; a table set up in advance starts them here.
-        self.outbox = outbox or Outbox(identity, config.table)
+        # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
+        self.outbox = outbox or Outbox(identity, config.context)
         self.emit = Emitter(self.outbox, config.names, lambda: self.round)
         self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
@@ -375,7 +375,7 @@ class TablePeer:
     def _begin_round(self, number: int) -> None:
         self.round = number
         self.orderer = self.game.dealer_of(number)
-        ctx = dk.RoundContext(self.cfg.table, number, self.names)
+        ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
         decks = Decks(ctx, dk.round_secret(ctx, self.me, self.draw_seed()), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))

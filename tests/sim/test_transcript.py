@@ -81,7 +81,7 @@ def test_one_peers_own_record_of_what_it_sent_and_received_verifies() -> None:
         return frame
     net.tap = tap
     net.start()
-    for junk in (b"", bytes(100), outsider_frame(peers[0].cfg.table)):
+    for junk in (b"", bytes(100), outsider_frame(peers[0].cfg.context)):
         assert not mine.keep(0.0, junk)
     net.run()
     assert all(p.finished for p in peers)

@@ -300,7 +300,7 @@ def test_garbage_bytes_are_dropped_and_the_game_goes_on() -> None:
 @pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
 def test_message_from_a_key_not_at_the_table_is_dropped_and_the_game_goes_on() -> None:
     def setup(net: MemNet, peers: list[TablePeer]) -> None:
-        table = peers[0].cfg.table
+        table = peers[0].cfg.context
         for r in range(len(peers)):
             bodies: list[tuple[str, dict[str, Value]]] = [
                 ("move", {"m": {"a": "draw"}}), ("ready", {"config": bytes(32)}),

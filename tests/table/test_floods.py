@@ -34,10 +34,10 @@ def _junk(peers: list[TablePeer], rounds: int) -> Iterator[bytes]:
     pad = {"m": b"x" * BIG}
     for i in range(rounds):
         yield secrets.token_bytes(BIG)  # garbage
-        yield bytes(64) + Envelope(cfg.table, 1, honest.public, 5, GENESIS, "move", pad).encode()  # forged
+        yield bytes(64) + Envelope(cfg.context, 1, honest.public, 5, GENESIS, "move", pad).encode()  # forged
         yield seal(honest, Envelope(b"another table", 1, honest.public, i, GENESIS, "move", pad)).frame
-        yield seal(outsider, Envelope(cfg.table, 1, outsider.public, i, GENESIS, "move", pad)).frame
-        yield seal(attacker, Envelope(cfg.table, 1, attacker.public, 10 + i, GENESIS, "move", pad)).frame  # ahead
+        yield seal(outsider, Envelope(cfg.context, 1, outsider.public, i, GENESIS, "move", pad)).frame
+        yield seal(attacker, Envelope(cfg.context, 1, attacker.public, 10 + i, GENESIS, "move", pad)).frame  # ahead
 
 
 def test_a_flood_of_junk_costs_bounded_memory_and_few_notes() -> None:
@@ -78,7 +78,7 @@ def test_too_many_messages_of_a_round_not_begun_are_their_senders_fault() -> Non
     peers = _table()
     victim = peers[0]
     victim.start(0.0)
-    out = Outbox(peers[ATTACKER].identity, victim.cfg.table)
+    out = Outbox(peers[ATTACKER].identity, victim.cfg.context)
     victim.receive(out.seal(0, "ready", {"config": victim.cfg.digest()}).frame, 0.1)
     for _ in range(MAX_LATER + 1):  # round 1 has not begun at the victim: seat 1 is not ready
         victim.receive(out.seal(1, "leave", {"why": "x" * 100}).frame, 0.2)

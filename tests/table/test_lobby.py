@@ -88,12 +88,13 @@ def test_names_are_checked_in_utf8_bytes_where_they_arrive() -> None:
     host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "draw_seconds": None})
     long = Identity(Ed25519PrivateKey.generate(), "€" * 11)  # 11 code points, 33 bytes: made past `generate`'s check
     fine = generate("é" * 16)  # 32 bytes
-    for guest in (long, fine):
-        host.receive(Lobby(guest, table, host_id.public).join())
+    guests = [Lobby(g, table, host_id.public) for g in (long, fine)]
+    for guest in guests:
+        host.receive(guest.join())
     assert list(host.names.values()) == ["host", "é" * 16]
     assert len(host.errors) == 1 and "bytes" in host.errors[0]
     wire = host.seat()
-    guest = Lobby(fine, table, host_id.public)
+    guest = guests[1]
     for frame in (opened, wire):
         guest.receive(frame)
     assert guest.config == host.config and not guest.errors
