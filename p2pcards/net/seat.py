@@ -101,6 +101,7 @@ class Seat:
         name = self.names[key]
         self.shell.note("missing", f"{name} is missing: {why}; the table stops in {self.gone_after:g} s"
                         " unless it is back", name)
+        self.peer.absent.add(self.peer.cfg.keys.index(key))  # a report that it is gone is borne out by our view
         self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
             f"{name} was missing for {self.gone_after:g} s ({why})")
@@ -108,6 +109,7 @@ class Seat:
     def _back(self, key: bytes) -> None:
         if key in self.missing:
             self.missing.pop(key).cancel()
+            self.peer.absent.discard(self.peer.cfg.keys.index(key))
             self.shell.note("back", f"{self.names[key]} is back", self.names[key])
 
     async def play(self, limit_s: float = 3600.0, link_up_s: float = LINK_UP_S) -> None:

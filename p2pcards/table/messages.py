@@ -24,11 +24,12 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"why"}),
-    "fault": frozenset({"blame", "why", "stall"}),
+    "fault": frozenset({"blame", "why", "stall", "evidence"}),
     "aid": frozenset({"on"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200  # bytes of UTF-8
+MAX_EVIDENCE: Final = 2  # frames a fault report carries
 
 
 def reason(text: str) -> str:

@@ -82,6 +82,7 @@ class TablePeer:
         self.watchdog = Watchdog(timeout)
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
         self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
+        self.absent: set[int] = set()  # the seats our network layer misses right now (it says so)
         self._quiet_since = 0.0  # since when no chain has grown
 
     # ------------------------------------------------------------ the interface
@@ -131,8 +132,7 @@ class TablePeer:
         """Take one frame from the network; never raises on what another peer sent."""
         self.now = max(self.now, now)
         if self.stopped is None:
-            self.chains.accept(frame)
-            self._progress()
+            self._take(frame)
         return self._flush()
 
     def tick(self, now: float) -> list[Output]:
@@ -260,14 +260,23 @@ class TablePeer:
         out, emit.out = emit.out, []
         return out
 
+    def _take(self, frame: bytes) -> None:
+        """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
+        outer, self.emit.in_hand = self.emit.in_hand, frame
+        try:
+            self.chains.accept(frame)
+            self._progress()
+        finally:
+            self.emit.in_hand = outer
+
     def _send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         self.emit.send(rnd, mtype, body)
 
     def _note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         self.emit.note(kind, detail, blame)
 
-    def _fault(self, detail: str, blame: int | None) -> None:
-        self.emit.fault(detail, blame)
+    def _fault(self, detail: str, blame: int | None, evidence: tuple[bytes, ...] = ()) -> None:
+        self.emit.fault(detail, blame, evidence=evidence)
 
     # ------------------------------------------------------------ dispatch
 
@@ -291,7 +300,7 @@ class TablePeer:
             self.emit.deck_fault(exc, seat)
         except EquivocationEvidence as exc:
             self.evidence.append(exc.frames)
-            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat)
+            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat, exc.frames)
         except RemoteProtocolError as exc:
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
 
@@ -329,6 +338,7 @@ class TablePeer:
                 rs.log.take(body, signed.hash, self.now)
                 for ref, frame in zip(body.refs, body.frames):
                     self.chains.take_relayed(rs.log, ref, frame, self.orderer)
+                rs.log.forget(body.refs)  # ordered and relayed: the frames are in the order now
             case Shares():
                 rs.reveals.take(seat, None, body.reveals)
                 rs.reveals.take_early()
@@ -352,23 +362,39 @@ class TablePeer:
                 if len(self.ready) == self.n and self.round == 0:
                     self._begin_round(1)
             case Fault():
-                # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
-                # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
-                # seat owes is public, so one our own view does not see owed is the reporter's view, not ours.
-                waiting = self.watchdog.waited(self.now)
-                owed = sorted(self._owed()[0])
-                if body.stall and owed and body.blame not in owed:
-                    waiting = owed
-                if waiting:
-                    self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
-                                f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
-                else:
-                    self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
+                self._fault_report(seat, body)
             case Aid():
                 # Not in the log: it changes no move and no result, only what every screen shows.
                 if body.on != (seat in self.aided):
                     (self.aided.add if body.on else self.aided.discard)(seat)
                     self._note("aid", f"{self.names[seat]} turned the memory aid {'on' if body.on else 'off'}")
+
+    def _fault_report(self, seat: int, body: Fault) -> None:
+        """Another peer stopped the table: we stop too, blaming only whom our own checks or view name."""
+        # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
+        # so that a fault we can check is found by our own checks, with our own blame.
+        for frame in body.evidence:
+            self._take(frame)
+            if self.stopped is not None:
+                return
+        # A wait of our own that has lasted is evidence we hold; a wait of a moment is only traffic
+        # in flight. A time-out is a claim we can weigh: what a seat owes is public, so one our own
+        # view does not see owed is the reporter's view, not ours.
+        waiting = self.watchdog.waited(self.now)
+        owed = sorted(self._owed()[0])
+        if body.stall and owed and body.blame not in owed:
+            waiting = owed
+        reporter = self.names[seat]
+        if waiting:
+            self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
+                        f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
+        elif body.stall and body.blame in owed or body.blame is None or body.blame in self.absent:
+            self._fault(f"{reporter} stopped the table: {body.why}", body.blame)
+        else:
+            # Nothing we hold bears it out (a box sealed to the reporter, its clock, its links): the
+            # table stops, and the blame is the reporter's claim, shown as such, not ours.
+            self._fault(f"{reporter} stopped the table, blaming {self.names[body.blame]} on its word only: "
+                        f"{body.why}", None)
 
     # ------------------------------------------------------------ rounds and decks
 
@@ -386,6 +412,7 @@ class TablePeer:
         sent = self.emit.sent
         for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
             del sent[seq]  # only this round's frames and the last one's are asked for again
+        self.tracker.drop_frames(number - 1)  # so only those are kept whole; older ones by their hash
         self._send(number, "key", decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:

@@ -141,3 +141,41 @@ def test_a_staller_that_reports_a_time_out_of_an_honest_seat_is_blamed_itself() 
     assert isinstance(cheat, LyingReporter) and cheat.reported
     for p in run.honest([CHEATER]):
         assert p.faults and p.faults[0].blame == cheat.names[CHEATER], p.faults
+
+
+# ---------------------------------------------------------------- fault reports on a reporter's word
+
+
+class FalseReporter(TablePeer):
+    """Once the deal is under way, stops the table with a report that blames honest seat 0 for a bad box
+    sealed to it (nothing anyone else can check), with seat 0's own `ready` as 'evidence' if `dress` is set."""
+
+    reported = False
+
+    def __init__(self, *args: Any, dress: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dress = dress
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        rs = self.rs
+        if not self.reported and rs is not None and rs.dealt and self.stopped is None:
+            self.reported = True
+            first = self.frame(0, 0)
+            assert first is not None
+            self.emit.fault("a private box from p0 does not open", 0, evidence=(first,) if self.dress else ())
+            out += self._flush()
+        return out
+
+
+@pytest.mark.parametrize("dress", [False, True], ids=["bare", "dressed"])
+def test_a_false_fault_report_does_not_get_the_honest_seat_it_names_blamed(dress: bool) -> None:
+    run = run_table("crisp", 3, CRISP, seed=5, seat=CHEATER, peer_class=FalseReporter,
+                    peer_kwargs={"dress": dress}, until=20.0)
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, FalseReporter) and cheat.reported
+    for p in run.honest([CHEATER]):
+        assert p.stopped is not None and p.faults, p.notes[-4:]  # the stop is certain ...
+        assert all(n.blame != "p0" for n in p.faults + p.notes), p.faults  # ... the blame is not
+        assert "on its word only" in p.faults[0].detail and cheat.names[CHEATER] in p.faults[0].detail
+

@@ -13,10 +13,13 @@ from collections.abc import Iterator
 
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto import shuffle
-from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, seal
+from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, parse, seal
 from p2pcards.crypto.identity import generate
 from p2pcards.sim.table_game import make_table
+from p2pcards.bots.base import RandomBot
+from p2pcards.sim.memnet import MemNet
 from p2pcards.table.chains import MAX_HELD_BYTES, MAX_LATER
+from p2pcards.table.log import MAX_MOVES
 from p2pcards.table.peer import Send, TablePeer
 
 HONEST, ATTACKER = 1, 2
@@ -100,3 +103,62 @@ def test_a_pass_for_a_deck_that_cannot_have_begun_is_its_senders_fault() -> None
                              bytes(shuffle.proof_bytes(n)))
     victim.receive(peers[ATTACKER].outbox.seal(1, "pass", bogus.to_wire()).frame, 0.2)
     assert victim.faults and victim.faults[0].blame == "p2" and "cannot have begun" in victim.faults[0].detail
+
+
+def _dealt(rounds: int = 1) -> tuple[list[TablePeer], MemNet]:
+    """A table that has dealt round `rounds` (and played the ones before)."""
+    peers = make_table("crisp", 3, {"limit": 100}, random.Random(7))
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], random.Random(1))
+    net.start()
+    until = 0.0
+    while not (peers[0].round >= rounds and peers[0].rs is not None and peers[0].rs.dealt):
+        until += 0.5
+        net.run(until=until)
+        assert until < 600 and not any(p.stopped or p.finished for p in peers), [p.stopped for p in peers]
+    return peers, net
+
+
+def test_a_flood_of_valid_signed_moves_costs_bounded_memory_and_is_its_senders_fault() -> None:
+    peers, net = _dealt()
+    victim, out = peers[0], peers[ATTACKER].outbox
+    rnd = victim.round
+
+    def moves(count: int) -> Iterator[bytes]:
+        for i in range(count):  # out of turn, all of them, each validly signed in the attacker's chain
+            yield out.seal(rnd, "move", {"m": {"a": "crisp" if i % 2 else "draw"}}).frame
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for frame in moves(8 * MAX_MOVES):
+            victim.receive(frame, net.now)
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert victim.faults and victim.faults[0].blame == "p2" and f"{MAX_MOVES} moves" in victim.faults[0].detail
+    assert not [n for n in victim.notes if n.blame not in (None, "p2")], victim.notes
+    assert victim.chains.received(ATTACKER) <= MAX_MOVES + 64  # taken no further once it stopped
+    assert grown < MAX_MOVES * (2 << 10), grown  # what MAX_MOVES moves cost, not what the flood offered
+
+
+def test_a_peer_keeps_whole_frames_of_this_round_and_the_last_only() -> None:
+    peers, net = _dealt(rounds=1)
+    old = dict(peers[HONEST].emit.sent)  # the honest seat's frames so far, by seq
+    until = net.now
+    while peers[0].round < 3:
+        until += 0.5
+        net.run(until=until)
+        assert until < 600 and not any(p.stopped or p.finished for p in peers), [p.stopped for p in peers]
+    peer, key = peers[0], peers[0].cfg.keys[HONEST]
+    kept = {seq: peer.tracker.frame_at(key, seq) for seq in range(peer.chains.received(HONEST))}
+    rounds = {seq: parse(f).envelope.round for seq, f in kept.items() if f is not None}
+    assert rounds and min(rounds.values()) >= peer.round - 1, rounds
+    assert all(kept[seq] is None for seq in old)  # the older ones by their hash only ...
+    # ... which still tells a replay of an old frame (ignored) from a rival for its place (equivocation).
+    seq, (rnd, frame) = max(old.items())
+    peer.receive(frame, net.now)
+    assert peer.stopped is None
+    env = parse(frame).envelope
+    rival = seal(peers[HONEST].identity, Envelope(env.table, rnd, env.sender, seq, env.prev, "aid", {"on": True}))
+    peer.receive(rival.frame, net.now)
+    assert peer.faults and peer.faults[0].blame == "p1" and "old seq" in peer.faults[0].detail
