@@ -114,7 +114,7 @@ def parse(frame: bytes) -> Signed:
         raise MalformedMessage("bad seq")
     if not (isinstance(prev, bytes) and len(prev) == HASH_BYTES):
         raise MalformedMessage("bad prev")
-    if not (isinstance(mtype, str) and 1 <= len(mtype) <= MAX_TYPE):
+    if not (isinstance(mtype, str) and 1 <= len(mtype.encode("utf-8")) <= MAX_TYPE):
         raise MalformedMessage("bad type")
     if not isinstance(body, dict):
         raise MalformedMessage("body is not a map")

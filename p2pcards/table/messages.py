@@ -67,7 +67,7 @@ def move_from_wire(v: Value, player: str, names: tuple[str, ...]) -> Move:
     if not isinstance(v, dict) or not set(v) <= set(MOVE_KEYS) or "a" not in v:
         raise MalformedMessage("bad move")
     action = v["a"]
-    if not isinstance(action, str) or not 1 <= len(action) <= 20:
+    if not isinstance(action, str) or not 1 <= len(action.encode("utf-8")) <= 20:
         raise MalformedMessage("bad move action")
     ints: dict[str, int | None] = {}
     for key in ("p", "q", "u"):
