@@ -385,6 +385,7 @@ class TablePeer:
         if body.stall and owed and body.blame not in owed:
             waiting = owed
         reporter = self.names[seat]
+        # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
         if waiting:
             self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
                         f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
