@@ -29,7 +29,7 @@ MAX_LATER = 16  # accepted messages of the next round held per sender
 
 
 class _Rounds(Collection[int]):
-    """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
+    """The rounds a chain tracker accepts: every round from 0 (`ready`) to the next one."""
 
     def __init__(self, current: Callable[[], int]) -> None:
         self.current = current
@@ -116,7 +116,7 @@ class Chains:
         other = self.held.get(place)
         seat = self.seat(env.sender)
         if seat is None:
-            return  # followed since the lobby, never seated: nothing of it is ours to take
+            return  # a key followed without a seat (a tracker handed over): nothing of it is ours to take
         if other is not None and other != frame:
             self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat,
                                evidence=(other, frame))

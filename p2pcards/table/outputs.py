@@ -99,7 +99,9 @@ class Emitter:
             self.stopped = detail
             self.note("void", f"round {self.round()} is void; the table stops")
             # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
-            frames = list(evidence[:MAX_EVIDENCE]) if evidence else [] if stall or self.in_hand is None else [self.in_hand]
+            frames = list(evidence[:MAX_EVIDENCE])
+            if not frames and not stall and self.in_hand is not None:
+                frames = [self.in_hand]
             if sum(map(len, frames)) > MAX_EVIDENCE_BYTES or any(len(f) > MAX_BIN for f in frames):
                 frames = []  # too big to carry: the report is our word only
             self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall,

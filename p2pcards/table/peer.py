@@ -288,7 +288,7 @@ class TablePeer:
             self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
             return
         if env.type in Chains.LOBBY_TYPES:
-            return  # the lobby's messages, seen again at the table: already taken by the lobby
+            return  # lobby messages signed in the table's context: they have no place here
         if env.round > self.round and env.type not in ANY_ROUND:
             self.chains.defer(signed, seat)
             return
