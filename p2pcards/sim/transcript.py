@@ -182,6 +182,7 @@ class Witness(TablePeer):
         self.evidence = []
         self._heads = ()
         self._quiet_since = 0.0
+        self.absent = set()
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 

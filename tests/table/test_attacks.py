@@ -18,6 +18,7 @@ from p2pcards.games.crisp import CrispGame
 from p2pcards.sim.cheaters import (Run, Withhold, WithholdingPeer, frame_type, run_table, withhold_private_to,
                                    withhold_public)
 from p2pcards.sim.table_game import make_table
+from p2pcards.sim.transcript import Transcript, record, verify
 from p2pcards.table.bodies import Shares
 from p2pcards.table.outputs import Output, Send
 from p2pcards.table.peer import TablePeer
@@ -172,14 +173,19 @@ class FalseReporter(TablePeer):
 
 @pytest.mark.parametrize("dress", [False, True], ids=["bare", "dressed"])
 def test_a_false_fault_report_does_not_get_the_honest_seat_it_names_blamed(dress: bool) -> None:
+    recorded: list[Transcript] = []
     run = run_table("crisp", 3, CRISP, seed=5, seat=CHEATER, peer_class=FalseReporter,
-                    peer_kwargs={"dress": dress}, until=20.0)
+                    peer_kwargs={"dress": dress}, until=20.0,
+                    prepare=lambda net, peers: recorded.append(record(net, peers[0].cfg)))
     cheat = run.peers[CHEATER]
     assert isinstance(cheat, FalseReporter) and cheat.reported
     for p in run.honest([CHEATER]):
         assert p.stopped is not None and p.faults, p.notes[-4:]  # the stop is certain ...
         assert all(n.blame != "p0" for n in p.faults + p.notes), p.faults  # ... the blame is not
         assert "on its word only" in p.faults[0].detail and cheat.names[CHEATER] in p.faults[0].detail
+    # A witness of the table's transcript reads the report the same way.
+    verdict = verify(Transcript.from_bytes(recorded[0].to_bytes()))
+    assert verdict.fault is not None and verdict.fault.blame is None and "on its word only" in verdict.fault.detail
 
 
 
