@@ -17,7 +17,7 @@ CRISP_TIMED = (("limit", 30), ("draw_seconds", 30))  # dawdlers let turns run ou
 CRISP_ALL = (("limit", 30), ("discard_draw", True), ("draw_seconds", 30))
 
 GAMES: list[Spec] = [
-    Spec("crisp", 2, CRISP_TIMED, "dawdle"),
+    Spec("crisp", 2, CRISP_TIMED, "dawdle", 2),  # a seed whose dawdler forfeits both a draw and a discard
     Spec("crisp", 3, (("limit", 30), ("discard_draw", True))),
     Spec("crisp", 4, CRISP_SHORT, "good"),
     Spec("crisp", 5, CRISP_ALL, "dawdle"),
