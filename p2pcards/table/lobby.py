@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..crypto import group
 from ..crypto.encoding import Value
@@ -97,9 +97,8 @@ class Lobby:
         env = signed.envelope
         body = env.body
         if env.type == "table" and env.sender == self.host:
-            game, opts, name = body["game"], body["options"], body["name"]
-            if not isinstance(game, str) or not isinstance(opts, dict) or not valid_name(name) \
-                    or not _is_nonce(body["nonce"]):
+            game, opts, name, nonce = body["game"], body["options"], body["name"], body["nonce"]
+            if not isinstance(game, str) or not isinstance(opts, dict) or not valid_name(name) or not _is_nonce(nonce):
                 raise MalformedMessage("bad table announcement", env.sender.hex())
             options = options_from_wire(opts)
             try:
@@ -110,7 +109,7 @@ class Lobby:
             self.game = game
             self.options = options
             self.names.setdefault(self.host, str(name))
-            self.nonces.setdefault(self.host, body["nonce"])  # type: ignore[arg-type]
+            self.nonces.setdefault(self.host, nonce)
         elif env.type == "join":
             name, nonce = body["name"], body["nonce"]
             if not valid_name(name) or name in self.names.values():
@@ -119,13 +118,12 @@ class Lobby:
             if not _is_nonce(nonce):
                 raise MalformedMessage(f"a join's nonce is {NONCE_BYTES} bytes", env.sender.hex())
             self.names[env.sender] = str(name)
-            self.nonces.setdefault(env.sender, nonce)  # type: ignore[arg-type]
+            self.nonces.setdefault(env.sender, nonce)
         elif env.type == "seats" and env.sender == self.host:
             config = TableConfig.from_wire(body["config"])
             if config.table != self.table or config.game != self.game or dict(config.options) != self.options:
                 raise MalformedMessage("seats for another table than the one announced", env.sender.hex())
-            if not config.nonces or any(config.nonces[i] != self.nonces.get(k, config.nonces[i])
-                                        for i, k in enumerate(config.keys)):
+            if not config.nonces or any(n != self.nonces.get(k, n) for k, n in zip(config.keys, config.nonces)):
                 raise MalformedMessage("seats with another nonce than a seat sent", env.sender.hex())
             self.config = config
         else:
@@ -138,7 +136,7 @@ class Lobby:
         return TablePeer(self.config, self.identity, **kwargs)
 
 
-def _is_nonce(v: Value) -> bool:
+def _is_nonce(v: Value) -> TypeGuard[bytes]:
     return isinstance(v, bytes) and len(v) == NONCE_BYTES
 
 
