@@ -197,14 +197,14 @@ crisp_options = st.builds(
 )
 
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @given(st.integers(2, 8), crisp_options, st.integers(0, 2**32 - 1), st.integers(0, 400))
 def test_crisp_legal_moves_are_the_moves_check_accepts(n: int, options: CrispOptions, seed: int, steps: int) -> None:
     game = CrispGame(NAMES[:n], options, dealer=seed % n)
     play_and_probe(game, seed, steps, every=12)
 
 
-@settings(max_examples=7, **SETTINGS)
+@settings(max_examples=4, **SETTINGS)
 @given(st.integers(2, 6), st.sampled_from([0.0, 2.0]), st.booleans(), st.integers(0, 2**32 - 1),
        st.integers(0, 700))
 def test_crescendo_legal_moves_are_the_moves_check_accepts(n: int, window: float, table: bool, seed: int,

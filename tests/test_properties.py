@@ -340,7 +340,7 @@ def _choose(game: Game, bots: list[RandomBot], rng: random.Random, crescendo_bia
 # ---------------------------------------------------------------- the tests
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> None:
     """RandomBot + play_game: properties 1-3 after every move and every wait, then 4."""

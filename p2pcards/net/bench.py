@@ -8,13 +8,17 @@ on one machine):
   set-up   from the host seating the table to the last seat's first chance to move (links,
            ready, keys, shuffle, deal, first looks)
   game     from the host seating the table to the last peer's end
-  CPU      process CPU per peer (mean; start-up and imports included), and the same table's
-           CPU per peer on the in-memory network (`p2pcards.sim`), whose clock is virtual
+  CPU      process CPU per peer (mean; start-up and imports included)
   memory   the largest peak resident set among the peers
   traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
   draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
            shares in), over every draw of every peer: median and 99th percentile, in ms
   move     the same for every move of any kind (a move that reveals nothing: until it is applied)
+
+Under each row, the same table in memory: every peer's shell in this one process and event loop,
+each frame handed straight to the others on the next turn of the loop, on the wall clock: no
+sockets, no processes, no handshake, so the difference is the network's own cost (but one core
+for every peer, where the processes share both).
 
 Then, on the in-memory network (virtual clock), what a slow link costs: 3 peers, seat 1's links
 either slow on every frame (`--slow` seconds, give or take 0.1 s) or with a spike of that much on
@@ -29,19 +33,20 @@ part of a game's wall time: compare set-up times and CPU, not game times, across
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import random
 import statistics
 import subprocess
 import sys
 import time
 from typing import Any
 
-from ..bots.base import RandomBot
 from ..errors import InputError
-from ..sim.memnet import LinkModel, MemNet
+from ..sim.memnet import LinkModel
 from ..sim.table_game import make_table, play_table
 from ..table.config import SEATS
+from .botpeer import make_bot
+from .shell import TableShell
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,15 +89,30 @@ def play_net(game: str, n: int, limit: int, limit_s: float = 900) -> list[dict[s
                 p.kill()
 
 
-def play_memory(game: str, n: int, limit: int) -> float:
-    """CPU seconds per peer for one game of the same table on the in-memory network."""
-    rng = random.Random(1)
-    peers = make_table(game, n, {"limit": limit} if game == "crisp" else {}, rng)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(n)], rng)
-    start = time.process_time()
-    net.start()
-    net.run(until=36000)
-    return (time.process_time() - start) / n
+def play_memory(game: str, n: int, limit: int, limit_s: float = 900) -> dict[str, Any]:
+    """One game of the same table in memory on the wall clock; the figures `run` prints for a row."""
+
+    async def main() -> dict[str, Any]:
+        peers = make_table(game, n, {"limit": limit} if game == "crisp" else {})
+        loop = asyncio.get_running_loop()
+        shells: list[TableShell] = []
+
+        def broadcast(sender: int) -> Any:
+            return lambda frame: [loop.call_soon(s.receive, frame) for i, s in enumerate(shells) if i != sender]
+
+        shells += [TableShell(p, broadcast(i), make_bot(game, "random", i)) for i, p in enumerate(peers)]
+        cpu, start = time.process_time(), time.time()
+        for shell in shells:
+            shell.start()
+        async with asyncio.timeout(limit_s):
+            await asyncio.gather(*(s.done() for s in shells))
+        firsts = [s.first_turn for s in shells if s.first_turn is not None]
+        return {"setup": max(firsts) - start if len(firsts) == n else float("nan"),
+                "game": time.time() - start, "cpu": (time.process_time() - cpu) / n,
+                "finished": sum(p.finished for p in peers),
+                "latency": [{a: list(t) for a, t in s.latency.items()} for s in shells]}
+
+    return asyncio.run(main())
 
 
 def _median_ms(times: list[list[float]]) -> str:
@@ -115,6 +135,13 @@ def slow_link(game: str, limit: int, slow: float) -> None:
               flush=True)
 
 
+def _latencies(per_peer: list[dict[str, list[float]]]) -> tuple[list[float], list[float]]:
+    """Every draw's latency, and every move's, over all peers."""
+    draws = [t for lat in per_peer for t in lat.get("draw", [])]
+    moves = [t for lat in per_peer for times in lat.values() for t in times]
+    return draws, moves
+
+
 def percentiles(times: list[float]) -> str:
     """`median/p99` of `times` (seconds) in ms, or `-` when there are none."""
     if not times:
@@ -133,8 +160,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--peers wants numbers, e.g. 2,4") from None
     if any(g not in SEATS for g in games) or any(s < 2 for s in sizes) or args.limit < 1 or not 0 <= args.slow <= 10:
         raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive; --slow is 0 to 10")
-    print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address")
-    print(f"{'game':<10} {'peers':>5} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} {'in memory':>10} "
+    print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; "
+          "under each, the same table in memory in one process")
+    print(f"{'game':<10} {'peers':>5} {'':<6} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} "
           f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
           "  finished")
     for game in games:
@@ -146,17 +174,18 @@ def run(args: argparse.Namespace) -> int:
             firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
             setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
             wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
-            lat: dict[str, list[float]] = {}
-            for r in rs:
-                for action, times in r.get("latency", {}).items():
-                    lat.setdefault(action, []).extend(times)
-            moves = [t for times in lat.values() for t in times]
-            print(f"{game:<10} {n:>5} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
-                  f"{play_memory(game, n, args.limit):>10.2f} {max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
+            draws, moves = _latencies([r.get("latency", {}) for r in rs])
+            print(f"{game:<10} {n:>5} {'tcp':<6} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
+                  f"{max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
                   f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
                   f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "
-                  f"{percentiles(lat.get('draw', [])):>15} {percentiles(moves):>15}  "
+                  f"{percentiles(draws):>15} {percentiles(moves):>15}  "
                   f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
+            m = play_memory(game, n, args.limit)
+            draws, moves = _latencies(m["latency"])
+            print(f"{'':<10} {'':>5} {'memory':<6} {m['setup']:>9.2f} {m['game']:>8.1f} {m['cpu']:>11.2f} "
+                  f"{'':>9} {'':>12} {'':>9} {percentiles(draws):>15} {percentiles(moves):>15}  "
+                  f"{m['finished']}/{n}", flush=True)
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
         print(f"{'game':<10} {'slow link':<14} {'game s':>8} {'draw s1':>9} {'draw oth':>9} {'move s1':>9} "

@@ -46,6 +46,7 @@ class TableShell:
         self._broadcast = broadcast
         self._on_note = on_note
         self._wake: asyncio.TimerHandle | None = None
+        self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
         # Our moves' times from play to shown (ordered, applied, every card it reveals to us learned), by action.
@@ -141,12 +142,17 @@ class TableShell:
             self._on_note(note)
 
     def _schedule(self) -> None:
-        wake = self.peer.wake_time()
+        # A wake already due sooner stands: with frames coming faster than the peer's wake moves
+        # on (now + 0.5 s), a tick put off at each of them would never come.
+        wake, now = self.peer.wake_time(), self.clock()
+        if self._wake is not None and wake is not None and self._wake_at <= max(wake, now):
+            return
         if self._wake is not None:
             self._wake.cancel()
             self._wake = None
         if wake is not None:
-            self._wake = self._loop.call_later(max(0.0, wake - self.clock()), self._tick)
+            self._wake_at = max(wake, now)
+            self._wake = self._loop.call_later(self._wake_at - now, self._tick)
 
     def _tick(self) -> None:
         self._wake = None

@@ -35,7 +35,7 @@ from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
-from .round import Parts, Round, Stage, Watchdog
+from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
@@ -133,6 +133,7 @@ class TablePeer:
         self.now = max(self.now, now)
         if self.stopped is None:
             self._take(frame)
+            self._watch()
         return self._flush()
 
     def tick(self, now: float) -> list[Output]:
@@ -387,8 +388,9 @@ class TablePeer:
         reporter = self.names[seat]
         # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
         if waiting:
+            what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
             self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
-                        f"{', '.join(self.names[s] for s in waiting)}", waiting[0])
+                        f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
         elif body.stall and body.blame in owed or body.blame is None or body.blame in self.absent:
             self._fault(f"{reporter} stopped the table: {body.why}", body.blame)
         else:
@@ -473,16 +475,17 @@ class TablePeer:
     # ------------------------------------------------------------ time-outs
 
     def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The other seats that hold up what we are waiting for, by what blocks first, and how much of it came."""
+        """The other seats that hold up what we are waiting for, and a mark: the round, what is owed
+        (an index of OWED) and how much of it came. A new round is never the old round's stall."""
         rs = self.rs
         owed: set[int]
         mark: tuple[int, ...]
         if rs is None:
-            owed, mark = {s for s in range(self.n) if s not in self.ready}, (len(self.ready),)
+            owed, mark = {s for s in range(self.n) if s not in self.ready}, (0, len(self.ready))
         else:
             owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
         owed.discard(self.me)
-        return frozenset(owed), mark
+        return frozenset(owed), (self.round, *mark)
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
@@ -493,5 +496,5 @@ class TablePeer:
             return
         late = self.watchdog.watch(self.now, *self._owed())
         if late:
-            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s",
-                            late[0], stall=True)
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
+                            f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

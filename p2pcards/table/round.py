@@ -19,6 +19,7 @@ messages of a round not begun (`later`). One loop (`TablePeer._progress`) advanc
 from __future__ import annotations
 
 import enum
+from typing import Final
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -216,6 +217,11 @@ class Round:
             return {orderer}, (5, log.next_index)
         return self.settlement.owed(opened=self.stage >= Stage.SETTLING), \
             (6, len(self.settlement.openings), len(self.settlement.results))
+
+
+# What `Round.owed` found missing, by the first number of its mark (0: the table's `ready`).
+OWED: Final = ("ready", "a key or shuffle pass", "a private box", "a move the log names",
+               "decryption shares", "an order", "an opening or result")
 
 
 class Watchdog:

@@ -20,7 +20,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(values)
 def test_round_trip(v: object) -> None:
     """decode(encode(v)) == v and encoding is stable."""

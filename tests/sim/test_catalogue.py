@@ -11,6 +11,7 @@ import pytest
 from p2pcards.cli import main
 from p2pcards.sim.batch import play_batch
 from p2pcards.sim.catalogue import CATALOGUE
+from p2pcards.sim.transcript import Transcript, record, verify
 
 CRISP = {"limit": 30}
 
@@ -40,10 +41,33 @@ def test_a_cheat_of_each_outcome_is_caught_with_the_right_blame(kind: str) -> No
 @pytest.mark.slow  # every cheat, in every game it fits, over a seeded batch
 @pytest.mark.parametrize("kind, game", [(k, g) for k, c in CATALOGUE.items() for g in c.games])
 def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: str) -> None:
-    reports = play_batch(game, 3, options(game), 1, 2, cheat=CATALOGUE[kind], cheater=1, timeout=3.0, until=200.0)
-    for r in reports:
+    # Each game's transcript goes to a witness too: it must name the fault and the cheater from the
+    # public frames alone. A box withheld from one seat is a stall a witness cannot time (a transcript
+    # has no clock past its last frame), so there it names whom the game waits on.
+    cheat = CATALOGUE[kind]
+    latest: list[Transcript] = []
+    transcripts: list[Transcript] = []
+    reports = play_batch(game, 3, options(game), 1, 2, cheat=cheat, cheater=1, timeout=3.0, until=200.0,
+                         prepare=lambda net, peers: latest.__setitem__(slice(None), [record(net, peers[0].cfg)]),
+                         on_game=lambda report, run: transcripts.append(latest[0]))
+    for r, transcript in zip(reports, transcripts, strict=True):
         assert r.fired and r.verdict is None, (r.seed, r.verdict)
         assert r.agreed
+        if cheat.expect not in ("void", "rejected"):
+            continue
+        verdict = verify(transcript)
+        w = verdict.witness
+        assert w is not None
+        blames = [n.blame for n in w.notes if n.blame]
+        if cheat.expect == "rejected":
+            assert verdict.ok and "p1" in blames
+        else:
+            assert not verdict.ok
+            # (a lie in a box sealed to one seat is that seat's word only, to a witness as to a peer: protocol.md §14)
+            first = w.faults[0] if w.faults else None
+            assert (first is not None and (first.blame == "p1" or (
+                first.blame is None and "blaming p1 on its word only" in first.detail))) \
+                or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
 
 
 def test_a_cheat_caught_otherwise_than_the_catalogue_says_fails_the_run(monkeypatch: pytest.MonkeyPatch,

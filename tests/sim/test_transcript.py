@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 
 from p2pcards.bots.base import RandomBot
 from p2pcards.cli import main
-from p2pcards.sim.catalogue import CATALOGUE
-from p2pcards.sim.batch import play_batch
 from p2pcards.sim.cheaters import outsider_frame
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
@@ -61,7 +59,8 @@ def test_a_cheat_in_the_transcript_is_the_fault_verify_reports_with_its_blame(
     # A drawn King swapped into a hand: only the audit, once every seed is opened, can see it.
     path = tmp_path / "cheat.p2pt"
     assert main(["sim", "crisp", "--cheat", "king-swap", "--seed", "25", "--record", str(path)]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "seed 29: caught; p0 blamed p1, p2 blamed p1" in out and "caught in 1/1 games" in out
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
     assert "FAULT: round 1 audit found a rules fault [blame: p1]" in out
@@ -133,28 +132,3 @@ def test_a_changed_frame_fails_even_with_the_files_digest_made_again(data: st.Da
     changed[at] ^= data.draw(st.integers(1, 255), label="xor")
     t.frames[i] = (when, bytes(changed))
     assert not verify(Transcript.from_bytes(t.to_bytes())).ok
-
-
-@pytest.mark.parametrize("kind", [k for k, c in CATALOGUE.items() if c.expect in ("void", "rejected")])
-@pytest.mark.slow
-def test_every_cheat_of_the_catalogue_is_the_fault_a_witness_reports(kind: str) -> None:
-    # The witness sees what a seat sees in public: a box withheld from one seat is a stall it cannot
-    # time (a transcript has no clock past its last frame), so it names whom the game waits on.
-    cheat = CATALOGUE[kind]
-    transcripts: list[Transcript] = []
-    [report] = play_batch(cheat.games[0], 3, {"limit": 30} if cheat.games[0] == "crisp" else {}, 1, 1,
-                          cheat=cheat, cheater=1, timeout=3.0, until=200.0,
-                          prepare=lambda net, peers: transcripts.__setitem__(slice(None), [record(net, peers[0].cfg)]))
-    assert report.fired and report.verdict is None
-    verdict = verify(transcripts[0])
-    w = verdict.witness
-    assert w is not None
-    blames = [n.blame for n in w.notes if n.blame]
-    if cheat.expect == "rejected":
-        assert verdict.ok and "p1" in blames
-    else:
-        assert not verdict.ok
-        # (a lie in a box sealed to a seat is that seat's word only, to a witness as to a peer: protocol.md §14)
-        assert (w.faults and (w.faults[0].blame == "p1" or (w.faults[0].blame is None
-                                                           and "blaming p1 on its word only" in w.faults[0].detail))) \
-            or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines

@@ -71,14 +71,14 @@ def _mutate(body: dict[str, Value], data: st.DataObject) -> dict[str, Value]:
 FUZZ = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@settings(FUZZ, max_examples=12)
+@settings(FUZZ, max_examples=6)
 @given(st.data())
 def test_a_signed_malformed_body_never_crashes_a_peer(data: st.DataObject) -> None:
     fuzz_one(data)
 
 
 @pytest.mark.slow  # the same, at length
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=100)
 @given(st.data())
 def test_many_signed_malformed_bodies_never_crash_a_peer(data: st.DataObject) -> None:
     fuzz_one(data)

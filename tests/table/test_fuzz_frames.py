@@ -140,14 +140,14 @@ def test_the_replayed_table_blames_no_one() -> None:
         assert victim.stopped is None and not [n for n in victim.notes if n.blame], (game, victim.notes[-3:])
 
 
-@settings(FUZZ, max_examples=8)
+@settings(FUZZ, max_examples=4)
 @given(st.data())
 def test_frames_from_an_attacker_never_crash_a_peer_or_blame_an_honest_seat(data: st.DataObject) -> None:
     fuzz_one(data)
 
 
 @pytest.mark.slow  # the same, at length
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=150)
 @given(st.data())
 def test_many_frames_from_an_attacker_never_crash_a_peer_or_blame_an_honest_seat(data: st.DataObject) -> None:
     fuzz_one(data)

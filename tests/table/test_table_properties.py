@@ -26,7 +26,7 @@ def tables(draw: st.DrawFn) -> Spec:
 
 
 @pytest.mark.slow  # ten whole games at random tables
-@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_any_table_agrees_and_leaks_nothing(spec: Spec) -> None:
     played = play(spec)
