@@ -10,6 +10,7 @@ from typing import Final
 from ..errors import (
     BadSignature,
     BrokenChain,
+    Equivocation,
     EquivocationEvidence,
     Gap,
     MalformedMessage,
@@ -113,7 +114,7 @@ def parse(frame: bytes) -> Signed:
         raise MalformedMessage("bad seq")
     if not (isinstance(prev, bytes) and len(prev) == HASH_BYTES):
         raise MalformedMessage("bad prev")
-    if not (isinstance(mtype, str) and 1 <= len(mtype) <= MAX_TYPE):
+    if not (isinstance(mtype, str) and 1 <= len(mtype.encode("utf-8")) <= MAX_TYPE):
         raise MalformedMessage("bad type")
     if not isinstance(body, dict):
         raise MalformedMessage("body is not a map")
@@ -122,12 +123,14 @@ def parse(frame: bytes) -> Signed:
 
 @dataclass(slots=True)
 class _Chain:
-    """What we have accepted from one sender: message hash and frame at each sequence number."""
+    """What we have accepted from one sender: at each sequence number the message hash, and the
+    frame and its round until `drop_frames` lets the frame go (from `kept`, the first place that may still hold one)."""
 
     key: PublicKey
     next_seq: int = 0
     head: bytes = GENESIS
-    seen: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
+    seen: dict[int, tuple[bytes, bytes | None, int]] = field(default_factory=dict)
+    kept: int = 0
 
 
 class ChainTracker:
@@ -164,9 +167,17 @@ class ChainTracker:
         return chain.next_seq, chain.head
 
     def frame_at(self, sender: bytes, seq: int) -> bytes | None:
-        """The accepted frame at one place in a sender's chain (evidence for blame), if any."""
+        """The accepted frame at one place in a sender's chain (evidence for blame), if we still hold it."""
         entry = self._chains[sender].seen.get(seq)
         return None if entry is None else entry[1]
+
+    def drop_frames(self, before_round: int) -> None:
+        """Keep only the hash of every accepted message of a round below `before_round` (a chain's rounds never go down)."""
+        for chain in self._chains.values():
+            while chain.kept < chain.next_seq and chain.seen[chain.kept][2] < before_round:
+                h, _, rnd = chain.seen[chain.kept]
+                chain.seen[chain.kept] = (h, None, rnd)
+                chain.kept += 1
 
     def accept(self, frame: bytes) -> Signed:
         """Check one frame and append it to its sender's chain; raises a typed error and changes nothing otherwise."""
@@ -187,9 +198,11 @@ class ChainTracker:
             raise MalformedMessage(f"unknown message type {env.type!r}", blame)
         h = signed.hash
         if env.seq < chain.next_seq:
-            known_hash, known_frame = chain.seen[env.seq]
+            known_hash, known_frame, _ = chain.seen[env.seq]
             if known_hash == h:
                 raise Replay(f"message {env.seq} from {blame} already seen")
+            if known_frame is None:  # an old place: we kept its hash only, this frame is the evidence
+                raise Equivocation(f"a different signed message at old seq {env.seq} from {blame}", blame)
             raise EquivocationEvidence(
                 f"two different signed messages at seq {env.seq} from {blame}", blame, (known_frame, frame)
             )
@@ -205,7 +218,7 @@ class ChainTracker:
                 self.check_body(env.type, env.body)
             except MalformedMessage as exc:
                 raise MalformedMessage(str(exc), blame) from None
-        chain.seen[env.seq] = (h, frame)
+        chain.seen[env.seq] = (h, frame, env.round)
         chain.next_seq += 1
         chain.head = h
         return signed

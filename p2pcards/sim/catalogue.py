@@ -124,7 +124,7 @@ def substitute_card(rw: Rewriter, env: Envelope, frame: bytes) -> list[bytes] | 
     if d is None:
         return None
     cards = rw.cheater.cfg.cards()
-    table = rw.cheater.cfg.table
+    table = rw.cheater.cfg.context
     shift = group.sub(dk.card_point(table, env.round, cards[1]), dk.card_point(table, env.round, cards[0]))
     c2 = (group.add(d.c2[0], shift),) + d.c2[1:]
     return rw.resealed(frame, dataclasses.replace(d, c2=c2).to_wire())

@@ -61,7 +61,7 @@ class Transcript:
         except MalformedMessage:
             return False
         env = signed.envelope
-        if env.table != self.config.table or env.sender not in self.config.keys \
+        if env.table != self.config.context or env.sender not in self.config.keys \
                 or not verify_signature(env.sender, signed.message, signed.signature):
             return False
         self._kept.add(frame)
@@ -165,7 +165,7 @@ class Witness(TablePeer):
         self.draw_seed = dk.draw_seed
         self.tolerance = float("inf")  # set by `verify` (a transcript's times are the sender's clock)
         self.timeout = float("inf")
-        self.outbox = Outbox(self.identity, config.table)
+        self.outbox = Outbox(self.identity, config.context)
         self.emit = MuteEmitter(self.outbox, config.names, lambda: self.round)
         self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round)
         self.rules = rules_for(config.new_game())
@@ -188,6 +188,7 @@ class Witness(TablePeer):
         self._totals_before = self.carry[0]
         self.votes = {}
         self.successor = None
+        self.absences = {}
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 
@@ -195,7 +196,7 @@ class Witness(TablePeer):
         # As TablePeer's, but with no round secret of our own (a placeholder of seat 0's, never sent).
         self.round = number
         self.orderer = self.game.dealer_of(number)
-        ctx = dk.RoundContext(self.cfg.table, number, self.names)
+        ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
         decks = Decks(ctx, dk.round_secret(ctx, 0, bytes(32)), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))

@@ -16,7 +16,7 @@ from ..crypto import deck as dk
 from ..crypto.encoding import Value
 from ..errors import MalformedMessage
 from ..games.base import Move
-from .messages import move_from_wire, reason
+from .messages import MAX_EVIDENCE, move_from_wire, reason
 
 EntryKind = Literal["deal", "move", "tie", "tick"]
 ENTRY_KINDS: tuple[EntryKind, ...] = get_args(EntryKind)
@@ -181,19 +181,24 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """A peer stopped the table and says whom it blames; `stall`: for a time-out (a claim every peer can weigh)."""
+    """A peer stopped the table and says whom it blames; `stall`: for a time-out (a claim every peer can weigh);
+    `evidence`: the signed frames that showed it the fault, for every receiver to check for itself."""
 
     blame: int | None
     why: str
     stall: bool = False
+    evidence: tuple[bytes, ...] = ()
 
     @classmethod
     def from_wire(cls, body: Mapping[str, Value], seats: int) -> Fault:
         """Parse a fault report."""
-        why, stall = body["why"], body["stall"]
+        why, stall, evidence = body["why"], body["stall"], body["evidence"]
         if not isinstance(why, str) or not isinstance(stall, bool):
             raise MalformedMessage("a fault report gives its reason and whether it is a time-out")
-        return cls(_seat_or_none(body["blame"], seats), reason(why), stall)
+        if not (isinstance(evidence, list) and len(evidence) <= MAX_EVIDENCE
+                and all(isinstance(f, bytes) for f in evidence)):
+            raise MalformedMessage(f"a fault report's evidence is at most {MAX_EVIDENCE} frames")
+        return cls(_seat_or_none(body["blame"], seats), reason(why), stall, tuple(evidence))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 
 from ..crypto.envelope import ChainTracker, Signed, parse
-from ..errors import BrokenChain, Equivocation, Gap, MalformedMessage, RemoteProtocolError, Replay
+from ..errors import BrokenChain, Equivocation, EquivocationEvidence, Gap, MalformedMessage, RemoteProtocolError, Replay
 from .config import TableConfig
 from .log import Log
 from .messages import BODIES, check_body
@@ -29,7 +29,7 @@ MAX_LATER = 16  # accepted messages of the next round held per sender
 
 
 class _Rounds(Collection[int]):
-    """The rounds a chain tracker accepts: the lobby's, the current one and the next."""
+    """The rounds a chain tracker accepts: every round from 0 (`ready`) to the next one."""
 
     def __init__(self, current: Callable[[], int]) -> None:
         self.current = current
@@ -57,7 +57,7 @@ class Chains:
         self.keys = cfg.keys
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
-        self.tracker = tracker or ChainTracker(cfg.table, cfg.keys, BODIES, check_body=check_body)
+        self.tracker = tracker or ChainTracker(cfg.context, cfg.keys, BODIES, check_body=check_body)
         self.tracker.rounds = _Rounds(current)
         # Our own chain is our Outbox: a frame of ours that comes back (replayed by anyone) is not news.
         if me < len(cfg.keys):  # a witness (no seat) has no chain of its own
@@ -82,7 +82,7 @@ class Chains:
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
-            self.emitter.fault(str(exc), self.blamed(exc))
+            self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
             return
         except Gap:
             self.hold(frame)
@@ -116,9 +116,10 @@ class Chains:
         other = self.held.get(place)
         seat = self.seat(env.sender)
         if seat is None:
-            return  # followed since the lobby, never seated: nothing of it is ours to take
+            return  # a key followed without a seat (a tracker handed over): nothing of it is ours to take
         if other is not None and other != frame:
-            self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat)
+            self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat,
+                               evidence=(other, frame))
             return
         if other is not None:
             return
@@ -144,7 +145,7 @@ class Chains:
                 try:
                     signed = self.tracker.accept(frame)
                 except (BrokenChain, Equivocation) as exc:
-                    self.emitter.fault(str(exc), self.blamed(exc))
+                    self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
                     return
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
@@ -173,7 +174,7 @@ class Chains:
         except Replay:
             return  # we have it already, byte for byte
         except Equivocation as exc:
-            self.emitter.fault(str(exc), ref[0])
+            self.emitter.fault(str(exc), ref[0], evidence=_evidence(exc))
             return
         except Gap:
             self.hold(frame)
@@ -194,3 +195,8 @@ class Chains:
         if seat is None and exc.blame in self.names:
             seat = self.names.index(exc.blame)
         return seat
+
+
+def _evidence(exc: RemoteProtocolError) -> tuple[bytes, ...]:
+    """The two signed frames that prove an equivocation (none for any other error: the frame in hand is)."""
+    return exc.frames if isinstance(exc, EquivocationEvidence) else ()

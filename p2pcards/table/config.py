@@ -15,12 +15,14 @@ from ..games.crisp import CrispGame, CrispOptions
 
 Game = CrispGame | CrescendoGame
 CONFIG_PERSON = b"p2pc/config/v1"
+NONCE_BYTES = 32
 SEATS = {"crisp": (2, 8), "crescendo": (2, 6)}
 
 
 @dataclass(frozen=True, slots=True)
 class TableConfig:
-    """A table: its id, game, options (seconds as integer milliseconds on the wire), seat keys and names."""
+    """A table: its id, game, options (seconds as integer milliseconds on the wire), seat keys and names,
+    and each seat's fresh lobby nonce (none for a table configured in advance)."""
 
     table: bytes
     game: str
@@ -28,6 +30,7 @@ class TableConfig:
     keys: tuple[bytes, ...]
     names: tuple[str, ...]
     first_dealer: int = 0
+    nonces: tuple[bytes, ...] = ()
 
     def __post_init__(self) -> None:
         if self.game not in SEATS:
@@ -43,6 +46,9 @@ class TableConfig:
             raise InputError("a seat key is not a valid Ed25519 identity key")
         if not 0 <= self.first_dealer < len(self.keys):
             raise InputError("no such dealer")
+        if self.nonces and (len(self.nonces) != len(self.keys)
+                            or not all(isinstance(n, bytes) and len(n) == NONCE_BYTES for n in self.nonces)):
+            raise InputError(f"the nonces are none, or one of {NONCE_BYTES} bytes per seat")
         self.new_game()  # validates the options
 
     @property
@@ -76,12 +82,13 @@ class TableConfig:
             "keys": list(self.keys),
             "names": list(self.names),
             "dealer": self.first_dealer,
+            "nonces": list(self.nonces),
         }
 
     @classmethod
     def from_wire(cls, v: Value) -> TableConfig:
         """Parse a config map; MalformedMessage on a bad shape or value."""
-        if not isinstance(v, dict) or set(v) != {"table", "game", "options", "keys", "names", "dealer"}:
+        if not isinstance(v, dict) or set(v) != {"table", "game", "options", "keys", "names", "dealer", "nonces"}:
             raise MalformedMessage("bad table config")
         opts = v["options"]
         if not isinstance(opts, dict):
@@ -93,6 +100,7 @@ class TableConfig:
                 tuple(_bytes(k) for k in _list(v["keys"])),
                 tuple(_str(n) for n in _list(v["names"])),
                 int(v["dealer"]),  # type: ignore[arg-type]
+                tuple(_bytes(n) for n in _list(v["nonces"])),
             )
         except (InputError, TypeError, ValueError) as exc:
             raise MalformedMessage(f"bad table config: {exc}") from None
@@ -100,6 +108,11 @@ class TableConfig:
     def digest(self) -> bytes:
         """The hash every seat signs in `ready`: agreement on exactly this config."""
         return digest(CONFIG_PERSON, encode(self.to_wire()))
+
+    @property
+    def context(self) -> bytes:
+        """The table's context: every frame's `table` and every round's deck context from `ready` on (the digest)."""
+        return self.digest()
 
 
 def parse_back(tag: str) -> Back:

@@ -1,15 +1,19 @@
 """Before the first round, sans-IO: a host opens a table, guests join, the host seats them.
 
 The host's `table` message names the game and the options the rules let a host set; each guest
-answers with `join`; the host's `seats` message fixes the seat order and the whole config. Every
-seated peer then hands its chains to a `TablePeer`, whose `ready` message signs the config.
+answers with `join`; the host's `seats` message fixes the seat order and the whole config. Each
+of them carries its sender's fresh nonce, which the config lists, so the table's context (the
+config's digest, in every frame and proof from `ready` on) is new as long as one seat is honest:
+a host that reuses a table id cannot replay a seat's frames of an earlier table. Every seated
+peer then starts a `TablePeer`, whose `ready` message signs the config.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..crypto import group
 from ..crypto.encoding import Value
@@ -17,7 +21,7 @@ from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import MAX_NAME, Identity, valid_name, verify
 from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
 from ..games.crisp import DRAW_SECONDS_CHOICES
-from .config import TableConfig, options_from_wire, options_to_wire
+from .config import NONCE_BYTES, TableConfig, options_from_wire, options_to_wire
 from .messages import BODIES, check_body
 from .peer import TablePeer
 
@@ -38,29 +42,33 @@ class Lobby:
     names: dict[bytes, str] = field(default_factory=dict)  # in join order, the host first
     config: TableConfig | None = None
     errors: list[str] = field(default_factory=list)
+    nonce: bytes = field(default_factory=lambda: secrets.token_bytes(NONCE_BYTES))  # our contribution to the context
+    nonces: dict[bytes, bytes] = field(default_factory=dict)  # every key's nonce, as it sent it
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.identity, self.table)
         self.tracker = ChainTracker(self.table, [self.host], BODIES, check_body=check_body)
+        self.nonces[self.identity.public] = self.nonce
 
     @classmethod
     def open(cls, identity: Identity, table: bytes, game: str, options: Mapping[str, Any]) -> tuple[Lobby, bytes]:
         """A host's lobby and its `table` frame; InputError when the game or an option is not the host's to set."""
         check_host_options(game, options)
         lobby = cls(identity, table, identity.public, game, dict(options), {identity.public: identity.name})
-        body: dict[str, Value] = {"game": game, "options": options_to_wire(options), "name": identity.name}
+        body: dict[str, Value] = {"game": game, "options": options_to_wire(options), "name": identity.name,
+                                  "nonce": lobby.nonce}
         return lobby, lobby.outbox.seal(0, "table", body).frame
 
     def join(self) -> bytes:
         """A guest's `join` frame."""
-        return self.outbox.seal(0, "join", {"name": self.identity.name}).frame
+        return self.outbox.seal(0, "join", {"name": self.identity.name, "nonce": self.nonce}).frame
 
     def seat(self) -> bytes:
         """The host closes the lobby: its `seats` frame fixes every seat and the config."""
         if self.identity.public != self.host or self.game is None:
             raise InputError("only the host seats the table")
         self.config = TableConfig(self.table, self.game, dict(self.options), tuple(self.names),
-                                  tuple(self.names.values()))
+                                  tuple(self.names.values()), nonces=tuple(self.nonces[k] for k in self.names))
         return self.outbox.seal(0, "seats", {"config": self.config.to_wire()}).frame
 
     def receive(self, frame: bytes) -> None:
@@ -89,8 +97,8 @@ class Lobby:
         env = signed.envelope
         body = env.body
         if env.type == "table" and env.sender == self.host:
-            game, opts, name = body["game"], body["options"], body["name"]
-            if not isinstance(game, str) or not isinstance(opts, dict) or not valid_name(name):
+            game, opts, name, nonce = body["game"], body["options"], body["name"], body["nonce"]
+            if not isinstance(game, str) or not isinstance(opts, dict) or not valid_name(name) or not _is_nonce(nonce):
                 raise MalformedMessage("bad table announcement", env.sender.hex())
             options = options_from_wire(opts)
             try:
@@ -101,27 +109,35 @@ class Lobby:
             self.game = game
             self.options = options
             self.names.setdefault(self.host, str(name))
+            self.nonces.setdefault(self.host, nonce)
         elif env.type == "join":
-            name = body["name"]
+            name, nonce = body["name"], body["nonce"]
             if not valid_name(name) or name in self.names.values():
                 raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} bytes of printable UTF-8",
                                        env.sender.hex())
+            if not _is_nonce(nonce):
+                raise MalformedMessage(f"a join's nonce is {NONCE_BYTES} bytes", env.sender.hex())
             self.names[env.sender] = str(name)
+            self.nonces.setdefault(env.sender, nonce)
         elif env.type == "seats" and env.sender == self.host:
             config = TableConfig.from_wire(body["config"])
             if config.table != self.table or config.game != self.game or dict(config.options) != self.options:
                 raise MalformedMessage("seats for another table than the one announced", env.sender.hex())
-            for key in config.keys:
-                self.tracker.add_sender(key)
+            if not config.nonces or any(n != self.nonces.get(k, n) for k, n in zip(config.keys, config.nonces)):
+                raise MalformedMessage("seats with another nonce than a seat sent", env.sender.hex())
             self.config = config
         else:
             raise MalformedMessage(f"{env.type} has no place in the lobby", env.sender.hex())
 
     def table_peer(self, **kwargs: Any) -> TablePeer:
-        """The seated peer, continuing this lobby's chains; InputError before the host has seated us."""
+        """The seated peer (its chains start afresh in the table's context); InputError before the host has seated us."""
         if self.config is None or self.identity.public not in self.config.keys:
             raise InputError("not seated at this table")
-        return TablePeer(self.config, self.identity, outbox=self.outbox, tracker=self.tracker, **kwargs)
+        return TablePeer(self.config, self.identity, **kwargs)
+
+
+def _is_nonce(v: Value) -> TypeGuard[bytes]:
+    return isinstance(v, bytes) and len(v) == NONCE_BYTES
 
 
 def check_host_options(game: str, options: Mapping[str, Any]) -> None:

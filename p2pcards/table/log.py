@@ -19,6 +19,7 @@ from ..games.base import Move
 from .bodies import EntryKind, Order, Ref
 
 LOG_PERSON = b"p2pc/log/v1"
+MAX_MOVES = 1024  # moves one seat may send in one round: a flood of valid moves costs bounded memory and CPU
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +50,10 @@ class Log:
         self.orderer = orderer
         self.tie_window = tie_window
         self.ties = ties  # which moves may tie with others' (the orderer waits `tie_window` for them)
-        self.moves: dict[Ref, Move] = {}
-        self.frames: dict[Ref, bytes] = {}  # each move's signed frame, relayed in its order
-        self.arrived: dict[Ref, float] = {}
+        self.moves: dict[Ref, Move] = {}  # until applied
+        self.frames: dict[Ref, bytes] = {}  # each move's signed frame, relayed in its order (until ordered)
+        self.arrived: dict[Ref, float] = {}  # until ordered
+        self.sent_by = [0] * seats  # moves each seat sent this round
         self.inbox: list[Ref] = []  # orderer only: moves not yet ordered
         self.ordered: set[Ref] = set()
         self.last_seq: dict[int, int] = {}  # the last move of each seat that was ordered
@@ -76,7 +78,13 @@ class Log:
         return not self.entries and self.issued == self.next_index
 
     def add_move(self, ref: Ref, move: Move, frame: bytes, now: float, mine: bool, ordering: bool) -> None:
-        """A move arrived (ours too, once sent); `ordering`: we are the orderer and will place it."""
+        """A move arrived (ours too, once sent); `ordering`: we are the orderer and will place it.
+
+        MalformedMessage (its sender's fault) beyond MAX_MOVES moves of one seat in a round.
+        """
+        if self.sent_by[ref[0]] >= MAX_MOVES:
+            raise MalformedMessage(f"more than {MAX_MOVES} moves in one round")
+        self.sent_by[ref[0]] += 1
         self.moves[ref] = move
         self.frames[ref] = frame
         self.arrived[ref] = now
@@ -174,6 +182,17 @@ class Log:
         entry = Entry(i, t, kind, refs)
         self.entries.append(entry)
         return entry
+
+    def forget(self, refs: Iterable[Ref]) -> None:
+        """Ordered moves: their frames and arrival times are needed no more."""
+        for ref in refs:
+            self.frames.pop(ref, None)
+            self.arrived.pop(ref, None)
+
+    def applied(self) -> None:
+        """The next entry is applied: its moves are needed no more."""
+        for ref in self.entries.popleft().refs:
+            self.moves.pop(ref, None)
 
     def head_moves(self) -> list[Move] | None:
         """The moves the next entry names, or None while one of them has not reached us."""

@@ -11,8 +11,8 @@ from ..games.base import Move
 
 # type -> the body's keys. Every body is a map with exactly these keys (see protocol.md).
 BODIES: Final[Mapping[str, frozenset[str]]] = {
-    "table": frozenset({"game", "options", "name"}),
-    "join": frozenset({"name"}),
+    "table": frozenset({"game", "options", "name", "nonce"}),
+    "join": frozenset({"name", "nonce"}),
     "seats": frozenset({"config"}),
     "ready": frozenset({"config"}),
     "key": frozenset({"seat", "public", "proof", "commitment"}),
@@ -24,12 +24,13 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "open": frozenset({"seat", "seed"}),
     "result": frozenset({"round", "scores", "totals", "over", "log", "audit", "at", "blame"}),
     "leave": frozenset({"why"}),
-    "fault": frozenset({"blame", "why", "stall"}),
+    "fault": frozenset({"blame", "why", "stall", "evidence"}),
     "aid": frozenset({"on"}),
     "gone": frozenset({"seat"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200  # bytes of UTF-8
+MAX_EVIDENCE: Final = 2  # frames a fault report carries
 
 
 def reason(text: str) -> str:
@@ -67,7 +68,7 @@ def move_from_wire(v: Value, player: str, names: tuple[str, ...]) -> Move:
     if not isinstance(v, dict) or not set(v) <= set(MOVE_KEYS) or "a" not in v:
         raise MalformedMessage("bad move")
     action = v["a"]
-    if not isinstance(action, str) or not 1 <= len(action) <= 20:
+    if not isinstance(action, str) or not 1 <= len(action.encode("utf-8")) <= 20:
         raise MalformedMessage("bad move action")
     ints: dict[str, int | None] = {}
     for key in ("p", "q", "u"):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..crypto.encoding import Value
+from ..crypto.encoding import MAX_BIN, MAX_FRAME, Value
 from ..crypto.envelope import Outbox, Signed
 from ..errors import DeckFault
-from .messages import reason
+from .messages import MAX_EVIDENCE, reason
+
+MAX_EVIDENCE_BYTES = MAX_FRAME - (4 << 10)  # what a fault report's evidence may weigh: it must fit in one frame
 
 NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid"]
 
@@ -70,6 +72,7 @@ class Emitter:
         self.own: list[Signed] = []  # what we signed in it, to apply once the step is done
         self.sent: dict[int, tuple[int, bytes]] = {}  # seq -> (round, frame) of what we signed, to send again
         self.on_sign: Callable[[bytes], None] | None = None  # told of every frame we sign, before it leaves
+        self.in_hand: bytes | None = None  # the frame whose taking we are in: a fault found meanwhile carries it
 
     def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         """Sign and broadcast a message of round `rnd`."""
@@ -88,14 +91,24 @@ class Emitter:
         if kind == "fault":
             self.faults.append(note)
 
-    def fault(self, detail: str, blame: int | None, stall: bool = False) -> None:
-        """A peer broke the protocol (`stall`: it held us up too long): the round is void and the table stops."""
+    def fault(self, detail: str, blame: int | None, stall: bool = False, evidence: Sequence[bytes] = ()) -> None:
+        """A peer broke the protocol (`stall`: it held us up too long): the round is void and the table stops.
+
+        The report carries `evidence` (signed frames), else the frame in hand, so that each receiver
+        checks the fault for itself instead of taking our word for it.
+        """
         self.note("fault", detail, blame)
         if self.stopped is None:
             self.stopped = detail
             self.note("void", f"round {self.round()} is void; the table stops")
             # Tell the others: a fault one peer sees (a share withheld from it) must stop every peer.
-            self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall})
+            frames = list(evidence[:MAX_EVIDENCE])
+            if not frames and not stall and self.in_hand is not None:
+                frames = [self.in_hand]
+            if sum(map(len, frames)) > MAX_EVIDENCE_BYTES or any(len(f) > MAX_BIN for f in frames):
+                frames = []  # too big to carry: the report is our word only
+            self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall,
+                                              "evidence": list[Value](frames)})
 
     def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
         """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""

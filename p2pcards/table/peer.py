@@ -69,10 +69,10 @@ class TablePeer:
         self.tolerance = tolerance
         self.slack = slack
         self.timeout = timeout
-        # A lobby hands over the chains it began; a table set up in advance starts them here.
-        self.outbox = outbox or Outbox(identity, config.table)
+        # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
+        self.outbox = outbox or Outbox(identity, config.context)
         self.emit = Emitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._take, lambda: self.round, tracker)
+        self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
         # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
         totals, played = carry or ((0,) * self.n, 0)
@@ -114,7 +114,7 @@ class TablePeer:
         """
         peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                    tolerance=tolerance, timeout=timeout, slack=slack,
-                   outbox=ResumeOutbox(identity, config.table, records), carry=carried(records))
+                   outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
         peer._replay(records)
         peer.journal = []
         peer.now = max(peer.now, now)
@@ -170,8 +170,7 @@ class TablePeer:
         """Take one frame from the network; never raises on what another peer sent."""
         self.now = max(self.now, now)
         if self.stopped is None:
-            self.chains.accept(frame)
-            self._progress()
+            self._take(frame)
             self._watch()
         return self._flush()
 
@@ -255,6 +254,10 @@ class TablePeer:
         missing for that while, though too briefly to be called missing (protocol.md §18.6)."""
         start, end = self.absences.get(seat, (since, until))
         self.absences[seat] = (since if end < since else min(start, since), max(end, until))
+
+    def _missing_now(self, seat: int) -> bool:
+        """Whether our network layer misses `seat`'s link right now (a report that it is gone is borne out by our view)."""
+        return self.absences.get(seat, (0.0, 0.0))[1] == math.inf
 
     def _missing_since(self, seat: int, since: float) -> bool:
         """Whether `seat` was missing at some time from `since` on."""
@@ -347,7 +350,7 @@ class TablePeer:
     def _record_frame(self, frame: bytes) -> None:
         self._record(frame_record(self.now, frame))
 
-    def _take(self, signed: Signed) -> None:
+    def _accepted(self, signed: Signed) -> None:
         """A frame of another seat, accepted into its chain: journal it, then handle it."""
         self._record_frame(signed.frame)
         self._handle(signed)
@@ -392,14 +395,23 @@ class TablePeer:
         out, emit.out = emit.out, []
         return out
 
+    def _take(self, frame: bytes) -> None:
+        """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
+        outer, self.emit.in_hand = self.emit.in_hand, frame
+        try:
+            self.chains.accept(frame)
+            self._progress()
+        finally:
+            self.emit.in_hand = outer
+
     def _send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         self.emit.send(rnd, mtype, body)
 
     def _note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         self.emit.note(kind, detail, blame)
 
-    def _fault(self, detail: str, blame: int | None) -> None:
-        self.emit.fault(detail, blame)
+    def _fault(self, detail: str, blame: int | None, evidence: tuple[bytes, ...] = ()) -> None:
+        self.emit.fault(detail, blame, evidence=evidence)
 
     # ------------------------------------------------------------ dispatch
 
@@ -411,7 +423,7 @@ class TablePeer:
             self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
             return
         if env.type in Chains.LOBBY_TYPES:
-            return  # the lobby's messages, seen again at the table: already taken by the lobby
+            return  # lobby messages signed in the table's context: they have no place here
         if env.round > self.round and env.type not in ANY_ROUND:
             self.chains.defer(signed, seat)
             return
@@ -423,7 +435,7 @@ class TablePeer:
             self.emit.deck_fault(exc, seat)
         except EquivocationEvidence as exc:
             self.evidence.append(exc.frames)
-            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat)
+            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat, exc.frames)
         except RemoteProtocolError as exc:
             self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
 
@@ -461,6 +473,7 @@ class TablePeer:
                 rs.log.take(body, signed.hash, self.now)
                 for ref, frame in zip(body.refs, body.frames):
                     self.chains.take_relayed(rs.log, ref, frame, self.orderer)
+                rs.log.forget(body.refs)  # ordered and relayed: the frames are in the order now
             case Shares():
                 rs.reveals.take(seat, None, body.reveals)
                 rs.reveals.take_early()
@@ -488,31 +501,48 @@ class TablePeer:
                 self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
                 self._vote_out()
             case Fault():
-                # The report is its sender's word. A wait of our own that has lasted is evidence we hold;
-                # a wait of a moment is only traffic in flight. A time-out is a claim we can weigh: what a
-                # seat owes is public, so one our own view does not see owed is the reporter's view, not ours.
-                waiting = self.watchdog.waited(self.now)
-                owed = sorted(self._owed()[0])
-                if body.stall and owed and body.blame not in owed:
-                    waiting = owed
-                if waiting:
-                    what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
-                    self._fault(f"{self.names[seat]} stopped the table ({body.why}); we were waiting on "
-                                f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
-                else:
-                    self._fault(f"{self.names[seat]} stopped the table: {body.why}", body.blame)
+                self._fault_report(seat, body)
             case Aid():
                 # Not in the log: it changes no move and no result, only what every screen shows.
                 if body.on != (seat in self.aided):
                     (self.aided.add if body.on else self.aided.discard)(seat)
                     self._note("aid", f"{self.names[seat]} turned the memory aid {'on' if body.on else 'off'}")
 
+    def _fault_report(self, seat: int, body: Fault) -> None:
+        """Another peer stopped the table: we stop too, blaming only whom our own checks or view name."""
+        # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
+        # so that a fault we can check is found by our own checks, with our own blame.
+        for frame in body.evidence:
+            self._take(frame)
+            if self.stopped is not None:
+                return
+        # A wait of our own that has lasted is evidence we hold; a wait of a moment is only traffic
+        # in flight. A time-out is a claim we can weigh: what a seat owes is public, so one our own
+        # view does not see owed is the reporter's view, not ours.
+        waiting = self.watchdog.waited(self.now)
+        owed = sorted(self._owed()[0])
+        if body.stall and owed and body.blame not in owed:
+            waiting = owed
+        reporter = self.names[seat]
+        # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
+        if waiting:
+            what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
+            self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
+                        f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
+        elif body.stall and body.blame in owed or body.blame is None or self._missing_now(body.blame):
+            self._fault(f"{reporter} stopped the table: {body.why}", body.blame)
+        else:
+            # Nothing we hold bears it out (a box sealed to the reporter, its clock, its links): the
+            # table stops, and the blame is the reporter's claim, shown as such, not ours.
+            self._fault(f"{reporter} stopped the table, blaming {self.names[body.blame]} on its word only: "
+                        f"{body.why}", None)
+
     # ------------------------------------------------------------ rounds and decks
 
     def _begin_round(self, number: int) -> None:
         self.round = number
         self.orderer = self.game.dealer_of(number)
-        ctx = dk.RoundContext(self.cfg.table, number, self.names)
+        ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
         seed = self.draw_seed()
         self._record(("seed", number, seed))
@@ -527,6 +557,7 @@ class TablePeer:
         sent = self.emit.sent
         for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
             del sent[seq]  # only this round's frames and the last one's are asked for again
+        self.tracker.drop_frames(number - 1)  # so only those are kept whole; older ones by their hash
         self._send(number, "key", decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:

@@ -138,7 +138,7 @@ class Round:
                     return
                 if not self._apply_moves(rules, e, moves):
                     return
-            log.entries.popleft()
+            log.applied()
             self.applied += 1
             self.reveals.after_change()
 

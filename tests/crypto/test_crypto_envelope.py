@@ -212,3 +212,18 @@ def test_envelope_is_frozen() -> None:
     env = Envelope(TABLE, 1, ALICE.public, 0, GENESIS, "move", {})
     with pytest.raises(dataclasses.FrozenInstanceError):
         env.seq = 2  # type: ignore[misc]
+
+
+def test_a_type_is_measured_in_utf8_bytes_and_one_too_long_is_malformed_blaming_no_one() -> None:
+    """`type` is 1 to 64 bytes of UTF-8 (check 1: no one blamed), not 64 code points (check 5 would blame)."""
+    for mtype, ok in (("é" * 32, True), ("é" * 33, False)):
+        frame = seal(ALICE, Envelope(TABLE, 1, ALICE.public, 0, GENESIS, mtype, {})).frame
+        if ok:
+            assert parse(frame).envelope.type == mtype
+            with pytest.raises(MalformedMessage) as unknown:
+                tracker().accept(frame)
+            assert unknown.value.blame is not None  # an unknown type of a right length: its signer's fault
+        else:
+            with pytest.raises(MalformedMessage) as exc:
+                parse(frame)
+            assert exc.value.blame is None

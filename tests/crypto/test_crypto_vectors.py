@@ -94,3 +94,11 @@ def test_generator_vectors_from_their_hashes() -> None:
     for case in STORED["shuffle"]["generators"]:
         p = group.add(group.from_uniform(bytes.fromhex(case["h0_hex"])), group.from_uniform(bytes.fromhex(case["h1_hex"])))
         assert p.hex() == case["point_hex"] and group.is_valid(p)
+
+
+def test_config_vector_is_the_context() -> None:
+    """A table's context is BLAKE2b-256, personalised p2pc/config/v1, over the canonical encoding of its config map."""
+    case = STORED["config"]
+    data = encode(from_json(case["wire"]))
+    assert data.hex() == case["encoding_hex"]
+    assert hashlib.blake2b(data, digest_size=32, person=b"p2pc/config/v1").hexdigest() == case["context_hex"]

@@ -17,6 +17,7 @@ from p2pcards.crypto import group, proofs, shuffle
 from p2pcards.crypto.encoding import Value, encode, transcript_hash
 from p2pcards.crypto.envelope import GENESIS, Envelope, message_hash, seal
 from p2pcards.crypto.identity import Identity, fingerprint
+from p2pcards.table.config import TableConfig
 
 PATH = Path(__file__).with_name("vectors.json")
 TABLE = bytes.fromhex("7032702d7461626c652d766563746f72")  # b"p2p-table-vector"
@@ -149,6 +150,13 @@ def compute() -> dict[str, Any]:
         "frame_hex": signed.frame.hex(),
         "message_hash_hex": message_hash(signed.message).hex(),
     }
+
+    # A table's context (protocol.md §6.2): the digest of its config, every seat's lobby nonce included.
+    guest = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+    cfg = TableConfig(TABLE, "crisp", {"limit": 50, "draw_seconds": 30}, (ident.public, Identity(guest, "b").public),
+                      ("vector", "é b"), nonces=(bytes([0xAA] * 32), bytes([0xBB] * 32)))
+    out["config"] = {"wire": to_json(cfg.to_wire()), "encoding_hex": encode(cfg.to_wire()).hex(),
+                     "context_hex": cfg.context.hex()}
     return out
 
 

@@ -63,7 +63,11 @@ def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: 
             assert verdict.ok and "p1" in blames
         else:
             assert not verdict.ok
-            assert (w.faults and w.faults[0].blame == "p1") or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
+            # (a lie in a box sealed to one seat is that seat's word only, to a witness as to a peer: protocol.md §14)
+            first = w.faults[0] if w.faults else None
+            assert (first is not None and (first.blame == "p1" or (
+                first.blame is None and "blaming p1 on its word only" in first.detail))) \
+                or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
 
 
 def test_a_cheat_caught_otherwise_than_the_catalogue_says_fails_the_run(monkeypatch: pytest.MonkeyPatch,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ from p2pcards.games.base import Move
 from p2pcards.games.crisp import CrispGame
 from p2pcards.sim.cheaters import (Run, Withhold, WithholdingPeer, frame_type, run_table, withhold_private_to,
                                    withhold_public)
+from p2pcards.sim.table_game import make_table
+from p2pcards.sim.transcript import Transcript, record, verify
 from p2pcards.table.bodies import Shares
 from p2pcards.table.outputs import Output, Send
 from p2pcards.table.peer import TablePeer
@@ -141,3 +144,70 @@ def test_a_staller_that_reports_a_time_out_of_an_honest_seat_is_blamed_itself() 
     assert isinstance(cheat, LyingReporter) and cheat.reported
     for p in run.honest([CHEATER]):
         assert p.faults and p.faults[0].blame == cheat.names[CHEATER], p.faults
+
+
+# ---------------------------------------------------------------- fault reports on a reporter's word
+
+
+class FalseReporter(TablePeer):
+    """Once the deal is under way, stops the table with a report that blames honest seat 0 for a bad box
+    sealed to it (nothing anyone else can check), with seat 0's own `ready` as 'evidence' if `dress` is set."""
+
+    reported = False
+
+    def __init__(self, *args: Any, dress: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dress = dress
+
+    def tick(self, now: float) -> list[Output]:
+        out = super().tick(now)
+        rs = self.rs
+        if not self.reported and rs is not None and rs.dealt and self.stopped is None:
+            self.reported = True
+            first = self.frame(0, 0)
+            assert first is not None
+            self.emit.fault("a private box from p0 does not open", 0, evidence=(first,) if self.dress else ())
+            out += self._flush()
+        return out
+
+
+@pytest.mark.parametrize("dress", [False, True], ids=["bare", "dressed"])
+def test_a_false_fault_report_does_not_get_the_honest_seat_it_names_blamed(dress: bool) -> None:
+    recorded: list[Transcript] = []
+    run = run_table("crisp", 3, CRISP, seed=5, seat=CHEATER, peer_class=FalseReporter,
+                    peer_kwargs={"dress": dress}, until=20.0,
+                    prepare=lambda net, peers: recorded.append(record(net, peers[0].cfg)))
+    cheat = run.peers[CHEATER]
+    assert isinstance(cheat, FalseReporter) and cheat.reported
+    for p in run.honest([CHEATER]):
+        assert p.stopped is not None and p.faults, p.notes[-4:]  # the stop is certain ...
+        assert all(n.blame != "p0" for n in p.faults + p.notes), p.faults  # ... the blame is not
+        assert "on its word only" in p.faults[0].detail and cheat.names[CHEATER] in p.faults[0].detail
+    # A witness of the table's transcript reads the report the same way.
+    verdict = verify(Transcript.from_bytes(recorded[0].to_bytes()))
+    assert verdict.fault is not None and verdict.fault.blame is None and "on its word only" in verdict.fault.detail
+
+
+
+def test_a_fault_report_carries_the_evidence_a_peer_that_saw_nothing_checks_for_itself() -> None:
+    peers = make_table("crisp", 3, CRISP, random.Random(4))
+    ready = [[o.frame for o in p.start(0.0) if isinstance(o, Send)] for p in peers]
+    keys: list[bytes] = []  # what seat 0 sends once round 1 begins (its key)
+    for i, p in enumerate(peers):
+        for j, frames in enumerate(ready):
+            if i != j:
+                for frame in frames:
+                    keys += [o.frame for o in p.receive(frame, 0.1) if isinstance(o, Send) and i == 0]
+    seen, blind, cheat = peers[0], peers[2], peers[CHEATER]
+    for frame in keys:
+        blind.receive(frame, 0.1)  # so that seat 0's report is next in its chain at seat 2
+    seq, head = cheat.outbox.next_seq, cheat.outbox.head
+    one = cheat.outbox.seal(cheat.round, "aid", {"on": True}).frame
+    cheat.outbox.next_seq, cheat.outbox.head = seq, head  # and a second message for the same place
+    two = cheat.outbox.seal(cheat.round, "aid", {"on": False}).frame
+    report = [o.frame for frame in (one, two) for o in seen.receive(frame, 0.2) if isinstance(o, Send)
+              and frame_type(o.frame) == "fault"]
+    assert seen.faults and seen.faults[0].blame == "p1" and report
+    blind.receive(report[0], 0.3)  # it never saw either message: only the report's evidence
+    assert blind.faults and blind.faults[0].blame == "p1", blind.faults
+    assert "stopped the table" not in blind.faults[0].detail  # its own verdict, not the reporter's word

@@ -46,15 +46,18 @@ def test_a_bad_order_is_malformed(change: dict[str, Value]) -> None:
 
 @pytest.mark.parametrize("mtype, body", [
     ("ready", {"config": "abc"}),
-    ("fault", {"blame": 3, "why": "x", "stall": False}), ("fault", {"blame": True, "why": "x", "stall": False}),
-    ("fault", {"blame": None, "why": 1, "stall": False}), ("fault", {"blame": None, "why": "x", "stall": 1}),
+    ("fault", {"blame": 3, "why": "x", "stall": False, "evidence": []}), ("fault", {"blame": True, "why": "x", "stall": False, "evidence": []}),
+    ("fault", {"blame": None, "why": 1, "stall": False, "evidence": []}), ("fault", {"blame": None, "why": "x", "stall": 1, "evidence": []}),
+    ("fault", {"blame": None, "why": "x", "stall": False, "evidence": [b"a", b"b", b"c"]}),
+    ("fault", {"blame": None, "why": "x", "stall": False, "evidence": ["a"]}),
     ("private", {"to": 0, "box": b"x"}), ("private", {"to": 5, "box": b"x"}), ("private", {"to": 1, "box": "x"}),
     ("result", {"round": 1, "scores": [1.5], "totals": [], "over": False, "log": b"", "audit": "v", "at": None,
                 "blame": None}),
     ("result", {"round": 1, "scores": [], "totals": [], "over": 0, "log": b"", "audit": "v", "at": None,
                 "blame": None}),
     ("shares", {"reveals": []}), ("shares", {"reveals": [1]}),
-    ("move", {"m": {"a": 7}}), ("key", {"seat": 0}), ("nonsense", {}), ("aid", {"on": 1}), ("aid", {"on": None}),
+    ("move", {"m": {"a": 7}}), ("move", {"m": {"a": "é" * 11}}),  # 11 code points, 22 bytes: over 20 bytes
+    ("key", {"seat": 0}), ("nonsense", {}), ("aid", {"on": 1}), ("aid", {"on": None}),
 ])
 def test_bad_bodies_are_malformed_never_another_error(mtype: str, body: dict[str, Value]) -> None:
     with pytest.raises(MalformedMessage):
@@ -63,9 +66,10 @@ def test_bad_bodies_are_malformed_never_another_error(mtype: str, body: dict[str
 
 def test_good_bodies_parse_to_their_types() -> None:
     assert parse_body("ready", {"config": b"c"}, NAMES, 0) == Ready(b"c")
-    assert parse_body("fault", {"blame": 2, "why": "w" * 500, "stall": False}, NAMES, 0) == Fault(2, "w" * 200)
-    assert parse_body("fault", {"blame": 2, "why": "é" * 150, "stall": True}, NAMES, 0) == Fault(2, "é" * 100, True)
+    assert parse_body("fault", {"blame": 2, "why": "w" * 500, "stall": False, "evidence": []}, NAMES, 0) == Fault(2, "w" * 200)
+    assert parse_body("fault", {"blame": 2, "why": "é" * 150, "stall": True, "evidence": []}, NAMES, 0) == Fault(2, "é" * 100, True)
     assert parse_body("leave", {"why": 7}, NAMES, 1) == Leave("")
+    assert parse_body("move", {"m": {"a": "é" * 10}}, NAMES, 0).action == "é" * 10  # 20 bytes: a shape, the engine judges
     assert parse_body("aid", Aid(True).to_wire(), NAMES, 2) == Aid(True)
     assert parse_body("private", {"to": 2, "box": b"b"}, NAMES, 0) == Private(2, b"b")
     assert parse_body("move", {"m": {"a": "draw", "s": "pile"}}, NAMES, 1) == Move("bob", "draw", source="pile")

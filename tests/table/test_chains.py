@@ -14,12 +14,12 @@ CFG = TableConfig(bytes(16), "crisp", {}, tuple(i.public for i in IDS), tuple(i.
 
 def seat_zero() -> tuple[Chains, Emitter, list[Signed]]:
     taken: list[Signed] = []
-    emitter = Emitter(Outbox(IDS[0], CFG.table), CFG.names, lambda: 1)
+    emitter = Emitter(Outbox(IDS[0], CFG.context), CFG.names, lambda: 1)
     return Chains(CFG, 0, emitter, taken.append, lambda: 1), emitter, taken
 
 
 def frames(seat: int, count: int) -> list[bytes]:
-    out = Outbox(IDS[seat], CFG.table)
+    out = Outbox(IDS[seat], CFG.context)
     return [out.seal(1, "move", {"m": {"a": "draw", "p": k}}).frame for k in range(count)]
 
 
@@ -44,10 +44,10 @@ def test_a_frame_ahead_of_its_chain_waits_for_the_ones_before_it() -> None:
 
 def test_two_frames_for_one_place_in_a_chain_stop_the_table_blaming_their_signer() -> None:
     chains, emitter, taken = seat_zero()
-    rival = Outbox(IDS[1], CFG.table)
+    rival = Outbox(IDS[1], CFG.context)
     rival.seal(1, "move", {"m": {"a": "draw"}})  # seq 0, never delivered
     a = rival.seal(1, "move", {"m": {"a": "draw", "p": 1}}).frame
-    again = Outbox(IDS[1], CFG.table)
+    again = Outbox(IDS[1], CFG.context)
     again.seal(1, "move", {"m": {"a": "draw"}})
     b = again.seal(1, "move", {"m": {"a": "draw", "p": 2}}).frame
     chains.accept(a)
@@ -59,6 +59,6 @@ def test_two_frames_for_one_place_in_a_chain_stop_the_table_blaming_their_signer
 def test_a_stranger_is_noted_never_blamed() -> None:
     chains, emitter, taken = seat_zero()
     stranger = generate("zed")
-    chains.accept(Outbox(stranger, CFG.table).seal(1, "move", {"m": {"a": "draw"}}).frame)
+    chains.accept(Outbox(stranger, CFG.context).seal(1, "move", {"m": {"a": "draw"}}).frame)
     assert not taken and emitter.stopped is None
     assert [n.kind for n in emitter.notes] == ["rejected"] and emitter.notes[0].blame is None

@@ -13,10 +13,13 @@ from collections.abc import Iterator
 
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto import shuffle
-from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, seal
+from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, parse, seal
 from p2pcards.crypto.identity import generate
 from p2pcards.sim.table_game import make_table
+from p2pcards.bots.base import RandomBot
+from p2pcards.sim.memnet import MemNet
 from p2pcards.table.chains import MAX_HELD_BYTES, MAX_LATER
+from p2pcards.table.log import MAX_MOVES
 from p2pcards.table.peer import Send, TablePeer
 
 HONEST, ATTACKER = 1, 2
@@ -34,10 +37,10 @@ def _junk(peers: list[TablePeer], rounds: int) -> Iterator[bytes]:
     pad = {"m": b"x" * BIG}
     for i in range(rounds):
         yield secrets.token_bytes(BIG)  # garbage
-        yield bytes(64) + Envelope(cfg.table, 1, honest.public, 5, GENESIS, "move", pad).encode()  # forged
+        yield bytes(64) + Envelope(cfg.context, 1, honest.public, 5, GENESIS, "move", pad).encode()  # forged
         yield seal(honest, Envelope(b"another table", 1, honest.public, i, GENESIS, "move", pad)).frame
-        yield seal(outsider, Envelope(cfg.table, 1, outsider.public, i, GENESIS, "move", pad)).frame
-        yield seal(attacker, Envelope(cfg.table, 1, attacker.public, 10 + i, GENESIS, "move", pad)).frame  # ahead
+        yield seal(outsider, Envelope(cfg.context, 1, outsider.public, i, GENESIS, "move", pad)).frame
+        yield seal(attacker, Envelope(cfg.context, 1, attacker.public, 10 + i, GENESIS, "move", pad)).frame  # ahead
 
 
 def test_a_flood_of_junk_costs_bounded_memory_and_few_notes() -> None:
@@ -78,7 +81,7 @@ def test_too_many_messages_of_a_round_not_begun_are_their_senders_fault() -> Non
     peers = _table()
     victim = peers[0]
     victim.start(0.0)
-    out = Outbox(peers[ATTACKER].identity, victim.cfg.table)
+    out = Outbox(peers[ATTACKER].identity, victim.cfg.context)
     victim.receive(out.seal(0, "ready", {"config": victim.cfg.digest()}).frame, 0.1)
     for _ in range(MAX_LATER + 1):  # round 1 has not begun at the victim: seat 1 is not ready
         victim.receive(out.seal(1, "leave", {"why": "x" * 100}).frame, 0.2)
@@ -100,3 +103,56 @@ def test_a_pass_for_a_deck_that_cannot_have_begun_is_its_senders_fault() -> None
                              bytes(shuffle.proof_bytes(n)))
     victim.receive(peers[ATTACKER].outbox.seal(1, "pass", bogus.to_wire()).frame, 0.2)
     assert victim.faults and victim.faults[0].blame == "p2" and "cannot have begun" in victim.faults[0].detail
+
+
+def _dealt(rounds: int = 1) -> tuple[list[TablePeer], MemNet]:
+    """A table that has dealt round `rounds` (and played the ones before)."""
+    peers = make_table("crisp", 3, {"limit": 100}, random.Random(7))
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], random.Random(1))
+    net.start()
+    until = 0.0
+    while not (peers[0].round >= rounds and peers[0].rs is not None and peers[0].rs.dealt):
+        until += 0.5
+        net.run(until=until)
+        assert until < 600 and not any(p.stopped or p.finished for p in peers), [p.stopped for p in peers]
+    return peers, net
+
+
+def test_a_flood_of_valid_signed_moves_costs_bounded_memory_and_is_its_senders_fault() -> None:
+    peers, net = _dealt()
+    victim, out = peers[0], peers[ATTACKER].outbox
+    rnd = victim.round
+
+    def moves(count: int) -> Iterator[bytes]:
+        for i in range(count):  # out of turn, all of them, each validly signed in the attacker's chain
+            yield out.seal(rnd, "move", {"m": {"a": "crisp" if i % 2 else "draw"}}).frame
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for frame in moves(8 * MAX_MOVES):
+            victim.receive(frame, net.now)
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert victim.faults and victim.faults[0].blame == "p2" and f"{MAX_MOVES} moves" in victim.faults[0].detail
+    assert not [n for n in victim.notes if n.blame not in (None, "p2")], victim.notes
+    assert victim.chains.received(ATTACKER) <= MAX_MOVES + 64  # taken no further once it stopped
+    assert grown < MAX_MOVES * (2 << 10), grown  # what MAX_MOVES moves cost, not what the flood offered
+
+
+def test_a_peer_keeps_whole_frames_of_this_round_and_the_last_only() -> None:
+    peers, net = _dealt(rounds=2)
+    peer, key = peers[0], peers[0].cfg.keys[HONEST]
+    kept = {seq: peer.tracker.frame_at(key, seq) for seq in range(peer.chains.received(HONEST))}
+    rounds = {seq: parse(f).envelope.round for seq, f in kept.items() if f is not None}
+    assert rounds and min(rounds.values()) >= peer.round - 1, rounds
+    assert kept[0] is None  # its ready (round 0): by its hash only ...
+    # ... which still tells a replay of the old frame (ignored) from a rival for its place (equivocation).
+    frame = seal(peers[HONEST].identity, Envelope(peer.cfg.context, 0, key, 0, GENESIS, "ready",
+                                                  {"config": peer.cfg.digest()})).frame
+    peer.receive(frame, net.now)  # its ready signed again: the very same frame (Ed25519 is deterministic)
+    assert peer.stopped is None
+    rival = seal(peers[HONEST].identity, Envelope(peer.cfg.context, 0, key, 0, GENESIS, "aid", {"on": True}))
+    peer.receive(rival.frame, net.now)
+    assert peer.faults and peer.faults[0].blame == "p1" and "old seq" in peer.faults[0].detail

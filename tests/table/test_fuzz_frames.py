@@ -86,18 +86,18 @@ def attacks(draw: st.DrawFn, peers: list[TablePeer], tape: list[tuple[int, float
     cfg = peers[0].cfg
     mtype = draw(st.sampled_from(sorted(BODIES)) | st.text(min_size=1, max_size=8))
     body = draw(st.just(dict(env.body)) | st.dictionaries(st.text(max_size=8), values, max_size=4))
-    forged = Envelope(cfg.table, draw(st.integers(0, 3)), cfg.keys[ATTACKER], draw(st.integers(0, 60)),
+    forged = Envelope(cfg.context, draw(st.integers(0, 3)), cfg.keys[ATTACKER], draw(st.integers(0, 60)),
                       draw(st.sampled_from([GENESIS, env.prev, bytes(range(32))])), mtype, body)
     if kind == "forged":
         return seal(peers[ATTACKER].identity, forged).frame
     if kind == "outsider":
-        return seal(OUTSIDER, Envelope(cfg.table, env.round, OUTSIDER.public, env.seq, env.prev, env.type,
+        return seal(OUTSIDER, Envelope(cfg.context, env.round, OUTSIDER.public, env.seq, env.prev, env.type,
                                        env.body)).frame
     if kind == "other-table":
         other = Envelope(b"another table", env.round, cfg.keys[ATTACKER], env.seq, env.prev, env.type, env.body)
         return seal(peers[ATTACKER].identity, other).frame
     key = draw(st.sampled_from(SMALL_ORDER))  # with the signature R = s*B, S = s a lax check accepts
-    message = Envelope(cfg.table, env.round, key, env.seq, env.prev, env.type, env.body).encode()
+    message = Envelope(cfg.context, env.round, key, env.seq, env.prev, env.type, env.body).encode()
     s = draw(st.integers(1, 2**64))
     return group.mul_base(group.scalar_of_int(s)) + s.to_bytes(32, "little") + message
 

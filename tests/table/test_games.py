@@ -17,10 +17,10 @@ CRISP_TIMED = (("limit", 30), ("draw_seconds", 30))  # dawdlers let turns run ou
 CRISP_ALL = (("limit", 30), ("discard_draw", True), ("draw_seconds", 30))
 
 GAMES: list[Spec] = [
-    Spec("crisp", 2, CRISP_TIMED, "dawdle"),
+    Spec("crisp", 2, CRISP_TIMED, "dawdle", 2),  # a seed whose dawdler forfeits both a draw and a discard
     Spec("crisp", 3, (("limit", 30), ("discard_draw", True))),
     Spec("crisp", 4, CRISP_SHORT, "good"),
-    Spec("crisp", 5, CRISP_ALL, "dawdle"),
+    Spec("crisp", 5, CRISP_ALL, "dawdle", 4),  # a seed whose dawdlers let turns run out
     Spec("crisp", 6, (("limit", 30), ("discard_draw", True)), "good"),
     Spec("crisp", 8, CRISP_SHORT),
     Spec("crescendo", 2, (("number_window_s", 0),)),

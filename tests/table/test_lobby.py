@@ -88,12 +88,13 @@ def test_names_are_checked_in_utf8_bytes_where_they_arrive() -> None:
     host, opened = Lobby.open(host_id, table, "crisp", {"limit": 15, "draw_seconds": None})
     long = Identity(Ed25519PrivateKey.generate(), "€" * 11)  # 11 code points, 33 bytes: made past `generate`'s check
     fine = generate("é" * 16)  # 32 bytes
-    for guest in (long, fine):
-        host.receive(Lobby(guest, table, host_id.public).join())
+    guests = [Lobby(g, table, host_id.public) for g in (long, fine)]
+    for guest in guests:
+        host.receive(guest.join())
     assert list(host.names.values()) == ["host", "é" * 16]
     assert len(host.errors) == 1 and "bytes" in host.errors[0]
     wire = host.seat()
-    guest = Lobby(fine, table, host_id.public)
+    guest = guests[1]
     for frame in (opened, wire):
         guest.receive(frame)
     assert guest.config == host.config and not guest.errors
@@ -105,3 +106,19 @@ def test_a_config_whose_names_are_not_names_is_malformed() -> None:
     for names in ([1, 2], ["a", "b\x00"], ["a", "x" * 33], ["a", " b"]):
         with pytest.raises(MalformedMessage):
             TableConfig.from_wire({**base, "names": names})  # type: ignore[dict-item]
+
+
+def test_a_guest_refuses_seats_that_do_not_carry_the_nonce_it_sent() -> None:
+    table = secrets.token_bytes(16)
+    host_id, ann_id = generate("host"), generate("ann")
+    host, opened = Lobby.open(host_id, table, "crescendo", {})
+    ann = Lobby(ann_id, table, host_id.public)
+    for frame in (opened, ann.join()):
+        host.receive(frame)
+        ann.receive(frame)
+    assert host.nonces[ann_id.public] == ann.nonce
+    host.nonces[ann_id.public] = bytes(32)  # a host that would replay ann's frames of another table
+    ann.receive(host.seat())
+    assert ann.config is None and ann.errors and "nonce" in ann.errors[-1]
+    with pytest.raises(InputError):
+        ann.table_peer()
