@@ -38,6 +38,7 @@ class Seat:
         self._shell_args = (bot, think, on_note)
         self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self.seats = peer.n  # the first table's seats: a request may still count by them
         self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
         self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
@@ -54,6 +55,9 @@ class Seat:
         for key in stale:
             self.missing.pop(key).cancel()
         bot, think, on_note = self._shell_args
+        before: TableShell | None = getattr(self, "shell", None)
+        if before is not None:  # the table that goes on is played as the one before was (a bot set since)
+            bot, think = before.bot, before.think
         if self.store is not None and self.store is not store:
             self.store.close()
         self.store = store
@@ -75,7 +79,9 @@ class Seat:
         if kind == FRAME:
             self.frame(payload)
         elif kind == REQUEST:
-            sender, first, count = parse_request(payload, self.peer.n)  # MalformedMessage cuts the link
+            sender, first, count = parse_request(payload, self.seats)  # MalformedMessage cuts the link
+            if sender >= self.peer.n:
+                return  # asked of the table before the one that went on without a seat: nothing of it left
             asker = self.peer.cfg.keys.index(link.key) if link.key in self.names else None
             if asker is None:
                 raise LinkBroken("a request from a key with no seat")
@@ -175,6 +181,8 @@ class Seat:
                         self.shell.resume()
                     else:
                         self.shell.start()
+                    if self._asking is None:
+                        self._ask()  # it stopped asking when the table before was over
                     await self.shell.done()
         finally:
             self.close()

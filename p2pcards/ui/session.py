@@ -145,6 +145,7 @@ class NetTable:
     _transcript: Transcript | None = None
     _sealed: list[bytes] = field(default_factory=list)  # recording: our own lobby frames, signed before we sat
     _events_seen: int = 0
+    _following: TablePeer | None = None  # the peer whose seats and events we show
     _started: bool = False
     _closed: bool = False
 
@@ -289,6 +290,7 @@ class NetTable:
         seat = node.seat
         assert seat is not None
         self.names, self.me = seat.peer.cfg.names, seat.peer.me
+        self._following = seat.peer
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
         if self.record is not None:
             self._transcript = Transcript(seat.peer.cfg)
@@ -325,6 +327,10 @@ class NetTable:
         """The engine's new events as notes: what every player saw happen, in the log's order."""
         if self.peer is None:
             return
+        if self.peer is not self._following:  # the table went on without a seat (protocol.md §14.9): its seats
+            self._following = self.peer
+            self.names, self.me = self.peer.cfg.names, self.peer.me
+            self._events_seen = 0
         events = self.peer.game.events
         self._notes.extend(Note("event", str(e)) for e in events[self._events_seen:])
         self._events_seen = len(events)

@@ -117,10 +117,10 @@ def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
     assert all(p.returncode is not None for p in session.bot_procs.values())
 
 
-def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> None:
-    # Bo dies either owing a message (the time-out blames it) or while it may take its time (its turn):
-    # then its silent link makes us leave, naming it. Which one depends on the moment of the kill.
-    session = NetTable(generate("you"), "crisp", {}, bots=2, timeout=4, gone_after=8)
+def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on() -> None:
+    # Bo's process dies without a word: its link is lost, the banner counts down, and after 4 s the
+    # two of us vote it gone and go on without it (protocol.md §14.9); the time-out (30 s) never comes.
+    session = NetTable(generate("you"), "crisp", {"limit": 30}, bots=2, timeout=30, gone_after=4)
     client = TableClient(session)
     seen: list[str] = []
 
@@ -128,7 +128,8 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
         await session.start()
         deadline = time.time() + 60
         killed = False
-        while time.time() < deadline and session.stopped() is None:
+        after_out = 0
+        while time.time() < deadline and session.stopped() is None and after_out < 10:
             await session.changed(0.2)
             client.absorb(time.time())
             view = session.view()
@@ -138,16 +139,16 @@ def test_a_vanished_bot_shows_a_banner_then_the_table_stops_and_names_it() -> No
                 killed = True
             if killed:
                 seen.append(plain(client.lines(80, 24, time.time())))
+            if "Bo" not in session.names:
+                after_out += 1  # the table that goes on: play on it a little
             key = crisp_key(view) if not session.busy() else None
             if key is not None and key != "c":
                 client.key(key)
         client.absorb(time.time())
         seen.append(plain(client.lines(80, 24, time.time())))
+        assert session.stopped() is None, session.stopped()  # we go on, until we leave
         await session.leave()
 
     asyncio.run(main())
     assert any("Bo is missing (link lost): voted gone in" in s for s in seen)
-    assert session.stopped() is not None and "Bo" in session.stopped()  # type: ignore[operator]
-    last = seen[-1]
-    assert "The table stopped:" in last
-    assert ("FAULT" in last and "Bo sent nothing owed for 4 s" in last) or "Bo was missing for 8 s" in last
+    assert len(session.names) == 2 and any("Bo is out: round" in s for s in seen), seen[-1]
