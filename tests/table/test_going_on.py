@@ -19,10 +19,15 @@ def vote_gone(net: MemNet, out: int) -> None:
             net.send_as(i, peer.gone(out, net.now, f"{peer.names[out]} was missing for 10 s"))
 
 
+def new_table(players: int, seed: int, **peer_args: bool) -> MemNet:
+    """A seeded table of random bots, every seat ready to start."""
+    rng = random.Random(seed)
+    peers = make_table("crisp", players, LONGER, random.Random(rng.random()), **peer_args)
+    return MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], rng)
+
+
 def test_three_seats_go_on_as_two_and_finish_alike() -> None:
-    rng = random.Random(11)
-    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net = new_table(3, 11)
     net.start()
     net.run(until=300.0, stop=lambda n: n.peers[2].round == 2 and n.peers[2].rs is not None
             and n.peers[2].rs.stage is Stage.PLAYING)
@@ -38,7 +43,7 @@ def test_three_seats_go_on_as_two_and_finish_alike() -> None:
     nxt = [p.next_peer() for p in left]
     assert all(p is not None for p in nxt)
     assert [p.game.totals for p in nxt if p] == [list(before[:2])] * 2  # round 2's scores do not count
-    net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
     net2.start()
     net2.run(until=net2.now + 600.0)
     for p in net2.peers:
@@ -50,9 +55,7 @@ def test_three_seats_go_on_as_two_and_finish_alike() -> None:
 
 
 def test_two_seats_without_one_end_the_game() -> None:
-    rng = random.Random(12)
-    peers = make_table("crisp", 2, LONGER, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    net = new_table(2, 12)
     net.start()
     net.run(until=300.0, stop=lambda n: n.peers[1].rs is not None and n.peers[1].rs.stage is Stage.PLAYING)
     net.dead.add(1)
@@ -64,9 +67,7 @@ def test_two_seats_without_one_end_the_game() -> None:
 
 
 def test_one_vote_alone_changes_nothing() -> None:
-    rng = random.Random(13)
-    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net = new_table(3, 13)
     net.start()
     net.run(until=300.0, stop=lambda n: n.peers[0].rs is not None and n.peers[0].rs.stage is Stage.PLAYING)
     net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # seat 2 is still here, for seat 1
@@ -76,9 +77,7 @@ def test_one_vote_alone_changes_nothing() -> None:
 
 
 def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_without_it() -> None:
-    rng = random.Random(14)
-    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net = new_table(3, 14)
     net.dead.add(2)  # never says ready
     net.start()
     net.call_at(10.0, lambda n: vote_gone(n, 2))
@@ -89,16 +88,14 @@ def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_wit
 
 
 def test_a_peer_of_the_table_that_went_on_resumes_from_its_own_journal() -> None:
-    rng = random.Random(15)
-    peers = make_table("crisp", 3, LONGER, random.Random(rng.random()), journal=True)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net = new_table(3, 15, journal=True)
     net.start()
     net.run(until=300.0, stop=lambda n: n.peers[2].round == 2)
     net.dead.add(2)
     net.call_at(net.now + 10.0, lambda n: vote_gone(n, 2))
     net.run(until=net.now + 60.0)
     nxt = [p.next_peer() for p in net.peers[:2]]
-    net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
     net2.start()
     net2.run(until=net2.now + 300.0, stop=lambda n: n.peers[1].rs is not None and n.peers[1].rs.applied >= 4)
     old = net2.peers[1]
