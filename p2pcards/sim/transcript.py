@@ -21,6 +21,7 @@ from ..crypto.identity import verify as verify_signature
 from ..crypto.sealing import Opener
 from ..errors import InputError, MalformedMessage
 from ..table.config import TableConfig
+from ..table.absences import Absences
 from ..table.chains import Chains
 from ..table.decks import Decks
 from ..table.log import Log
@@ -188,7 +189,7 @@ class Witness(TablePeer):
         self._totals_before = self.carry[0]
         self.votes = {}
         self.successor = None
-        self.absences = {}
+        self.absences = Absences()
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 

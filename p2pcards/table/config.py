@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cards import CRESCENDO_DECK, CRISP_DECK, Back, crescendo_back
-from ..crypto.encoding import Value, digest, encode
+from ..crypto.encoding import Value, digest, encode, transcript_hash
 from ..crypto.identity import MAX_NAME, is_valid_public, valid_name
 from ..errors import InputError, MalformedMessage
 from ..games.crescendo import CrescendoGame, CrescendoOptions
@@ -15,6 +15,7 @@ from ..games.crisp import CrispGame, CrispOptions
 
 Game = CrispGame | CrescendoGame
 CONFIG_PERSON = b"p2pc/config/v1"
+SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without a seat
 NONCE_BYTES = 32
 SEATS = {"crisp": (2, 8), "crescendo": (2, 6)}
 
@@ -55,6 +56,16 @@ class TableConfig:
     def seats(self) -> int:
         """The number of seats."""
         return len(self.keys)
+
+    def without(self, out: int, void: int, dealer: int) -> TableConfig:
+        """The table that goes on without seat `out` from round `void`, which seat `dealer` was to deal
+        (protocol.md §14.9): the others in their order, the same game and options, and round `void`
+        dealt by the same seat, or by the one after `out` when it was `out`."""
+        keep = [s for s in range(self.seats) if s != out]
+        first = keep.index(dealer if dealer != out else (out + 1) % self.seats)
+        return TableConfig(transcript_hash(SUCCESSOR_PERSON, [self.context, out, void], 16), self.game, self.options,
+                           tuple(self.keys[s] for s in keep), tuple(self.names[s] for s in keep),
+                           (first - void + 1) % len(keep))
 
     def new_game(self) -> Game:
         """A fresh engine for this table, as a peer runs it (faces revealed by the protocol)."""

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, decode, transcript_hash
+from ..crypto.encoding import Value, decode
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
@@ -27,6 +27,7 @@ from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, 
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
+from .absences import Absences
 from .bodies import (Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares,
                      parse_body)
 from .chains import Chains
@@ -46,7 +47,6 @@ TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
-SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without a seat
 PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
@@ -88,7 +88,7 @@ class TablePeer:
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
-        self.absences: dict[int, tuple[float, float]] = {}  # seat -> (from, until) its link was last missing
+        self.absences = Absences()  # when our network layer missed each seat's link
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
@@ -244,24 +244,12 @@ class TablePeer:
         """The network layer found `seat`'s link missing (lost or quiet), or back: an orderer that was
         missing stamps the moves it gets when it is back (protocol.md §14.10)."""
         self.now = max(self.now, now)
-        if missing:
-            self.absences[seat] = (self.now, math.inf)
-        elif seat in self.absences:
-            self.absences[seat] = (self.absences[seat][0], self.now)
+        (self.absences.missing if missing else self.absences.back)(seat, self.now)
 
     def silent(self, seat: int, since: float, until: float) -> None:
         """The network layer heard nothing at all on `seat`'s link from `since` to `until`: it was
         missing for that while, though too briefly to be called missing (protocol.md §18.6)."""
-        start, end = self.absences.get(seat, (since, until))
-        self.absences[seat] = (since if end < since else min(start, since), max(end, until))
-
-    def _missing_now(self, seat: int) -> bool:
-        """Whether our network layer misses `seat`'s link right now (a report that it is gone is borne out by our view)."""
-        return self.absences.get(seat, (0.0, 0.0))[1] == math.inf
-
-    def _missing_since(self, seat: int, since: float) -> bool:
-        """Whether `seat` was missing at some time from `since` on."""
-        return self.absences.get(seat, (0.0, -math.inf))[1] >= since
+        self.absences.silent(seat, since, until)
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
@@ -529,7 +517,7 @@ class TablePeer:
             what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
             self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
                         f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
-        elif body.stall and body.blame in owed or body.blame is None or self._missing_now(body.blame):
+        elif body.stall and body.blame in owed or body.blame is None or self.absences.now(body.blame):
             self._fault(f"{reporter} stopped the table: {body.why}", body.blame)
         else:
             # Nothing we hold bears it out (a box sealed to the reporter, its clock, its links): the
@@ -550,7 +538,7 @@ class TablePeer:
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
-                  self._missing_since, self.orderer)
+                  self.absences.since, self.orderer)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._totals_before = tuple(self.game.totals)
@@ -617,12 +605,7 @@ class TablePeer:
             if len(keep) < SEATS[self.cfg.game][0]:
                 self._note("over", f"too few seats remain without {self.names[out]}: the game ends")
                 return
-            dealer = self.game.dealer_of(void)
-            dealer = keep.index(dealer if dealer != out else (out + 1) % self.n)
-            cfg = self.cfg
-            self.successor = TableConfig(
-                transcript_hash(SUCCESSOR_PERSON, [cfg.table, out, void], 16), cfg.game, cfg.options,
-                tuple(cfg.keys[s] for s in keep), tuple(cfg.names[s] for s in keep), (dealer - void + 1) % len(keep))
+            self.successor = self.cfg.without(out, void, self.game.dealer_of(void))
             self._passed_on = (tuple(totals[s] for s in keep), void - 1)
             self._note("over", f"the table goes on without {self.names[out]} from round {void}")
             return
