@@ -41,6 +41,7 @@ from .seat import GONE_AFTER_S, Seat
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby
+REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 
 
 class Node:
@@ -72,6 +73,7 @@ class Node:
         self.changed = asyncio.Event()  # set whenever the lobby changes; a UI clears it and waits again
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
+        self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
 
     async def __aenter__(self) -> Node:
         if self.disco is None and self.mdns:
@@ -189,6 +191,7 @@ class Node:
             addresses = list(where)
         self._joining = True
         link = await self.links.dial(addresses, attempts=20, pause=0.25)
+        self.dialled[link.key] = addresses
         if isinstance(where, TableAd) and fingerprint(link.key) != where.fingerprint:
             link.close("the host's key does not match its announced fingerprint", goodbye=True)
             raise LinkBroken("the host's key does not match its announced fingerprint")
@@ -320,8 +323,19 @@ class Node:
             if not (isinstance(key, bytes) and isinstance(hosts, list) and type(port) is int):
                 continue
             if key in keys and keys.index(key) < me and key not in self.links.links:
+                self.dialled[key] = [(str(h), port) for h in hosts]
                 with contextlib.suppress(LinkBroken):
-                    await self.links.dial([(str(h), port) for h in hosts], key, attempts=20, pause=0.25)
+                    await self.links.dial(self.dialled[key], key, attempts=20, pause=0.25)
+
+    async def _redial(self, key: bytes) -> None:
+        """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:
+        the seat after a pair dials, as at the start, so the other only has to listen."""
+        seat = self.seat
+        while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
+            with contextlib.suppress(LinkBroken):
+                await self.links.dial(self.dialled[key], key, attempts=1)
+            await asyncio.sleep(REDIAL_S)
+            seat = self.seat
 
     def _linked(self, link: Link) -> None:
         if self.seat is not None:
@@ -337,6 +351,8 @@ class Node:
     def _lost(self, link: Link, why: str) -> None:
         if self.seat is not None:
             self.seat.lost(link, why)
+            if link.key in self.dialled and link.key not in self.links.links and "said goodbye" not in why:
+                self._spawn(self._redial(link.key))
         elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
             self._join_failed = f"the host went away: {why}"
             self.changed.set()
