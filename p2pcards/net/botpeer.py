@@ -18,19 +18,23 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
-from ..crypto.identity import generate
-from ..errors import InputError, LinkBroken
+from ..crypto.identity import Identity, generate
+from ..errors import InputError, LinkBroken, LocalError
 from ..games.crisp import DRAW_SECONDS_CHOICES
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
 from ..table.peer import Note
 from .discovery import Discovery
 from .node import Node
+from .store import NodeState, SeatStore, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -60,16 +64,28 @@ class BotPeer:
     port: int = 0
     gone_after: float = GONE_AFTER_S
     think: float = 0.05
+    state: str | None = None  # journal our seat here; come back into the table it holds, if any
 
 
 async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = None,
                        disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
     """Run one bot peer in this loop until its table finishes or stops; returns a summary."""
-    identity = generate(cfg.name)
-    mdns = cfg.mdns and not (cfg.peers and not cfg.create)
-    async with Node(identity, cfg.interfaces, mdns=mdns, port=cfg.port, on_note=on_note,
-                    gone_after=cfg.gone_after, disco=disco) as node:
-        if cfg.create:
+    state = Path(cfg.state) if cfg.state else None
+    saved = NodeState.load(state) if state is not None else None
+    if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
+        key = Ed25519PrivateKey.from_private_bytes(saved.key)
+        identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, False
+    else:
+        identity, port = generate(cfg.name), cfg.port
+        mdns = cfg.mdns and not (cfg.peers and not cfg.create)
+    async with Node(identity, cfg.interfaces, mdns=mdns, port=port, on_note=on_note,
+                    gone_after=cfg.gone_after, disco=disco, state=state) as node:
+        if saved is not None:
+            assert state is not None
+            node.resume(SeatStore(state, saved.config, saved.seat), saved.config, saved.dial)
+            if on_ready is not None:
+                on_ready(node)
+        elif cfg.create:
             assert cfg.game is not None
             await node.host(cfg.game, cfg.options, cfg.table or f"{cfg.name}'s table", cfg.players)
             if on_ready is not None:
@@ -81,12 +97,13 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
             if on_ready is not None:
                 on_ready(node)
             await node.join(where)
-        assert node.lobby is not None
-        game = node.lobby.game or cfg.game or "crisp"
-        await node.play(make_bot(game, cfg.bot), think=cfg.think)
+        game = saved.config.game if saved is not None else node.lobby.game if node.lobby else None
+        await node.play(make_bot(game or cfg.game or "crisp", cfg.bot), think=cfg.think)
         assert node.seat is not None
         peer = node.seat.peer
-        return {"name": cfg.name, "seat": peer.me, "finished": peer.finished, "stopped": peer.stopped,
+        if state is not None and node.seat.shell.over:
+            clear(state)  # the table is over: nothing to come back to
+        return {"name": identity.name, "seat": peer.me, "resumed": saved is not None, "finished": peer.finished, "stopped": peer.stopped,
                 "totals": peer.game.totals, "rounds": peer.round,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
@@ -122,6 +139,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
                         help="seconds a seat may be missing before we vote it gone and the table goes on "
                              f"without it (default {GONE_AFTER_S:.0f})")
+    parser.add_argument("--state", metavar="DIR", default=None,
+                        help="journal this seat in DIR; started again with the same DIR after a crash or a kill, "
+                             "the peer comes back into its round (its key, port and table are in DIR)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")
@@ -149,7 +169,7 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
         raise InputError("--gone-after must be positive")
     return BotPeer(args.bot, args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
                    args.players, args.table, args.interface, [_address(p) for p in args.peer],
-                   not args.no_mdns, args.port, args.gone_after)
+                   not args.no_mdns, args.port, args.gone_after, state=args.state)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -169,8 +189,8 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(node: Node) -> None:
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
-        print(f"[{cfg.name}] {'hosting ' + where if cfg.create else 'joining '}"
-              f"on port {node.links.port}", flush=True)
+        doing = "coming back " if node.resumed else "hosting " + where if cfg.create else "joining "
+        print(f"[{cfg.name}] {doing}on port {node.links.port}", flush=True)
 
     async def main() -> dict[str, Any]:
         task = asyncio.current_task()
@@ -210,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     except LinkBroken as exc:
         print(f"p2pcards peer: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:  # a port in use, an address not ours
+    except (OSError, LocalError) as exc:  # a port in use, an address not ours, a --state that is not a seat's
         print(f"p2pcards peer: {exc}", file=sys.stderr)
         return 2
     if args.json:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -30,13 +31,15 @@ from ..crypto.encoding import decode, encode
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity, fingerprint
 from ..errors import InputError, LinkBroken, MalformedMessage
-from ..table.config import SEATS
+from ..table.config import SEATS, TableConfig
 from ..table.lobby import MAX_GUESTS, Lobby
 from ..table.outputs import NoteKind
-from ..table.peer import Note
+from ..table.peer import Note, TablePeer
 from .discovery import Announcement, Discovery, TableAd, interface_addresses, wire_options
 from .link import ADDRS, FRAME, REQUEST, Link, Links
 from .seat import GONE_AFTER_S, Seat
+from .shell import wall_clock
+from .store import NodeState, SeatStore, write_atomic
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
@@ -50,7 +53,7 @@ class Node:
     def __init__(self, identity: Identity, interfaces: Sequence[str] | None = None, mdns: bool = True,
                  port: int = 0, on_note: Callable[[Note], None] | None = None,
                  gone_after: float = GONE_AFTER_S, disco: Discovery | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, state: Path | None = None) -> None:
         self.identity = identity
         self.timeout = timeout  # how long our seat lets a peer owe a message (None: the table's default)
         self.interfaces = interfaces
@@ -74,6 +77,8 @@ class Node:
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
         self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
+        self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
+        self.resumed = False
 
     async def __aenter__(self) -> Node:
         if self.disco is None and self.mdns:
@@ -231,7 +236,7 @@ class Node:
                          self.identity.fingerprint, self.links.port, role="peer",
                          options=wire_options(self.seat.peer.cfg.options), taken=self.seat.peer.n)
             self._spawn(self._announce_peer(self.disco, ad))  # probing takes a second: do not hold up `ready`
-        await self.seat.play(limit_s)
+        await self.seat.play(limit_s, resumed=self.resumed)
 
     async def _announce_peer(self, disco: Discovery, ad: TableAd) -> None:
         self.peer_ad = await disco.announce(ad)
@@ -239,7 +244,13 @@ class Node:
     def _make_seat(self) -> None:
         assert self.lobby is not None
         kwargs = {} if self.timeout is None else {"timeout": self.timeout}
-        self.seat = Seat(self.lobby.table_peer(**kwargs), self.links, on_note=self.on_note, gone_after=self.gone_after)
+        peer = self.lobby.table_peer(**kwargs)
+        store = None
+        if self.state is not None:
+            store = SeatStore(self.state, peer.cfg, peer.me)
+            peer.keep_journal()
+        self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
+        self._save_state()
         self.changed.set()
         for frame in self.early:
             self.seat.frame(frame)
@@ -324,8 +335,29 @@ class Node:
                 continue
             if key in keys and keys.index(key) < me and key not in self.links.links:
                 self.dialled[key] = [(str(h), port) for h in hosts]
+                self._save_state()
                 with contextlib.suppress(LinkBroken):
                     await self.links.dial(self.dialled[key], key, attempts=20, pause=0.25)
+
+    def _save_state(self) -> None:
+        """What our journal needs beside it to come back: our key, our port, where the seats before ours listen."""
+        if self.state is not None and self.seat is not None:
+            cfg = self.seat.peer.cfg
+            write_atomic(self.state / "node", NodeState(self.identity.key.private_bytes_raw(), self.links.port,
+                                                        self.dialled, cfg, self.seat.peer.me).to_bytes())
+
+    def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
+        """Take our seat again from its journal (we crashed or were killed mid-round): listen where we
+        did, dial the seats before ours, catch up and go on in the round (protocol.md §14.10)."""
+        records = store.load()
+        peer = (TablePeer.resume(config, self.identity, records, wall_clock()) if self.timeout is None
+                else TablePeer.resume(config, self.identity, records, wall_clock(), timeout=self.timeout))
+        self.links.table = config.table
+        self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
+        self.resumed = True
+        self.dialled = dict(dial)
+        for key in self.dialled:
+            self._spawn(self._redial(key))
 
     async def _redial(self, key: bytes) -> None:
         """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import struct
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from ..crypto.encoding import encode
-from ..errors import LocalError
+from ..crypto.encoding import decode, encode
+from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
 from ..table.resume import Record
 
@@ -106,3 +107,45 @@ class SeatStore:
     def close(self) -> None:
         """Close the journal file."""
         self._file.close()
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What a networked peer keeps beside its journal (file `node`) to come back after a crash: its key
+    (a bot's key lives only here), the port it listened on, and where the seats before ours listen."""
+
+    key: bytes
+    port: int
+    dial: dict[bytes, list[tuple[str, int]]]
+    config: TableConfig
+    seat: int
+
+    def to_bytes(self) -> bytes:
+        """The `node` file."""
+        return encode({"key": self.key, "port": self.port,
+                       "dial": [[k, [[h, p] for h, p in where]] for k, where in self.dial.items()]})
+
+    @classmethod
+    def load(cls, directory: Path) -> NodeState | None:
+        """The seat to come back to in `directory`, or None when it holds none; LocalError when it is not ours to read."""
+        node, table = directory / "node", directory / "table"
+        if not (node.is_file() and table.is_file()):
+            return None
+        try:
+            v: Any = decode(node.read_bytes())
+            owner: Any = decode(table.read_bytes())
+            config, seat = owner
+            dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
+            return cls(bytes(v["key"]), int(v["port"]), dial, TableConfig.from_wire(config), int(seat))
+        except (MalformedMessage, InputError, AssertionError, KeyError, TypeError, ValueError) as exc:
+            raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
+
+
+def clear(directory: Path) -> None:
+    """Remove a seat's journal and what was kept beside it (the table is over: nothing to come back to)."""
+    for child in directory.iterdir() if directory.is_dir() else ():
+        if child.is_dir() and len(child.name) == 32:  # the store of a table that went on without a seat
+            clear(child)
+            child.rmdir()
+        elif child.name in ("node", "table", "journal"):
+            child.unlink()

@@ -9,6 +9,7 @@ import signal
 import socket
 import struct
 import time
+from pathlib import Path
 
 import pytest
 from net_procs import PeerProc
@@ -156,3 +157,26 @@ def test_sigterm_says_goodbye_and_the_table_vanishes_at_once() -> None:
                 host.stop()
 
     asyncio.run(main())
+
+
+@pytest.mark.slow  # a whole game between processes, one of them killed and started again
+def test_a_peer_killed_mid_round_and_started_again_on_its_state_comes_back_into_the_round(tmp_path: Path) -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "2", "--no-mdns", *LOOP)
+    port = host.port()
+    guest = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "phoenix", "--state", str(tmp_path), *LOOP)
+    again = None
+    try:
+        guest.wait_line("round 1 begins", 60)
+        time.sleep(1.0)  # mid-round: keys, passes, the deal and some moves are in its journal
+        guest.signal(signal.SIGKILL)
+        assert (tmp_path / "journal").stat().st_size > 0 and (tmp_path / "node").exists()
+        again = PeerProc("--state", str(tmp_path), *LOOP)  # no table, no address: all of it is in the state
+        results = [host.result(120), again.result(120)]
+    finally:
+        for p in (host, guest, again):
+            if p is not None:
+                p.stop()
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert results[1]["resumed"] and results[1]["name"] == "phoenix" and results[0]["log"] == results[1]["log"]
+    assert "back: phoenix is back" in host.text() and "votes" not in host.text(), host.text()
+    assert not any(tmp_path.iterdir())  # the table is over: nothing left to come back to
