@@ -77,6 +77,7 @@ class Node:
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
         self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
+        self._redialling: set[bytes] = set()
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
         self.resumed = False
 
@@ -362,12 +363,18 @@ class Node:
     async def _redial(self, key: bytes) -> None:
         """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:
         the seat after a pair dials, as at the start, so the other only has to listen."""
-        seat = self.seat
-        while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
-            with contextlib.suppress(LinkBroken):
-                await self.links.dial(self.dialled[key], key, attempts=1)
-            await asyncio.sleep(REDIAL_S)
+        if key in self._redialling:
+            return
+        self._redialling.add(key)
+        try:
             seat = self.seat
+            while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
+                with contextlib.suppress(LinkBroken):
+                    await self.links.dial(self.dialled[key], key, attempts=1)
+                await asyncio.sleep(REDIAL_S)
+                seat = self.seat
+        finally:
+            self._redialling.discard(key)
 
     def _linked(self, link: Link) -> None:
         if self.seat is not None:
