@@ -15,21 +15,17 @@ from typing import Any
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, decode, digest, encode
-from ..crypto.envelope import Outbox, parse
+from ..crypto.envelope import parse
 from ..crypto.identity import generate
 from ..crypto.identity import verify as verify_signature
-from ..crypto.sealing import Opener
 from ..errors import InputError, MalformedMessage
 from ..table.config import TableConfig
-from ..table.absences import Absences
-from ..table.chains import Chains
 from ..table.decks import Decks
 from ..table.log import Log
 from ..table.outputs import Emitter, Note
 from ..table.peer import TablePeer
 from ..table.reveals import Reveals
-from ..table.round import Parts, Round, Stage, Watchdog
-from ..table.rules import rules_for
+from ..table.round import Parts, Round, Stage
 
 FORMAT = "p2pcards transcript"
 VERSION = 1
@@ -155,41 +151,11 @@ class WitnessReveals(Reveals):
 class Witness(TablePeer):
     """A table peer with no seat: it takes every frame of a table as a seated peer would, and sends nothing."""
 
-    def __init__(self, config: TableConfig) -> None:  # pylint: disable=super-init-not-called
-        # TablePeer.__init__ wants a seat; a witness sets the same fields with `me` past the last seat.
-        self.cfg = config
-        self.identity = generate("witness")  # never signs: the emitter is mute
-        self.me = config.seats
-        self.names = config.names
-        self.n = config.seats
-        self.seat_of = {name: i for i, name in enumerate(config.names)}
-        self.draw_seed = dk.draw_seed
-        self.tolerance = float("inf")  # set by `verify` (a transcript's times are the sender's clock)
-        self.timeout = float("inf")
-        self.outbox = Outbox(self.identity, config.context)
-        self.emit = MuteEmitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._handle, lambda: self.round)
-        self.rules = rules_for(config.new_game())
-        self.parts = Parts(reveals=WitnessReveals)
-        self.round = 0
-        self.orderer = self.game.dealer_of(1)
-        self.rs = None
-        self.ready = set()
-        self.aided = set()
-        self.finished = False
-        self.now = 0.0
-        self._opener = Opener(self.identity)
-        self.watchdog = Watchdog(self.timeout)
-        self.evidence = []
-        self._heads = ()
-        self._quiet_since = 0.0
-        self.journal = None
-        self._replaying = False
-        self.carry = self._passed_on = ((0,) * self.n, 0)
-        self._totals_before = self.carry[0]
-        self.votes = {}
-        self.successor = None
-        self.absences = Absences()
+    def __init__(self, config: TableConfig) -> None:
+        # No seat: `me` is past the last seat, and the emitter is mute (it never signs). The tolerance
+        # is set by `verify` (a transcript's times are the sender's clock).
+        super().__init__(config, generate("witness"), tolerance=float("inf"), timeout=float("inf"),
+                         emitter=MuteEmitter, parts=Parts(reveals=WitnessReveals))
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 

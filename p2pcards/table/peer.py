@@ -56,12 +56,14 @@ class TablePeer:
     def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
                  tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
                  outbox: Outbox | None = None, tracker: ChainTracker | None = None,
-                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None) -> None:
-        if identity.public not in config.keys:
+                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None, *,
+                 emitter: type[Emitter] = Emitter, parts: Parts | None = None) -> None:
+        seated = identity.public in config.keys
+        if not seated and emitter is Emitter:
             raise LocalError("this identity has no seat at the table")
         self.cfg = config
         self.identity = identity
-        self.me = config.keys.index(identity.public)
+        self.me = config.keys.index(identity.public) if seated else config.seats  # a witness: past the last seat
         self.names = config.names
         self.n = config.seats
         self.seat_of = {name: i for i, name in enumerate(config.names)}
@@ -71,14 +73,14 @@ class TablePeer:
         self.timeout = timeout
         # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
         self.outbox = outbox or Outbox(identity, config.context)
-        self.emit = Emitter(self.outbox, config.names, lambda: self.round)
+        self.emit = emitter(self.outbox, config.names, lambda: self.round)
         self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker)
         self.rules: Rules = rules_for(config.new_game())
         # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
         totals, played = carry or ((0,) * self.n, 0)
         self.game.totals, self.game.round_no = list(totals), played
         self.carry = (tuple(totals), played)
-        self.parts = Parts()
+        self.parts = parts or Parts()
         self.round = 0
         self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
         self.votes: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
