@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,19 +138,28 @@ def child_main(rig: Callable[[Mapping[str, Any]], SeatRig] = lambda order: SeatR
     return 0
 
 
+@dataclass(frozen=True)
+class Crash:
+    """One seat killed with SIGKILL mid-game: once its journal holds `records` records, or `after_s`
+    seconds after the seats have their ports; started again on its port and journal if `back`."""
+
+    seat: int
+    records: int = 0
+    after_s: float | None = None
+    back: bool = True
+
+
 def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
                    bots: list[str] | None = None, limit_s: float = 600.0, seed: int = 0,
                    via: Callable[[list[int]], list[int]] | None = None, *,
                    dial: Callable[[int, list[int]], list[int]] | None = None, module: str = "p2pcards.net.local",
                    orders: Sequence[Mapping[str, Any]] = (),
-                   crash: tuple[int, int] | None = None, back: bool = True, crash_after_s: float | None = None,
+                   crash: Crash | None = None,
                    gone_after: float = GONE_AFTER_S) -> list[dict[str, Any]]:
     """Play one game with one real process per seat; returns each seat's summary.
 
-    `crash=(seat, records)`: every seat journals to a store of its own; once `seat`'s journal
-    holds `records` records, its process is killed with SIGKILL and, if `back`, started again on
-    its port and store (it resumes from the journal); a seat that stays dead summarises as {}.
-    With `crash_after_s` it is killed that many seconds after the seats have their ports instead.
+    With `crash`, every seat journals to a store of its own and the crash's seat is killed as it
+    says (it resumes from its journal when started again); a seat that stays dead summarises as {}.
 
     `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
     `via` maps the seats' ports to the ports they dial instead (a proxy of a test in between);
@@ -180,16 +190,16 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
         for seat, proc in enumerate(procs):
             _send_ports(proc, ports if dial is None else dial(seat, ports))
         if crash is not None:
-            victim, records = crash
+            victim = crash.seat
             journal = Path(str(every[victim]["store"])) / "journal"
-            due = None if crash_after_s is None else time.monotonic() + crash_after_s
+            due = None if crash.after_s is None else time.monotonic() + crash.after_s
             while procs[victim].poll() is None and (
                     time.monotonic() < due if due is not None else
-                    not journal.exists() or len(parse_journal(journal.read_bytes())[0]) < records):
+                    not journal.exists() or len(parse_journal(journal.read_bytes())[0]) < crash.records):
                 time.sleep(0.05)
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
-            if back:
+            if crash.back:
                 again = procs[victim] = _start_seat(every[victim], module)
                 assert again.stdout is not None
                 again.stdout.readline()  # its port, the same as before

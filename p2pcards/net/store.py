@@ -137,7 +137,7 @@ class NodeState:
             config, seat = owner
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
             return cls(bytes(v["key"]), int(v["port"]), dial, TableConfig.from_wire(config), int(seat))
-        except (MalformedMessage, InputError, AssertionError, KeyError, TypeError, ValueError) as exc:
+        except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 
 

@@ -24,7 +24,7 @@ from ..crypto.envelope import parse
 from ..crypto.identity import Identity
 from ..errors import InputError, MalformedMessage
 from ..net.link import FRAME, Links
-from ..net.local import SeatRig, child_main, run_local_game
+from ..net.local import Crash, SeatRig, child_main, run_local_game
 from ..net.seat import GONE_AFTER_S, Seat
 from ..net.store import SeatStore
 from ..table.config import TableConfig
@@ -182,8 +182,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     try:
         summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
                                    dial=None if proxy is None else proxy.dial,
-                                   crash=(players - 1, 0) if crash_at else None, crash_after_s=crash_at or None,
-                                   back=faults is None or not faults.gone, gone_after=GONE_S)
+                                   crash=Crash(players - 1, after_s=crash_at, back=faults is None or not faults.gone)
+                                   if crash_at else None, gone_after=GONE_S)
     finally:
         if proxy is not None:
             proxy.close()
