@@ -5,6 +5,10 @@ network layer's `Node` (host or join, lobby, seat, play), run as tasks in the ap
 asyncio loop. A table against bots is the same path: we host on loopback without multicast and
 each bot is a real `p2pcards peer --bot good --peer 127.0.0.1:PORT` process that joins us, and
 quits when its standard input closes, so a killed client leaves no bot behind.
+
+At a LAN table given a `state` directory, our seat is journaled there (protocol.md §14.10) and
+cleared once the table is over or we leave it; a client that crashed comes back into its round
+with `saved` (ui/comeback.py finds it). A bot table keeps no journal: its bots go with the client.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..crypto.encoding import Value
 from ..crypto.envelope import Signed
 from ..crypto.identity import Identity, fingerprint
-from ..errors import IllegalMove, LinkBroken, LocalError, P2PCardsError
+from ..errors import IllegalMove, LinkBroken, LocalError, MalformedMessage, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -28,6 +33,7 @@ from ..net.discovery import Discovery, TableAd
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
+from ..net.store import NodeState, SeatStore, clear
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, TablePeer
@@ -132,6 +138,8 @@ class NetTable:
     gone_after: float = GONE_AFTER_S
     clock_fn: Callable[[], float] = time.time
     record: str | None = None  # save the game's transcript (every signed frame we sent or took) here when we leave
+    state: Path | None = None  # journal our seat here (a LAN table), to come back after a crash
+    saved: NodeState | None = None  # the seat journaled in `state` to come back into, instead of a lobby
     table_name: str = ""
     names: tuple[str, ...] = ()
     me: int = 0
@@ -152,13 +160,24 @@ class NetTable:
     # ------------------------------------------------------------ the lobby
 
     async def open(self) -> None:
-        """Listen for links (and join multicast DNS unless told not to)."""
+        """Listen for links (and join multicast DNS unless told not to); with `saved`, take that seat again:
+        listen where it did and dial the seats before it (LocalError when its journal cannot be replayed)."""
         if self.bots:
             self.interfaces, self.mdns = ["127.0.0.1"], False
-        node = Node(self.identity, self.interfaces, mdns=self.mdns, on_note=self._note, gone_after=self.gone_after,
-                     disco=self.disco if self.mdns else None, timeout=self.timeout)
+        saved = self.saved
+        if saved is not None:  # no lobby and no ad: the others know where we listen
+            self.mdns, self.table_name = False, f"table {saved.config.table.hex()[:8]}"
+        node = Node(self.identity, self.interfaces, mdns=self.mdns, port=0 if saved is None else saved.port,
+                    on_note=self._note, gone_after=self.gone_after, disco=self.disco if self.mdns else None,
+                    timeout=self.timeout, state=self.state)
         await node.__aenter__()
         self.node = node
+        if saved is not None:
+            assert self.state is not None
+            try:
+                node.resume(SeatStore(self.state, saved.config, saved.seat), saved.config, saved.dial)
+            except (MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
+                raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
 
     async def host(self, table_name: str, seats: int | None = None) -> None:
         """Open a table of our game and options; InputError when an option is not the host's to set."""
@@ -297,6 +316,7 @@ class NetTable:
             for frame in self._sealed:
                 self._transcript.keep(seat.shell.clock(), frame)
             keep_frames(seat.shell, self._transcript)
+            seat.on_shell = self._record
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
             await asyncio.sleep(0.05)
@@ -304,13 +324,24 @@ class NetTable:
         if not self._started:
             raise P2PCardsError("the other seats did not link to us")
 
+    def _record(self, shell: TableShell) -> None:
+        """Recording: the table went on without a seat (protocol.md §14.9); its frames go in the transcript too."""
+        assert self._transcript is not None
+        self._transcript.follow(shell.peer.cfg)
+        keep_frames(shell, self._transcript)
+
     async def _run(self) -> None:
         assert self.node is not None
         try:
             await self.node.play(None, 7 * 24 * 3600)
         except LinkBroken:
             pass
+        self._forget()  # the table is over: nothing to come back to
         self._changed()
+
+    def _forget(self) -> None:
+        if self.state is not None:
+            clear(self.state)
 
     def _note(self, note: Note) -> None:
         if note.kind != "event":  # the engine's own event list below has every event, in order
@@ -446,6 +477,7 @@ class NetTable:
                 await proc.wait()
         for log in self._logs.values():
             log.close()
+        self._forget()  # we left cleanly: there is nothing to come back to
         if self._transcript is not None and self.record is not None:
             self._transcript.save(self.record)
 
