@@ -165,6 +165,9 @@ class Seat:
         self.started = self.shell.clock()
         if resumed:
             self.shell.resume()
+            for key in self.others:  # until its link is back: counted down, and voted gone if it never is
+                if key not in self.links.links:
+                    self._missing(key, "no link since we came back")
         else:
             self.shell.start()
         self._ask()
