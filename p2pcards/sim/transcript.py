@@ -10,6 +10,7 @@ many it could not open (the openings still show it every face, so the audit is c
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +178,9 @@ class Witness(TablePeer):
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
+        # How late an order reached the recorder says nothing of its stamp: the recorder may have been away
+        # (a client that crashed and came back) or on a slow link; the seats that were there judged that.
+        log.back = math.inf
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
         self._totals_before = tuple(self.game.totals)  # what a table that goes on from this round carries

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..crypto.encoding import Value
-from ..crypto.envelope import Signed
 from ..crypto.identity import Identity, fingerprint
 from ..errors import IllegalMove, LinkBroken, LocalError, MalformedMessage, P2PCardsError
 from ..games.base import Move
@@ -33,10 +31,11 @@ from ..net.discovery import Discovery, TableAd
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
-from ..net.store import NodeState, SeatStore, clear
+from ..net.store import NodeState, SeatStore, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, TablePeer
+from ..table.resume import record_time
 
 View = CrispView | CrescendoView
 BOT_NAMES = ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus")
@@ -152,7 +151,6 @@ class NetTable:
     _task: asyncio.Task[None] | None = None
     _round_views: list[View] = field(default_factory=list)
     _transcript: Transcript | None = None
-    _sealed: list[bytes] = field(default_factory=list)  # recording: our own lobby frames, signed before we sat
     _events_seen: int = 0
     _following: TablePeer | None = None  # the peer whose seats and events we show
     _started: bool = False
@@ -184,8 +182,6 @@ class NetTable:
         """Open a table of our game and options; InputError when an option is not the host's to set."""
         assert self.node is not None
         await self.node.host(self.game, self.options, table_name, seats)
-        if self.record is not None:
-            self._keep_sealed()
         self.table_name = self.node.ad.ad.name if self.node.ad else table_name
 
     async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
@@ -269,21 +265,6 @@ class NetTable:
             raise P2PCardsError("the bots did not join within 60 s") from None
         self.seat_table()
 
-    def _keep_sealed(self) -> None:
-        """Recording, as host: keep our table frame, and every frame we sign from now on until we are seated
-        (the seats frame is signed and sent by the node; a guest's own join comes back to it from the host)."""
-        assert self.node is not None and self.node.lobby is not None
-        self._sealed = self.node.lobby_frames[:1]
-        outbox = self.node.lobby.outbox
-        seal = outbox.seal
-
-        def sealed(rnd: int, mtype: str, body: Mapping[str, Value]) -> Signed:
-            signed = seal(rnd, mtype, body)
-            if self._transcript is None:
-                self._sealed.append(signed.frame)
-            return signed
-        outbox.seal = sealed  # type: ignore[method-assign,assignment]  # every caller passes them by position
-
     def _log_tail(self, name: str) -> str:
         log = self._logs[name]
         log.seek(0)
@@ -314,9 +295,7 @@ class NetTable:
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
         if self.record is not None:
             self._transcript = Transcript(seat.peer.cfg)
-            for frame in self._sealed:
-                self._transcript.keep(seat.shell.clock(), frame)
-            keep_frames(seat.shell, self._transcript)
+            keep_frames(seat.shell, self._transcript, self._journaled() if self.saved else ())
             seat.on_shell = self._record
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
@@ -324,6 +303,15 @@ class NetTable:
         self._started = seat.started is not None
         if not self._started:
             raise P2PCardsError("the other seats did not link to us")
+
+    def _journaled(self) -> list[tuple[float, bytes]]:
+        """Coming back with a recording: every frame of our journal, in its order, at the time we took or signed it
+        (the frames held when the journal began at 0: the first time after them), as a recording made all along."""
+        assert self.state is not None
+        records, _ = parse_journal((self.state / "journal").read_bytes())
+        frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
+        start = next((t for t, _ in frames if t > 0), 0.0)
+        return [(max(t, start), f) for t, f in frames]
 
     def _record(self, shell: TableShell) -> None:
         """Recording: the table went on without a seat (protocol.md §14.9); its frames go in the transcript too."""
@@ -483,14 +471,17 @@ class NetTable:
             self._transcript.save(self.record)
 
 
-def keep_frames(shell: TableShell, transcript: Transcript) -> None:
-    """Keep in `transcript` every frame `shell`'s peer already holds, then every frame it sends or takes until the
-    table is over, each at the time it went out or came in (`Transcript.keep` leaves out what no seat signed)."""
+def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tuple[float, bytes]] = ()) -> None:
+    """Keep in `transcript` the frames `before` (with their times), every frame `shell`'s peer already holds, then
+    every frame it sends or takes until the table is over, each at the time it went out or came in
+    (`Transcript.keep` leaves out copies and what no seat signed)."""
+    for at, sent in before:
+        transcript.keep(at, sent)
     peer = shell.peer
-    for seat in range(peer.n):
+    for seat in range(peer.n):  # the table's chains start afresh at seq 0 (lobby frames are of the lobby)
         seq = 0
-        while (frame := _held(peer, seat, seq)) is not None:
-            transcript.keep(shell.clock(), frame)
+        while (held := peer.frame(seat, seq)) is not None:
+            transcript.keep(shell.clock(), held)
             seq += 1
     receive, broadcast = shell.receive, shell._broadcast  # pylint: disable=protected-access
 
@@ -507,11 +498,3 @@ def keep_frames(shell: TableShell, transcript: Transcript) -> None:
     shell.receive = receive_kept  # type: ignore[method-assign]
     shell._broadcast = broadcast_kept  # pylint: disable=protected-access
 
-
-def _held(peer: TablePeer, seat: int, seq: int) -> bytes | None:
-    """The frame at `seq` of `seat`'s chain that `peer` holds: a guest (not seat 0, the host) holds its own join
-    as the host sent it back, not as sent."""
-    frame = peer.frame(seat, seq)
-    if frame is None and seat == peer.me != 0:
-        frame = peer.tracker.frame_at(peer.identity.public, seq)
-    return frame

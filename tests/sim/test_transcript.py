@@ -140,7 +140,7 @@ def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     # Seat 2 vanishes in round 2; p0 and p1 vote it out and finish the game at the successor table
     # (protocol.md §14.9). Its frames, recorded after the first table's, verify as one game.
     rng = random.Random(11)
-    peers = make_table("crisp", 3, {"limit": 50}, random.Random(rng.random()))
+    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()))
     net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
     transcript = record(net, peers[0].cfg)
     net.start()

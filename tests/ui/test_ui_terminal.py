@@ -145,6 +145,7 @@ def bot_peer(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Popen[by
 def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the_others(tmp_path: Path) -> None:
     # Host and Bob are bot peers; Tess plays in a real terminal, joining by address. Killed (SIGKILL) with a drawn
     # card in hand, her client is started again: it offers the game, Enter takes her back into the same turn.
+    # Started again with --record, it saves the whole game, made from its journal and what came after.
     host, host_out = bot_peer(tmp_path, "Host", "--create", "--game", "crisp", "--limit", "10", "--players", "3",
                               "--no-mdns")
     bob: subprocess.Popen[bytes] | None = None
@@ -164,20 +165,21 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
         term.keys("Enter")  # join the one table given by address; the host seats it once Bob and we are in
         wait_for(term, "d draw", 60)
         term.keys("d")
-        wait_for(term, "You drew: ", 10)
+        drew = re.search(r"You drew: (\S+)", wait_for(term, "You drew: ", 10))
         assert (home / "state" / "journal").stat().st_size > 0  # our seat, journaled before anything is sent
         pid = int(term._tmux("display", "-p", "-t", "play", "#{pane_pid}"))
         os.kill(pid, signal.SIGKILL)
         while term.alive():  # its one window closes with it, and the tmux server with that
             time.sleep(0.05)
         term.close()
-        term = Terminal(command, env)
+        record = tmp_path / "back.p2pt"
+        term = Terminal(f"{command} --record {record}", env)
         screen = wait_for(term, "Your game is not over", 30)
         assert "You were playing Crisp with Host, Bob" in screen
         term.keys("Enter")
         screen = wait_for(term, "You drew: ", 30)  # the same turn, the card we drew still in hand
-        assert "1-3 swap it in" in screen
-        term.keys("x")
+        again = re.search(r"You drew: (\S+)", screen)
+        assert drew and again and again.group(1) == drew.group(1), screen
         deadline = time.time() + 60
         while time.time() < deadline and "Game over." not in screen:
             key = person_key(screen)
@@ -193,6 +195,12 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
         assert "Tess is back" in host_out.read_text() and "votes" not in host_out.read_text()
         assert not (home / "state" / "journal").exists()  # the table is over: nothing to come back to
         term.keys("Q")
+        deadline = time.time() + 15
+        while term.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        verdict = subprocess.run([sys.executable, "-m", "p2pcards", "verify", str(record)], capture_output=True,
+                                 text=True)
+        assert verdict.returncode == 0 and "verified: game over" in verdict.stdout, verdict.stdout
     finally:
         if term is not None:
             term.close()
