@@ -642,8 +642,9 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
             session: TableSession
             if isinstance(choice, BotGame):  # no journal: the bots go with the client (session.py)
                 session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record)
-            elif isinstance(choice, Saved):
-                session = NetTable(lobby.identity, choice.node.config.game, interfaces=interfaces, record=record,
+            elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
+                seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
+                session = NetTable(seated, choice.node.config.game, interfaces=interfaces, record=record,
                                    state=state, saved=choice.node)
             else:
                 session = choice
