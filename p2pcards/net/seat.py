@@ -34,6 +34,7 @@ class Seat:
                  on_note: Callable[[Note], None] | None = None, gone_after: float = GONE_AFTER_S,
                  think: float = 0.05, store: SeatStore | None = None) -> None:
         self.links = links
+        self.on_shell: Callable[[TableShell], None] | None = None  # told of each table's shell as it is made
         self.gone_after = gone_after
         self._shell_args = (bot, think, on_note)
         self.store: SeatStore | None = None
@@ -62,6 +63,8 @@ class Seat:
             self.store.close()
         self.store = store
         self.shell = TableShell(peer, self._broadcast, bot, think=think, on_note=on_note, store=store)
+        if self.on_shell is not None:  # a recorder follows the table that goes on
+            self.on_shell(self.shell)
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
         for key in stale:
             self._missing(key, "still missing")
@@ -162,6 +165,9 @@ class Seat:
         self.started = self.shell.clock()
         if resumed:
             self.shell.resume()
+            for key in self.others:  # until its link is back: counted down, and voted gone if it never is
+                if key not in self.links.links:
+                    self._missing(key, "no link since we came back")
         else:
             self.shell.start()
         self._ask()

@@ -1,7 +1,7 @@
 """Transcripts: every signed frame of a game saved to a file, and checked offline by a witness.
 
 A transcript is the table's config and every frame any peer sent, with the time it was sent
-(protocol.md §14.8). `verify` feeds it to a `Witness`: a `TablePeer` with no seat that
+(protocol.md §14.8), and the frames of each table that went on without a seat (§14.9) after them. `verify` feeds it to a `Witness`: a `TablePeer` with no seat that
 takes every frame as a peer does (signatures, chains, proofs of shuffle, share proofs, the
 log's stamps, the rules) and audits every round from its openings, but never sends. It can
 read every public card; the private boxes were sealed to their recipients, so it reports how
@@ -10,6 +10,8 @@ many it could not open (the openings still show it every face, so the audit is c
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,11 @@ class Transcript:
     config: TableConfig
     frames: list[tuple[int, bytes]] = field(default_factory=list)
     _kept: set[bytes] = field(default_factory=set, repr=False, compare=False)
+    _tables: dict[bytes, TableConfig] = field(default_factory=dict, repr=False, compare=False)
+
+    def follow(self, config: TableConfig) -> None:
+        """Keep the frames of `config` too: the table that went on without a seat (protocol.md §14.9)."""
+        self._tables[config.context] = config
 
     def add(self, now: float, frame: bytes) -> None:
         """Record one frame sent at `now` (seconds of the table's clock)."""
@@ -49,7 +56,8 @@ class Transcript:
         """A peer's hook: record a frame it sent or received at `now`, once, if a seated key signed it for this table.
 
         A client calls it on every frame it sends and every frame it receives; garbage, frames of
-        other tables or unseated keys, bad signatures and copies are left out (True when kept).
+        other tables (but those it `follow`s) or unseated keys, bad signatures and copies are left
+        out (True when kept).
         """
         if frame in self._kept:
             return False
@@ -58,7 +66,8 @@ class Transcript:
         except MalformedMessage:
             return False
         env = signed.envelope
-        if env.table != self.config.context or env.sender not in self.config.keys \
+        config = self.config if env.table == self.config.context else self._tables.get(env.table)
+        if config is None or env.sender not in config.keys \
                 or not verify_signature(env.sender, signed.message, signed.signature):
             return False
         self._kept.add(frame)
@@ -151,10 +160,10 @@ class WitnessReveals(Reveals):
 class Witness(TablePeer):
     """A table peer with no seat: it takes every frame of a table as a seated peer would, and sends nothing."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(self, config: TableConfig, carry: tuple[tuple[int, ...], int] | None = None) -> None:
         # No seat: `me` is past the last seat, and the emitter is mute (it never signs). The tolerance
         # is set by `verify` (a transcript's times are the sender's clock).
-        super().__init__(config, generate("witness"), tolerance=float("inf"), timeout=float("inf"),
+        super().__init__(config, generate("witness"), tolerance=float("inf"), timeout=float("inf"), carry=carry,
                          emitter=MuteEmitter, parts=Parts(reveals=WitnessReveals))
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
@@ -169,11 +178,21 @@ class Witness(TablePeer):
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
+        # How late an order reached the recorder says nothing of its stamp: the recorder may have been away
+        # (a client that crashed and came back) or on a slow link; the seats that were there judged that.
+        log.back = math.inf
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        self._totals_before = tuple(self.game.totals)  # what a table that goes on from this round carries
         later, self.chains.later = self.chains.later, []
         for signed in later:
             self._handle(signed)
+
+    def going_on(self) -> Witness | None:
+        """The witness of the table that goes on without a seat voted out (§14.9), once this one names it."""
+        if self.successor is None:
+            return None
+        return Witness(self.successor, self._passed_on)  # pylint: disable=protected-access
 
     def _round_end(self, rs: Round) -> None:
         before = rs.stage
@@ -200,38 +219,60 @@ class Verdict:
 
 
 def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
-    """Replay a transcript into a witness and say what it found (never raises on what the file holds)."""
+    """Replay a transcript into a witness, and into one for each table that went on without a seat (§14.9),
+    and say what they found (never raises on what the file holds)."""
     cfg = transcript.config
     if len(set(cfg.keys)) != len(cfg.keys):
         return Verdict(False, ["the config seats one key twice"], None, None)
+    last = -1
+    for t, _ in transcript.frames:
+        if t < last:
+            return Verdict(False, [f"frames out of time order at {t / 1e6:.6f} s"], None, None)
+        last = t
     w = Witness(cfg)
     w.tolerance = tolerance
-    last = -1
-    for t, frame in transcript.frames:
-        if t < last:
-            return Verdict(False, [f"frames out of time order at {t / 1e6:.6f} s"], None, w)
-        last = t
-        w.receive(frame, t / 1e6)
-        if w.stopped is not None:
-            break
+    tables = {cfg.context: w}
+    queue = deque(transcript.frames)
+    later: list[tuple[int, bytes]] = []  # frames of a table no witness knows yet: one that goes on, once named
+    while queue and all(x.stopped is None for x in tables.values()):
+        t, frame = queue.popleft()
+        context = parse_table(frame)
+        target = w if context is None else tables.get(context)
+        if target is None:
+            later.append((t, frame))
+            continue
+        target.receive(frame, t / 1e6)
+        nxt = w.going_on()
+        if nxt is not None and nxt.cfg.context not in tables:
+            w = tables[nxt.cfg.context] = nxt
+            w.tolerance = tolerance
+            queue.extendleft(reversed(later))  # held back until now: they go first, in their order
+            later = []
+    witnesses = list(tables.values())
     lines = [f"{cfg.game} table {cfg.table.hex()[:12]}: {', '.join(cfg.names)}; {len(transcript.frames)} frames"]
     senders = {parse_sender(f) for _, f in transcript.frames}
-    strangers = len(senders - set(cfg.keys) - {None})
+    strangers = len(senders - {k for x in witnesses for k in x.cfg.keys} - {None})
     if strangers:
         lines.append(f"{strangers} key(s) with no seat sent frames (dropped, as a peer drops them)")
-    for number, scores, audit in w.rounds:
-        lines.append(f"round {number}: audit {audit}, scores {list(scores)}")
-    if w.boxes:
-        boxes = ", ".join(f"{w.names[s]}->{w.names[r]}: {k}" for (s, r), k in sorted(w.boxes.items()))
-        lines.append(f"private boxes not opened (sealed to their recipients; the openings show every face): {boxes}")
-    rejected = [n for n in w.notes if n.kind == "rejected"]
+    rejected: list[Note] = []
+    for x in witnesses:
+        if x is not witnesses[0]:
+            lines.append(f"the table goes on without a seat (protocol.md §14.9) as table {x.cfg.table.hex()[:12]}: "
+                         f"{', '.join(x.cfg.names)}")
+        for number, scores, audit in x.rounds:
+            lines.append(f"round {number}: audit {audit}, scores {list(scores)}")
+        if x.boxes:
+            boxes = ", ".join(f"{x.names[s]}->{x.names[r]}: {k}" for (s, r), k in sorted(x.boxes.items()))
+            lines.append(f"private boxes not opened (sealed to their recipients; the openings show every face): {boxes}")
+        rejected += [n for n in x.notes if n.kind == "rejected"]
     for note in rejected[:5]:
         lines.append(f"rejected: {note.detail}" + (f" [blame: {note.blame}]" if note.blame else ""))
     # A record holds each frame sent once: anything dropped as not the game's (a frame whose signature
-    # fails, a copy) means the file is not the game's record, even if the game itself checks out.
+    # fails, a copy, a frame of no table of this game) means the file is not the game's record, even if
+    # the game itself checks out.
     copies = len(transcript.frames) - len({f for _, f in transcript.frames})
-    dropped = [n for n in rejected if n.detail.startswith("message dropped")]
-    fault = w.faults[0] if w.faults else None
+    dropped = len([n for n in rejected if n.detail.startswith("message dropped")]) + len(later)
+    fault = next((x.faults[0] for x in witnesses if x.faults), None)
     if fault is not None:
         lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
         return Verdict(False, lines, fault, w)
@@ -241,11 +282,19 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
         lines.append(f"INCOMPLETE: the game stops in round {w.round}, waiting on {who}")
         return Verdict(False, lines, None, w)
     if dropped or copies:
-        lines.append(f"NOT THE GAME'S RECORD: {len(dropped)} frame(s) dropped as not the game's, {copies} copied")
+        lines.append(f"NOT THE GAME'S RECORD: {dropped} frame(s) dropped as not the game's, {copies} copied")
         return Verdict(False, lines, None, w)
     lines.append(f"verified: game over, totals {list(w.game.totals)}, "
                  f"winners {', '.join(w.names[i] for i in w.game.winners)}")
     return Verdict(True, lines, None, w)
+
+
+def parse_table(frame: bytes) -> bytes | None:
+    """The table context a frame claims, or None when it does not parse."""
+    try:
+        return parse(frame).envelope.table
+    except MalformedMessage:
+        return None
 
 
 def parse_sender(frame: bytes) -> bytes | None:

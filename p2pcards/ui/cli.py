@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..crypto.identity import load_or_create, set_name
@@ -33,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="save your game's transcript (every signed frame you sent or received) to FILE when "
                              "you leave; `p2pcards verify FILE` checks it offline")
+    parser.add_argument("--state", metavar="DIR", default=None,
+                        help="where your seat at a LAN table is journaled, so that after a crash `p2pcards play` "
+                             "takes you back into the game (default $XDG_STATE_HOME/p2pcards, or "
+                             "~/.local/state/p2pcards; $P2PCARDS_HOME/state when that is set)")
     crisp = parser.add_argument_group("Crisp options (the host's)")
     crisp.add_argument("--limit", type=int, choices=LIMIT_CHOICES, default=None,
                        help="the game ends at the end of the round someone reaches this total (default 100)")
@@ -79,6 +84,7 @@ def check_bots(game: str, bots: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from .app import run_table  # prompt_toolkit only loads for the client itself
+    from .comeback import state_dir
     from .session import NetTable
 
     options = table_options(args)
@@ -89,11 +95,12 @@ def run(args: argparse.Namespace) -> int:
         peer = _address(args.peer) if args.peer is not None else None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
+        state = Path(args.state) if args.state is not None else state_dir()
         status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
-                                            record=args.record))
+                                            record=args.record, state=state))
         return status
-    if args.peer is not None or args.interface is not None:
-        raise InputError("--bots plays on this machine only: no --peer or --interface")
+    if args.peer is not None or args.interface is not None or args.state is not None:
+        raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
     check_bots(args.game, args.bots)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError("the client needs a terminal (stdin and stdout are not one)")

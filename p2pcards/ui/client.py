@@ -515,7 +515,10 @@ def stall_words(stall: Stall) -> list[str]:
     """The banner for a table held up: each missing seat with the time before we give up, whom the protocol blames when."""
     out = []
     for name, left in stall.missing:
-        out.append(f" {name} is missing (link lost): voted gone in {left:.0f} s unless {name} comes back. ")
+        out.append(f" {name} is missing (link lost): voted gone in {left:.0f} s unless {name} comes back. " if left > 0
+                   else f" {name} is missing (link lost) and voted gone. ")
+    if stall.alone and all(left <= 0 for _, left in stall.missing):
+        out.append(" No other seat is linked: the table may have gone on without you. Q leaves. ")
     if stall.owed:
         who = ", ".join(stall.owed)
         out.append(f" Waiting on {who} for {stall.waited:.0f} s: {who} will be blamed in {stall.blamed_in:.0f} s. ")

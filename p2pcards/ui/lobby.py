@@ -3,15 +3,18 @@
 Tables come from a `TableDirectory`: anything that lists table ads and can wait for the list
 to change. `LanDirectory` (zeroconf, through the network layer's `Discovery`) is one; tests use
 their own too. `Lan` opens and joins tables as `NetTable`s; the one seated with us is the
-lobby's answer, which the table screen then plays.
+lobby's answer, which the table screen then plays. A game the client crashed out of (ui/comeback.py)
+is offered first: one key goes back into it, another discards it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit.input import Input
@@ -23,7 +26,9 @@ from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..table.config import SEATS
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
+from ..net.store import clear
 from .client import Line, fit, wrap
+from .comeback import Lock, Saved, find
 from .session import NetTable, TableSession, wait_changed
 
 Rules = Callable[[str, dict[str, object]], str]
@@ -129,10 +134,12 @@ class LobbyClient:
     rules_for: str | None = None
     rules_top: int = 0
     seen: list[str] = field(default_factory=list)
+    comeback: Saved | None = None  # a game we crashed out of, offered before anything else
 
     def key(self, k: str) -> str | None:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
-        "join" (the selected table), "host" (`new`), "start" (seat `room`), "leave" (leave `room`)."""
+        "join" (the selected table), "host" (`new`), "start" (seat `room`), "leave" (leave `room`),
+        "resume" (go back into `comeback`) or "discard" (clear it)."""
         if self.rules_for is not None:
             if k in ("escape", "?", "q", "Q", "enter"):
                 self.rules_for = None
@@ -145,6 +152,11 @@ class LobbyClient:
             return "leave" if self.room is not None else "quit"
         if self.identity is None:
             self._name_key(k)
+            return None
+        if self.comeback is not None:
+            if k in ("enter", "r", "d", "Q"):
+                return {"enter": "resume", "r": "resume", "d": "discard", "Q": "quit"}[k]
+            self.status = ("class:warn", "Press Enter to go back into your game, d to discard it, or Q to quit.")
             return None
         if self.room is not None:
             return self._room_key(k, self.room)
@@ -299,7 +311,9 @@ class LobbyClient:
             [("class:dim", " Compare fingerprints aloud with the people at your table.")],
             [],
         ]
-        if self.room is not None:
+        if self.comeback is not None:
+            out += self._comeback_lines(self.comeback)
+        elif self.room is not None:
             out += self._room_lines(self.room)
         elif self.new is not None:
             out += self._new_lines(self.new)
@@ -307,6 +321,15 @@ class LobbyClient:
             out += self._table_lines()
         out.append([self.status] if self.status[1] else [])
         return fit(out, width, height)
+
+    def _comeback_lines(self, saved: Saved) -> list[Line]:
+        out: list[Line] = [[("class:title", " Your game is not over ")], [("", " " + saved.summary())],
+                           [("class:dim", " Your client stopped mid-game. The others wait a short while for your")],
+                           [("class:dim", " seat, then go on without it.")]]
+        if saved.late():
+            out.append([("class:warn", " It may be too late: they have likely gone on without you already.")])
+        return out + [[], [("class:key", " Enter"), ("", " go back into the game  "), ("class:key", "d"),
+                           ("", " discard it  "), ("class:key", "Q"), ("", " quit (keep it for later)")]]
 
     def _table_lines(self) -> list[Line]:
         out: list[Line] = [[("class:title", " Tables on this network ")]]
@@ -377,7 +400,7 @@ class LobbyClient:
         return out
 
 
-Choice = BotGame | TableSession
+Choice = BotGame | TableSession | Saved
 
 
 async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: Output | None = None,
@@ -426,6 +449,12 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         room = lobby.room
         if what == "done":
             finish(lobby.choice)
+        elif what == "resume":
+            finish(lobby.comeback)
+        elif what == "discard" and lobby.comeback is not None:
+            clear(lobby.comeback.directory)
+            lobby.comeback = None
+            lobby.status = ("", "Your saved game was discarded: the others go on without you.")
         elif what == "quit":
             finish(None)
         elif what == "host" and lobby.new is not None:
@@ -524,10 +553,11 @@ class Lan:
     """The lobby's way to the network: one Discovery for the process (none with --peer), tables hosted and joined."""
 
     def __init__(self, interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
-                 record: str | None = None) -> None:
+                 record: str | None = None, state: Path | None = None) -> None:
         self.interfaces = interfaces
         self.peer = peer
         self.record = record  # where each table we sit at saves its transcript
+        self.state = state  # where the table we sit at journals our seat
         self.disco: Discovery | None = None
         self.directory: TableDirectory = PeerDirectory(*peer) if peer else NoDirectory()
         self._follow: asyncio.Task[None] | None = None
@@ -550,7 +580,7 @@ class Lan:
 
     def _table(self, identity: Identity, game: str = "crisp", options: Mapping[str, Any] | None = None) -> NetTable:
         return NetTable(identity, game, dict(options or {}), interfaces=self.interfaces,
-                        mdns=self.disco is not None, disco=self.disco, record=self.record)
+                        mdns=self.disco is not None, disco=self.disco, record=self.record, state=self.state)
 
     async def host(self, identity: Identity, new: NewTable) -> NetTable:
         """Open `new` and announce it (unless there is no multicast)."""
@@ -581,8 +611,10 @@ class Lan:
 
 async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time,
                     interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
-                    record: str | None = None) -> int:
-    """`p2pcards play` without --bots: the lobby, then the table it leads to (its transcript saved to `record`)."""
+                    record: str | None = None, state: Path | None = None,
+                    input: Input | None = None, output: Output | None = None) -> int:
+    """`p2pcards play` without --bots: a game to come back into, or the lobby, then the table it leads to (its
+    transcript saved to `record`, our seat journaled in `state`, which this client holds alone meanwhile)."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
 
@@ -593,12 +625,27 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
     if name is not None:
         set_name(name)
     first_run = name is None and not (data_dir() / KEY_FILE).exists()
-    async with Lan(interfaces, peer, record) as lan:
-        lobby = LobbyClient(None if first_run else load_or_create(), lan.directory, rules, make_identity=make,
-                            joinable=True)
-        choice = await run_lobby_app(lobby, lan=lan)
-        if choice is None or lobby.identity is None:
-            return 0
-        session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record) \
-            if isinstance(choice, BotGame) else choice
-        return await run_table(session, rules, clock=clock)
+    with Lock(state) if state is not None else contextlib.nullcontext():
+        identity = None if first_run else load_or_create()
+        comeback, why = (None, None)
+        if state is not None:
+            if identity is None:
+                clear(state)  # no identity yet: nothing journaled there can be ours
+            else:
+                comeback, why = find(state, identity)
+        async with Lan(interfaces, peer, record, state) as lan:
+            lobby = LobbyClient(identity, lan.directory, rules, make_identity=make, joinable=True,
+                                comeback=comeback, status=("class:warn", why) if why else ("", ""))
+            choice = await run_lobby_app(lobby, input, output, lan=lan)
+            if choice is None or lobby.identity is None:
+                return 0
+            session: TableSession
+            if isinstance(choice, BotGame):  # no journal: the bots go with the client (session.py)
+                session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record)
+            elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
+                seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
+                session = NetTable(seated, choice.node.config.game, interfaces=interfaces, record=record,
+                                   state=state, saved=choice.node)
+            else:
+                session = choice
+            return await run_table(session, rules, input, output, clock=clock)

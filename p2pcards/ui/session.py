@@ -5,6 +5,10 @@ network layer's `Node` (host or join, lobby, seat, play), run as tasks in the ap
 asyncio loop. A table against bots is the same path: we host on loopback without multicast and
 each bot is a real `p2pcards peer --bot good --peer 127.0.0.1:PORT` process that joins us, and
 quits when its standard input closes, so a killed client leaves no bot behind.
+
+At a LAN table given a `state` directory, our seat is journaled there (protocol.md §14.10) and
+cleared once the table is over or we leave it; a client that crashed comes back into its round
+with `saved` (ui/comeback.py finds it). A bot table keeps no journal: its bots go with the client.
 """
 
 from __future__ import annotations
@@ -15,12 +19,11 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..crypto.encoding import Value
-from ..crypto.envelope import Signed
 from ..crypto.identity import Identity, fingerprint
-from ..errors import IllegalMove, LinkBroken, LocalError, P2PCardsError
+from ..errors import IllegalMove, LinkBroken, LocalError, MalformedMessage, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -28,9 +31,11 @@ from ..net.discovery import Discovery, TableAd
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
+from ..net.store import NodeState, SeatStore, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, TablePeer
+from ..table.resume import record_time
 
 View = CrispView | CrescendoView
 BOT_NAMES = ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus")
@@ -55,6 +60,7 @@ class Stall:
     waited: float = 0.0
     blamed_in: float = 0.0  # then the protocol blames them and the round is void
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
+    alone: bool = False  # every other seat is missing: perhaps the table went on without us
 
 
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
@@ -132,6 +138,8 @@ class NetTable:
     gone_after: float = GONE_AFTER_S
     clock_fn: Callable[[], float] = time.time
     record: str | None = None  # save the game's transcript (every signed frame we sent or took) here when we leave
+    state: Path | None = None  # journal our seat here (a LAN table), to come back after a crash
+    saved: NodeState | None = None  # the seat journaled in `state` to come back into, instead of a lobby
     table_name: str = ""
     names: tuple[str, ...] = ()
     me: int = 0
@@ -143,7 +151,6 @@ class NetTable:
     _task: asyncio.Task[None] | None = None
     _round_views: list[View] = field(default_factory=list)
     _transcript: Transcript | None = None
-    _sealed: list[bytes] = field(default_factory=list)  # recording: our own lobby frames, signed before we sat
     _events_seen: int = 0
     _following: TablePeer | None = None  # the peer whose seats and events we show
     _started: bool = False
@@ -152,20 +159,29 @@ class NetTable:
     # ------------------------------------------------------------ the lobby
 
     async def open(self) -> None:
-        """Listen for links (and join multicast DNS unless told not to)."""
+        """Listen for links (and join multicast DNS unless told not to); with `saved`, take that seat again:
+        listen where it did and dial the seats before it (LocalError when its journal cannot be replayed)."""
         if self.bots:
             self.interfaces, self.mdns = ["127.0.0.1"], False
-        node = Node(self.identity, self.interfaces, mdns=self.mdns, on_note=self._note, gone_after=self.gone_after,
-                     disco=self.disco if self.mdns else None, timeout=self.timeout)
+        saved = self.saved
+        if saved is not None:  # no lobby and no ad: the others know where we listen
+            self.mdns, self.table_name = False, f"table {saved.config.table.hex()[:8]}"
+        node = Node(self.identity, self.interfaces, mdns=self.mdns, port=0 if saved is None else saved.port,
+                    on_note=self._note, gone_after=self.gone_after, disco=self.disco if self.mdns else None,
+                    timeout=self.timeout, state=self.state)
         await node.__aenter__()
         self.node = node
+        if saved is not None:
+            assert self.state is not None
+            try:
+                node.resume(SeatStore(self.state, saved.config, saved.seat), saved.config, saved.dial)
+            except (MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
+                raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
 
     async def host(self, table_name: str, seats: int | None = None) -> None:
         """Open a table of our game and options; InputError when an option is not the host's to set."""
         assert self.node is not None
         await self.node.host(self.game, self.options, table_name, seats)
-        if self.record is not None:
-            self._keep_sealed()
         self.table_name = self.node.ad.ad.name if self.node.ad else table_name
 
     async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
@@ -249,21 +265,6 @@ class NetTable:
             raise P2PCardsError("the bots did not join within 60 s") from None
         self.seat_table()
 
-    def _keep_sealed(self) -> None:
-        """Recording, as host: keep our table frame, and every frame we sign from now on until we are seated
-        (the seats frame is signed and sent by the node; a guest's own join comes back to it from the host)."""
-        assert self.node is not None and self.node.lobby is not None
-        self._sealed = self.node.lobby_frames[:1]
-        outbox = self.node.lobby.outbox
-        seal = outbox.seal
-
-        def sealed(rnd: int, mtype: str, body: Mapping[str, Value]) -> Signed:
-            signed = seal(rnd, mtype, body)
-            if self._transcript is None:
-                self._sealed.append(signed.frame)
-            return signed
-        outbox.seal = sealed  # type: ignore[method-assign,assignment]  # every caller passes them by position
-
     def _log_tail(self, name: str) -> str:
         log = self._logs[name]
         log.seek(0)
@@ -294,9 +295,8 @@ class NetTable:
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
         if self.record is not None:
             self._transcript = Transcript(seat.peer.cfg)
-            for frame in self._sealed:
-                self._transcript.keep(seat.shell.clock(), frame)
-            keep_frames(seat.shell, self._transcript)
+            keep_frames(seat.shell, self._transcript, self._journaled() if self.saved else ())
+            seat.on_shell = self._record
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
             await asyncio.sleep(0.05)
@@ -304,13 +304,33 @@ class NetTable:
         if not self._started:
             raise P2PCardsError("the other seats did not link to us")
 
+    def _journaled(self) -> list[tuple[float, bytes]]:
+        """Coming back with a recording: every frame of our journal, in its order, at the time we took or signed it
+        (the frames held when the journal began at 0: the first time after them), as a recording made all along."""
+        assert self.state is not None
+        records, _ = parse_journal((self.state / "journal").read_bytes())
+        frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
+        start = next((t for t, _ in frames if t > 0), 0.0)
+        return [(max(t, start), f) for t, f in frames]
+
+    def _record(self, shell: TableShell) -> None:
+        """Recording: the table went on without a seat (protocol.md §14.9); its frames go in the transcript too."""
+        assert self._transcript is not None
+        self._transcript.follow(shell.peer.cfg)
+        keep_frames(shell, self._transcript)
+
     async def _run(self) -> None:
         assert self.node is not None
         try:
             await self.node.play(None, 7 * 24 * 3600)
         except LinkBroken:
             pass
+        self._forget()  # the table is over: nothing to come back to
         self._changed()
+
+    def _forget(self) -> None:
+        if self.state is not None:
+            clear(self.state)
 
     def _note(self, note: Note) -> None:
         if note.kind != "event":  # the engine's own event list below has every event, in order
@@ -414,7 +434,7 @@ class NetTable:
         owed = tuple(peer.names[s] for s in sorted(dog.owed)) if waited >= STALL_S else ()
         if not owed and not missing:
             return None
-        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing)
+        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1)
 
     def finished(self) -> bool:
         """True once the game is over and verified."""
@@ -446,18 +466,22 @@ class NetTable:
                 await proc.wait()
         for log in self._logs.values():
             log.close()
+        self._forget()  # we left cleanly: there is nothing to come back to
         if self._transcript is not None and self.record is not None:
             self._transcript.save(self.record)
 
 
-def keep_frames(shell: TableShell, transcript: Transcript) -> None:
-    """Keep in `transcript` every frame `shell`'s peer already holds, then every frame it sends or takes until the
-    table is over, each at the time it went out or came in (`Transcript.keep` leaves out what no seat signed)."""
+def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tuple[float, bytes]] = ()) -> None:
+    """Keep in `transcript` the frames `before` (with their times), every frame `shell`'s peer already holds, then
+    every frame it sends or takes until the table is over, each at the time it went out or came in
+    (`Transcript.keep` leaves out copies and what no seat signed)."""
+    for at, sent in before:
+        transcript.keep(at, sent)
     peer = shell.peer
-    for seat in range(peer.n):
+    for seat in range(peer.n):  # the table's chains start afresh at seq 0 (lobby frames are of the lobby)
         seq = 0
-        while (frame := _held(peer, seat, seq)) is not None:
-            transcript.keep(shell.clock(), frame)
+        while (held := peer.frame(seat, seq)) is not None:
+            transcript.keep(shell.clock(), held)
             seq += 1
     receive, broadcast = shell.receive, shell._broadcast  # pylint: disable=protected-access
 
@@ -474,11 +498,3 @@ def keep_frames(shell: TableShell, transcript: Transcript) -> None:
     shell.receive = receive_kept  # type: ignore[method-assign]
     shell._broadcast = broadcast_kept  # pylint: disable=protected-access
 
-
-def _held(peer: TablePeer, seat: int, seq: int) -> bytes | None:
-    """The frame at `seq` of `seat`'s chain that `peer` holds: a guest (not seat 0, the host) holds its own join
-    as the host sent it back, not as sent."""
-    frame = peer.frame(seat, seq)
-    if frame is None and seat == peer.me != 0:
-        frame = peer.tracker.frame_at(peer.identity.public, seq)
-    return frame

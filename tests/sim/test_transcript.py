@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from p2pcards.bots.base import RandomBot
 from p2pcards.cli import main
+from p2pcards.crypto.envelope import parse
 from p2pcards.sim.cheaters import outsider_frame
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.sim.transcript import Transcript, Witness, record, verify
+from p2pcards.table.round import Stage
 
 
 @functools.cache
@@ -132,3 +134,39 @@ def test_a_changed_frame_fails_even_with_the_files_digest_made_again(data: st.Da
     changed[at] ^= data.draw(st.integers(1, 255), label="xor")
     t.frames[i] = (when, bytes(changed))
     assert not verify(Transcript.from_bytes(t.to_bytes())).ok
+
+
+def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
+    # Seat 2 vanishes in round 2; p0 and p1 vote it out and finish the game at the successor table
+    # (protocol.md §14.9). Its frames, recorded after the first table's, verify as one game.
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    transcript = record(net, peers[0].cfg)
+    net.start()
+    net.run(until=300.0, stop=lambda n: n.peers[2].round == 2 and n.peers[2].rs is not None
+            and n.peers[2].rs.stage is Stage.PLAYING)
+    net.dead.add(2)
+    for i in (0, 1):
+        net.call_at(net.now + 10.0, lambda n, i=i: n.send_as(i, n.peers[i].gone(2, n.now, "p2 was missing")))
+    net.run(until=net.now + 60.0)
+    nxt = [p.next_peer() for p in net.peers[:2]]
+    assert nxt[0] is not None and nxt[1] is not None
+    first = Transcript(transcript.config, list(transcript.frames))
+    net2 = MemNet([nxt[0], nxt[1]], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
+    net2.now = net.now  # one clock for the whole game, as a client's recording has
+    transcript.follow(nxt[0].cfg)
+    net2.on_send = lambda sender, frame: transcript.add(net2.now, frame)
+    net2.start()
+    net2.run(until=net2.now + 600.0)
+    assert all(p.finished and not p.faults for p in net2.peers)
+    verdict = verify(transcript)
+    assert verdict.ok, verdict.lines
+    assert verdict.witness is not None and verdict.witness.game.totals == net2.peers[0].game.totals
+    assert any("the table goes on without a seat" in line and "p0, p1" in line for line in verdict.lines)
+    alone = verify(first)  # the first table's frames alone: the game is not there
+    assert not alone.ok and "INCOMPLETE" in alone.lines[-1], alone.lines
+    # Without one vote the first table never names a successor: the second table's frames are no table of this game.
+    votes = [(t, f) for t, f in transcript.frames if parse(f).envelope.type == "gone"]
+    cut = Transcript(transcript.config, [x for x in transcript.frames if x != votes[0]])
+    assert not verify(cut).ok

@@ -146,6 +146,16 @@ def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdow
     assert "missing" not in screen(client)
 
 
+def test_every_other_seat_missing_and_voted_gone_says_the_table_may_have_gone_on_without_us() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))  # e.g. we came back too late
+    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 3.0)), alone=True)
+    assert "gone on without you" not in screen(client)  # Cy may still come back
+    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True)
+    text = screen(client)
+    assert " Bo is missing (link lost) and voted gone." in text and " Cy is missing" in text
+    assert " No other seat is linked: the table may have gone on without you. Q leaves." in text
+
+
 def test_the_shuffle_of_the_next_round_shows_its_progress_in_one_line() -> None:
     names = tuple(f"player{i}" for i in range(8))
     client, session = crisp_client(crisp_deck([]), names)

@@ -117,14 +117,17 @@ def test_a_whole_crescendo_round_against_two_bots_by_keys() -> None:
     assert all(p.returncode is not None for p in session.bot_procs.values())
 
 
-def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on() -> None:
+def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Bo's process dies without a word: its link is lost, the banner counts down, and after 4 s the
     # two of us vote it gone and go on without it (protocol.md §14.9); the time-out (30 s) never comes.
-    session = NetTable(generate("you"), "crisp", {"limit": 30}, bots=2, timeout=30, gone_after=4)
+    # The recording follows us to the table that goes on.
+    record = tmp_path / "mine.p2pt"
+    session = NetTable(generate("you"), "crisp", {"limit": 30}, bots=2, timeout=30, gone_after=4, record=str(record))
     client = TableClient(session)
     seen: list[str] = []
 
-    async def main() -> None:
+    async def play() -> None:
         await session.start()
         deadline = time.time() + 60
         killed = False
@@ -149,6 +152,11 @@ def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on()
         assert session.stopped() is None, session.stopped()  # we go on, until we leave
         await session.leave()
 
-    asyncio.run(main())
+    asyncio.run(play())
     assert any("Bo is missing (link lost): voted gone in" in s for s in seen)
     assert len(session.names) == 2 and any("Bo is out: round" in s for s in seen), seen[-1]
+    capsys.readouterr()
+    assert main(["verify", str(record)]) == 1  # both tables' frames; we left the second one
+    out = capsys.readouterr().out
+    assert "the table goes on without a seat (protocol.md §14.9) as table" in out and ": you, Ada" in out, out
+    assert "FAULT: you left the table (quit) [blame: you]" in out and "NOT THE GAME'S RECORD" not in out, out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -129,3 +131,80 @@ def test_no_color_and_a_tiny_window_in_a_real_terminal(tmp_path: Path) -> None:
         leave_cleanly(term)
     finally:
         term.close()
+
+
+def bot_peer(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """A `p2pcards peer` bot process on loopback (no multicast), its output in a file."""
+    out = tmp_path / f"{name}.out"
+    with open(out, "wb") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "p2pcards", "peer", "--name", name, "--interface", "127.0.0.1",
+                                 "--json", *args], stdout=f, stderr=subprocess.STDOUT)
+    return proc, out
+
+
+def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the_others(tmp_path: Path) -> None:
+    # Host and Bob are bot peers; Tess plays in a real terminal, joining by address. Killed (SIGKILL) with a drawn
+    # card in hand, her client is started again: it offers the game, Enter takes her back into the same turn.
+    # Started again with --record, it saves the whole game, made from its journal and what came after.
+    host, host_out = bot_peer(tmp_path, "Host", "--create", "--game", "crisp", "--limit", "10", "--players", "3",
+                              "--no-mdns")
+    bob: subprocess.Popen[bytes] | None = None
+    home = tmp_path / "home"
+    env = dict(os.environ, P2PCARDS_HOME=str(home), TERM="xterm-256color")
+    term: Terminal | None = None
+    try:
+        deadline = time.time() + 30
+        while not (port := re.search(r"on port (\d+)", host_out.read_text())) and time.time() < deadline:
+            time.sleep(0.1)
+        assert port, host_out.read_text()
+        address = f"127.0.0.1:{port.group(1)}"
+        bob, bob_out = bot_peer(tmp_path, "Bob", "--peer", address)
+        command = f"exec {sys.executable} -m p2pcards play --peer {address} --interface 127.0.0.1"
+        term = Terminal(f"{command} --name Tess", env)
+        wait_for(term, address, 30)
+        term.keys("Enter")  # join the one table given by address; the host seats it once Bob and we are in
+        wait_for(term, "d draw", 60)
+        term.keys("d")
+        drew = re.search(r"You drew: (\S+)", wait_for(term, "You drew: ", 10))
+        assert (home / "state" / "journal").stat().st_size > 0  # our seat, journaled before anything is sent
+        pid = int(term._tmux("display", "-p", "-t", "play", "#{pane_pid}"))
+        os.kill(pid, signal.SIGKILL)
+        while term.alive():  # its one window closes with it, and the tmux server with that
+            time.sleep(0.05)
+        term.close()
+        record = tmp_path / "back.p2pt"
+        term = Terminal(f"{command} --record {record}", env)
+        screen = wait_for(term, "Your game is not over", 30)
+        assert "You were playing Crisp with Host, Bob" in screen
+        term.keys("Enter")
+        screen = wait_for(term, "You drew: ", 30)  # the same turn, the card we drew still in hand
+        again = re.search(r"You drew: (\S+)", screen)
+        assert drew and again and again.group(1) == drew.group(1), screen
+        deadline = time.time() + 60
+        while time.time() < deadline and "Game over." not in screen:
+            key = person_key(screen)
+            if key is not None:
+                term.keys(key)
+            time.sleep(0.3)
+            screen = term.screen()
+        assert "Game over." in screen and "Tess" in screen, screen
+        host.wait(30)
+        bob.wait(30)
+        results = [json.loads(out.read_text().splitlines()[-1]) for out in (host_out, bob_out)]
+        assert all(r["finished"] and not r["faults"] for r in results), results
+        assert "Tess is back" in host_out.read_text() and "votes" not in host_out.read_text()
+        assert not (home / "state" / "journal").exists()  # the table is over: nothing to come back to
+        term.keys("Q")
+        deadline = time.time() + 15
+        while term.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        verdict = subprocess.run([sys.executable, "-m", "p2pcards", "verify", str(record)], capture_output=True,
+                                 text=True)
+        assert verdict.returncode == 0 and "verified: game over" in verdict.stdout, verdict.stdout
+    finally:
+        if term is not None:
+            term.close()
+        for proc in (host, bob):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(10)

@@ -1,0 +1,126 @@
+"""Coming back after the client crashed: where it journals its seat at a LAN table, and what it finds there.
+
+The client journals its seat (net/store.py, protocol.md §14.10) in one per-user directory:
+$P2PCARDS_HOME/state when that is set (beside the identity), else $XDG_STATE_HOME/p2pcards or
+~/.local/state/p2pcards (or `play --state DIR`). The directory is the user's alone (mode 0700):
+the `node` file beside the journal holds the seat's signing key. One client at a time uses it
+(`Lock`). On start, `find` says whether an unfinished game is there to go back into, or why what
+is there was cleared (another identity's, unreadable, or left too long ago).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint
+from ..errors import InputError, LocalError
+from ..net.seat import GONE_AFTER_S
+from ..net.store import NodeState, clear
+
+STALE_S: Final = 600.0  # a journal untouched this long is of a table long over: the others went on without us
+LOCK_FILE: Final = "lock"
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where the client journals its seat: $P2PCARDS_HOME/state, else the XDG state directory's p2pcards."""
+    env = os.environ if env is None else env
+    if env.get(HOME_ENV) or sys.platform in ("win32", "darwin"):
+        return data_dir(env) / "state"
+    xdg = env.get("XDG_STATE_HOME")
+    # As for $XDG_DATA_HOME, a relative $XDG_STATE_HOME is invalid and must be ignored.
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state") / APP
+
+
+class Lock:
+    """The state directory made (mode 0700) and held by this client alone while the block runs."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> Lock:
+        path = self.directory / LOCK_FILE
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.directory.chmod(0o700)
+            self._file = open(path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"the state directory {self.directory}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise InputError(f"another p2pcards client of yours is running (it holds {path}); "
+                             "give this one its own --state DIR") from None
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        if self._file is not None:
+            self._file.close()  # closing it lets the lock go
+
+
+@dataclass(frozen=True)
+class Saved:
+    """An unfinished game journaled in `directory`: our seat at its table, and how long ago it was last written."""
+
+    directory: Path
+    node: NodeState
+    age: float
+
+    def summary(self) -> str:
+        """One line for the player: the game, who else sat there, how long ago."""
+        cfg = self.node.config
+        others = [n for i, n in enumerate(cfg.names) if i != self.node.seat]
+        return (f"You were playing {cfg.game.capitalize()} with {', '.join(others)} "
+                f"(table {cfg.table.hex()[:8]}) {_ago(self.age)} ago.")
+
+    def late(self) -> bool:
+        """True when the others have most likely voted our seat gone by now (protocol.md §14.9)."""
+        return self.age > GONE_AFTER_S
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"
+
+
+def find(directory: Path, identity: Identity, now: float | None = None) -> tuple[Saved | None, str | None]:
+    """The unfinished game journaled in `directory` to offer going back into; else None and, when something
+    was there, why it was cleared (a journal of another identity, one that cannot be read, or one too old)."""
+    now = time.time() if now is None else now
+    try:
+        node = NodeState.load(directory)
+    except LocalError as exc:
+        clear(directory)
+        return None, f"The saved game could not be read and was cleared: {exc}."
+    if node is None:
+        clear(directory)  # a seat that crashed before its state was written: nothing to come back to
+        return None, None
+    try:
+        public = Ed25519PrivateKey.from_private_bytes(node.key).public_key().public_bytes_raw()
+    except ValueError:
+        clear(directory)
+        return None, f"The saved game in {directory} holds no valid key and was cleared."
+    if public != identity.public:
+        clear(directory)
+        return None, (f"The saved game in {directory} was {node.config.names[node.seat]}'s, another identity "
+                      f"(fingerprint {fingerprint(public)}), not yours: it was cleared.")
+    written = max((p.stat().st_mtime for p in directory.iterdir() if p.name in ("node", "journal")), default=0.0)
+    saved = Saved(directory, node, max(0.0, now - written))
+    if saved.age > STALE_S:
+        clear(directory)
+        return None, f"{saved.summary()} That table is long over without you: the saved game was cleared."
+    return saved, None

@@ -1,0 +1,163 @@
+"""Coming back after a crash: where the client journals its seat, what it makes of what it finds there at start,
+and the lobby's offer (headless: pipe input, no terminal). The whole story between processes is in
+test_ui_terminal.py (a client killed with SIGKILL mid-round)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from p2pcards.crypto.identity import Identity, generate
+from p2pcards.errors import InputError, LocalError
+from p2pcards.net.store import NodeState, SeatStore, write_atomic
+from p2pcards.table.config import TableConfig
+from p2pcards.ui.comeback import STALE_S, Lock, Saved, find, state_dir
+from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
+from p2pcards.ui.session import NetTable
+
+
+def journal(directory: Path, me: Identity, seat_key: bytes | None = None, records: int = 1) -> TableConfig:
+    """What a seat at a Crisp table with Bo and Cy leaves in `directory` when its client is killed (as Node writes it)."""
+    bo, cy = generate("Bo"), generate("Cy")
+    cfg = TableConfig(secrets.token_bytes(16), "crisp", {"limit": 50}, (bo.public, me.public, cy.public),
+                      ("Bo", me.name, "Cy"))
+    store = SeatStore(directory, cfg, 1)
+    store.append([("seed", 1, secrets.token_bytes(32))] * records)
+    store.close()
+    key = seat_key if seat_key is not None else me.key.private_bytes_raw()
+    write_atomic(directory / "node", NodeState(key, 0, {bo.public: [("127.0.0.1", 9)]}, cfg, 1).to_bytes())
+    return cfg
+
+
+def test_the_state_directory_follows_p2pcards_home_then_xdg() -> None:
+    assert state_dir({"P2PCARDS_HOME": "/h"}) == Path("/h/state")  # beside the identity it belongs to
+    assert state_dir({"XDG_STATE_HOME": "/x"}) == Path("/x/p2pcards")
+    assert state_dir({"XDG_STATE_HOME": "rel"}) == Path.home() / ".local" / "state" / "p2pcards"
+    assert state_dir({}) == Path.home() / ".local" / "state" / "p2pcards"
+
+
+def test_one_client_at_a_time_holds_the_state_directory_and_it_is_the_users_alone(tmp_path: Path) -> None:
+    state = tmp_path / "deep" / "state"
+    with Lock(state):
+        assert state.stat().st_mode & 0o777 == 0o700  # the node file beside the journal holds a signing key
+        with pytest.raises(InputError, match="another p2pcards client of yours is running"):
+            with Lock(state):
+                pass
+    with Lock(state):  # let go when the first ended
+        pass
+
+
+def test_an_unfinished_game_of_ours_is_offered_with_who_was_there(tmp_path: Path) -> None:
+    me = generate("Tess")
+    cfg = journal(tmp_path, me)
+    saved, why = find(tmp_path, me)
+    assert why is None and saved is not None and saved.node.config == cfg and saved.node.seat == 1
+    assert "You were playing Crisp with Bo, Cy" in saved.summary() and not saved.late()
+    assert (tmp_path / "journal").exists()  # offered, not yet touched
+    later, _ = find(tmp_path, me, now=time.time() + 300)
+    assert later is not None and later.late() and "5 min ago" in later.summary()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("other", "another identity"),
+    ("node", "could not be read"),
+    ("key", "no valid key"),
+    ("stale", "long over"),
+    ("no node", None),
+])
+def test_a_journal_not_ours_unreadable_or_long_over_is_cleared_with_a_clear_message(
+        tmp_path: Path, damage: str, message: str | None) -> None:
+    me = generate("Tess")
+    journal(tmp_path, me, generate("Tess").key.private_bytes_raw() if damage == "other" else
+            b"\x01" * 7 if damage == "key" else None)
+    if damage == "node":
+        (tmp_path / "node").write_bytes(b"\xc1 not msgpack")
+    if damage == "no node":  # killed between seating and writing where it listens
+        (tmp_path / "node").unlink()
+    saved, why = find(tmp_path, me, now=time.time() + (STALE_S + 1 if damage == "stale" else 0))
+    assert saved is None
+    assert (why is None) if message is None else (why is not None and message in why), why
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing left to trip the next table
+
+
+def test_a_journal_that_cannot_be_replayed_is_a_local_error_not_a_traceback(tmp_path: Path) -> None:
+    me = generate("Tess")
+    journal(tmp_path, me)
+    store_path = tmp_path / "journal"
+    store_path.write_bytes(store_path.read_bytes() + b"\x00\x00\x00\x0cf" + bytes(8) + b"\x01\x02\x03")  # a cut frame
+    saved = NodeState.load(tmp_path)
+    assert saved is not None
+
+    async def main() -> None:
+        table = NetTable(me, state=tmp_path, saved=saved, interfaces=["127.0.0.1"])
+        try:
+            with pytest.raises(LocalError, match="the saved game cannot be taken up again"):
+                await table.start()
+        finally:
+            await table.leave()
+
+    asyncio.run(main())
+    assert not (tmp_path / "journal").exists()  # left: cleared
+
+
+def offer(tmp_path: Path, keys: str) -> tuple[object, LobbyClient]:
+    """The lobby showing our saved game; `keys` pressed; what the lobby answered."""
+    me = generate("Tess")
+    journal(tmp_path, me)
+    saved, _ = find(tmp_path, me)
+    lobby = LobbyClient(me, NoDirectory(), joinable=True, comeback=saved)
+    screen = "".join(text for line in lobby.lines(80, 24) for _, text in line)
+    assert "Your game is not over" in screen and "Enter go back into the game" in screen
+
+    async def main() -> object:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput()))
+            for k in keys:
+                await asyncio.sleep(0.1)
+                inp.send_text(k)
+            return await asyncio.wait_for(task, 10)
+
+    return asyncio.run(main()), lobby
+
+
+def test_enter_at_the_offer_goes_back_into_the_game(tmp_path: Path) -> None:
+    choice, lobby = offer(tmp_path, "\r")
+    assert isinstance(choice, Saved) and choice is lobby.comeback and (tmp_path / "journal").exists()
+
+
+def test_d_at_the_offer_discards_the_game_and_shows_the_lobby(tmp_path: Path) -> None:
+    choice, lobby = offer(tmp_path, "xdQ")
+    assert choice is None and lobby.comeback is None
+    assert "discarded" in lobby.status[1] and not (tmp_path / "journal").exists()
+    screen = "".join(text for line in lobby.lines(80, 24) for _, text in line)
+    assert "Tables on this network" in screen
+
+
+def test_q_at_the_offer_quits_and_keeps_the_game_for_later(tmp_path: Path) -> None:
+    choice, lobby = offer(tmp_path, "Q")
+    assert choice is None and lobby.comeback is not None and (tmp_path / "journal").exists()
+
+
+def test_the_client_clears_a_journal_of_another_identity_at_start_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path / "home"))
+    state = tmp_path / "state"
+    state.mkdir()
+    journal(state, generate("Tess"))  # a key that is not the one `run_lobby` makes for Tess
+
+    async def main() -> int:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_lobby("Tess", None, peer=("127.0.0.1", 9), state=state,
+                                                 input=inp, output=DummyOutput()))
+            await asyncio.sleep(0.3)
+            inp.send_text("Q")
+            return await asyncio.wait_for(task, 10)
+
+    assert asyncio.run(main()) == 0
+    assert sorted(p.name for p in state.iterdir()) == ["lock"]
