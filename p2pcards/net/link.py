@@ -277,6 +277,10 @@ class Links:
             await self._listener(reader, writer)
         except (LinkBroken, RemoteProtocolError, TimeoutError, ConnectionError, OSError) as exc:
             self._refuse(writer, str(exc) or "handshake timed out")
+        except asyncio.CancelledError:
+            # We are shutting down mid-handshake. asyncio's server callback (3.11) asks a cancelled
+            # handler task for its exception and logs the CancelledError as a traceback: end quietly.
+            writer.close()
         finally:
             self._pending -= 1
 

@@ -284,3 +284,23 @@ def test_a_flooding_seat_does_not_starve_another() -> None:
             await side.links.close("done")
 
     run(main)
+
+
+def test_shutting_down_mid_handshake_logs_nothing() -> None:
+    errors: list[dict[str, object]] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+        a_id = generate("ann")
+        a = Side(a_id, secrets.token_bytes(16), set())
+        port = await a.links.listen([LOCAL])
+        reader, writer = await asyncio.open_connection(LOCAL, port)
+        await read_frame(reader, 4096)  # its hello: the handshake waits on ours
+        await a.links.close("done")
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()  # what asyncio.run does to whatever is left on the way out
+        await asyncio.sleep(0.05)
+        writer.close()
+
+    asyncio.run(main())
+    assert errors == []
