@@ -171,6 +171,7 @@ class Witness(TablePeer):
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
+        self.votes.began(number, self.game.totals)
         later, self.chains.later = self.chains.later, []
         for signed in later:
             self._handle(signed)

@@ -526,6 +526,9 @@ class TablePeer:
         self.finished = True
         name = self.names[dep.out]
         self._note("void", f"{name} is out: round {dep.void} is void")
+        if dep.out == self.me:
+            self._note("over", "every other seat voted us gone: the table goes on without us")
+            return
         nxt = going_on(self.cfg, dep, totals, self.game.dealer_of(dep.void))
         if nxt is None:
             self._note("over", f"too few seats remain without {name}: the game ends")
@@ -547,10 +550,9 @@ class TablePeer:
             self.finished = True
             self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
             return
-        if self.votes.by(self.me):
-            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
-            return
-        self._begin_round(rs.number + 1)
+        self._vote_out()  # the votes held may void the next round: then it is not begun here
+        if not self.finished:
+            self._begin_round(rs.number + 1)
 
     # ------------------------------------------------------------ time-outs
 

@@ -56,12 +56,12 @@ class Votes:
 
     def due(self, rnd: int, done: bool, totals: Sequence[int]) -> tuple[Departure, tuple[int, ...]] | None:
         """The departure the votes decide and the totals before its void round, once we are in round `rnd`
-        (`done`: its result is settled, with `totals`) and may decide it: in the void round, or in
-        the round before it once that is done; None until then."""
+        (`done`: its result is settled, with `totals`) and may decide it: in the void round or after it
+        (a voter goes on playing), or in the round before it once that is done; None until then."""
         dep = self.decided()
         if dep is None:
             return None
-        if rnd == dep.void and dep.void in self.totals_at:
+        if rnd >= dep.void and dep.void in self.totals_at:
             return dep, self.totals_at[dep.void]
         if rnd == dep.void - 1 and done:
             return dep, tuple(totals)
