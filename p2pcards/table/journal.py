@@ -7,11 +7,11 @@ journal's frames again, each at its time, through the hooks of the peer that res
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
 from .outputs import Emitter
-from .resume import Record, carry_record, frame_record, record_time
+from .resume import Check, Record, carry_record, frame_record, last_check, record_time
 
 RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
 
@@ -40,16 +40,21 @@ class Journal:
         if self.records is not None and not self.replaying:
             self.records.append(record)
 
-    def replay(self, records: Iterable[Record], outbox: Outbox, emit: Emitter, at: Callable[[float], None],
-               accept: Callable[[bytes], None], step: Callable[[], None]) -> None:
+    def replay(self, records: Sequence[Record], outbox: Outbox, emit: Emitter, at: Callable[[float], None],
+               accept: Callable[[bytes], None], step: Callable[[], None],
+               check: Callable[[Check, list[bytes]], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
 
-        Our own frames come back from the outbox as the steps that made them make them again; a
-        move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
+        A journal with a checkpoint is replayed from its last one: `check` is handed it and the frames
+        before it. Our own frames come back from the outbox as the steps that made them make them
+        again; a move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
         """
         self.replaying = True
         try:
-            for kind, number, data in records:
+            start = last_check(records)
+            if start is not None:
+                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind == "frame"])
+            for kind, number, data in records if start is None else records[start + 1:]:
                 if kind != "frame":
                     continue
                 at(record_time(number))

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value
-from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
@@ -38,7 +38,8 @@ from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
 from .recovery import find_gaps
 from .reports import View, weigh
-from .resume import Record, ResumeOutbox, carried, frame_record, replayed_seeds
+from .resume import (Check, Record, ResumeOutbox, carried, frame_record, replayed_seeds, restore_results,
+                     results_to_wire)
 from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
 from .votes import Votes, going_on
@@ -117,7 +118,7 @@ class TablePeer:
         peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                    tolerance=tolerance, timeout=timeout, slack=slack,
                    outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
-        peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step)
+        peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step, peer._restore)
         peer._journal.records = []
         peer.now = max(peer.now, now)
         if peer.rs is not None:
@@ -347,6 +348,31 @@ class TablePeer:
         self._progress()
         self._flush()
 
+    def _restore(self, check: Check, frames: list[bytes]) -> None:
+        """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
+        into their chains only (what they did is in the checkpoint), and the round begun again."""
+        self.now = max(self.now, check.now)
+        self.game.totals, self.game.round_no = list(check.totals), check.round - 1
+        restore_results(self.game, check.results)
+        self.round = check.round - 1
+        self.ready, self.aided = set(range(self.n)), set(check.aided)
+        for seat, voter, rnd in check.votes:
+            self.votes.take(voter, seat, rnd)
+        self.votes.began(check.round - 1, check.before)
+        for frame in frames:
+            env = parse(frame).envelope
+            if env.sender == self.identity.public:
+                if env.round == 0 or env.round >= check.round - 1:
+                    self.emit.sent[env.seq] = (env.round, frame)  # what a seat that missed it may still ask for
+                continue
+            try:
+                signed = self.tracker.accept(frame)
+            except RemoteProtocolError as exc:
+                raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
+            if env.round >= check.round and env.type not in ANY_ROUND:
+                self.chains.later.append(signed)
+        self._begin_round(check.round)
+
     # ------------------------------------------------------------ plumbing
 
     def _flush(self) -> list[Output]:
@@ -461,6 +487,11 @@ class TablePeer:
         self.orderer = self.game.dealer_of(number)
         ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
+        if self.journal is not None and number > self.carry[1] + 1:
+            check = Check(number, self.now, tuple(self.game.totals), self.votes.totals_at[number - 1],
+                          tuple(sorted(self.aided)), self.votes.held(), results_to_wire(self.game))
+            self._journal.record(check.record())
+            self._journal.record(("outbox", self.outbox.next_seq, self.outbox.head))
         seed = self.draw_seed()
         self._journal.record(("seed", number, seed))
         decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,

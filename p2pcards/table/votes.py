@@ -38,6 +38,11 @@ class Votes:
         votes[voter] = rnd
         return True
 
+    def held(self) -> tuple[tuple[int, int, int], ...]:
+        """Every vote held: (seat voted gone, voter, round)."""
+        return tuple((seat, voter, rnd) for seat, votes in sorted(self.cast.items())
+                     for voter, rnd in sorted(votes.items()))
+
     def by(self, voter: int) -> set[int]:
         """The seats `voter` voted gone."""
         return {seat for seat, votes in self.cast.items() if voter in votes}
