@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value
-from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
+from ..crypto.envelope import ChainTracker, Outbox, Signed
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
@@ -29,19 +29,19 @@ from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .absences import Absences
 from .bodies import Aid, Body, EntryKind, Fault, Gone, Leave, Ready, Ref, RoundResult, parse_body
-from .chains import Chains
+from .chains import ANY_ROUND, Chains
 from .config import Game, TableConfig
 from .decks import Decks
 from .journal import Journal
 from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
-from .recovery import find_gaps
 from .reports import View, weigh
 from .resume import (Check, Record, ResumeOutbox, carried, frame_record, replayed_seeds, restore_results,
                      results_to_wire)
 from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
+from .waits import Waits
 from .votes import Votes, going_on
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
@@ -49,8 +49,6 @@ __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
-ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
-PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
 
 
 class TablePeer:
@@ -96,10 +94,8 @@ class TablePeer:
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
-        self.watchdog = Watchdog(timeout)
+        self.waits = Waits(self.n, self.me, timeout)
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
-        self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
-        self._quiet_since = 0.0  # since when no chain has grown
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
         self._journal = Journal()
         if journal:
@@ -123,7 +119,7 @@ class TablePeer:
         peer.now = max(peer.now, now)
         if peer.rs is not None:
             peer.rs.log.back = peer.now
-        peer._quiet_since = peer.now
+        peer.waits.quiet_since = peer.now
         return peer
 
     # ------------------------------------------------------------ the interface
@@ -137,6 +133,11 @@ class TablePeer:
     def journal(self) -> list[Record] | None:
         """The journal's records not yet taken (None when we do not journal)."""
         return self._journal.records
+
+    @property
+    def watchdog(self) -> Watchdog:
+        """What blames a stall (waits.py)."""
+        return self.waits.dog
 
     @property
     def stopped(self) -> str | None:
@@ -276,23 +277,10 @@ class TablePeer:
         """
         if self.stopped is not None or self.finished:
             return []
-        held: dict[int, set[int]] = {}
-        for sender, seq in self.chains.held:
-            seat = self.chains.seat(sender)
-            if seat is not None and seat != self.me:
-                held.setdefault(seat, set()).add(seq)
-        rs = self.rs
-        if rs is not None and rs.log.entries:
-            for seat, seq in rs.log.entries[0].refs:
-                if (seat, seq) not in rs.log.moves and seat != self.me:
-                    held.setdefault(seat, set()).add(seq + 1)  # as if the frame after it were held
-        dog = self.watchdog
-        tails: set[int] = set()
-        if dog.since is not None and self.now - dog.since >= PROBE_S:
-            tails |= dog.owed
-        if self.now - self._quiet_since >= PROBE_S:
-            tails |= set(range(self.n))  # nothing new from anyone: a frame only we miss (a move to order) may hold us
-        return find_gaps(held, self.chains.received, tails - {self.me})
+        held = [(seat, seq) for key, seq in self.chains.held if (seat := self.chains.seat(key)) is not None]
+        log = None if self.rs is None else self.rs.log
+        named = [ref for ref in log.entries[0].refs if ref not in log.moves] if log is not None and log.entries else []
+        return self.waits.gaps(self.now, held, named, self.chains.received)
 
     def frame(self, seat: int, seq: int) -> bytes | None:
         """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
@@ -359,18 +347,7 @@ class TablePeer:
         for seat, voter, rnd in check.votes:
             self.votes.take(voter, seat, rnd)
         self.votes.began(check.round - 1, check.before)
-        for frame in frames:
-            env = parse(frame).envelope
-            if env.sender == self.identity.public:
-                if env.round == 0 or env.round >= check.round - 1:
-                    self.emit.sent[env.seq] = (env.round, frame)  # what a seat that missed it may still ask for
-                continue
-            try:
-                signed = self.tracker.accept(frame)
-            except RemoteProtocolError as exc:
-                raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
-            if env.round >= check.round and env.type not in ANY_ROUND:
-                self.chains.later.append(signed)
+        self.chains.rebuild(frames, check.round)
         self._begin_round(check.round)
 
     # ------------------------------------------------------------ plumbing
@@ -588,29 +565,13 @@ class TablePeer:
     # ------------------------------------------------------------ time-outs
 
     def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The other seats that hold up what we are waiting for, and a mark: the round, what is owed
-        (an index of OWED) and how much of it came. A new round is never the old round's stall."""
-        rs = self.rs
-        owed: set[int]
-        mark: tuple[int, ...]
-        if rs is None:
-            owed, mark = {s for s in range(self.n) if s not in self.ready}, (0, len(self.ready))
-        else:
-            owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
-        owed.discard(self.me)
-        return frozenset(owed), (self.round, *mark)
+        """The other seats that hold up what we are waiting for, and the mark of what they owe (waits.py)."""
+        return self.waits.owed(self.round, self.rs, self.ready, self.game, self.now, self.tolerance, self.orderer)
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
-        heads = tuple(self.chains.received(s) for s in range(self.n))
-        if heads != self._heads:
-            self._heads, self._quiet_since = heads, self.now
-        if self.finished:
-            return
-        owed, mark = self._owed()
-        if owed & self.votes.by(self.me):
-            owed = frozenset()  # a seat we voted gone is the vote's to settle, not the time-out's
-        late = self.watchdog.watch(self.now, owed, mark)
+        self.waits.heard(tuple(self.chains.received(s) for s in range(self.n)), self.now)
+        late = [] if self.finished else self.waits.late(self.now, *self._owed(), self.votes.by(self.me))
         if late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
                             f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)
