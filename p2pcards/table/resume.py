@@ -136,6 +136,12 @@ def restore_results(game: Game, wire: Value) -> None:
     game.results = results  # type: ignore[assignment]
 
 
+def whole_journal(records: Sequence[Record]) -> list[Record]:
+    """The journal without its checkpoints (nor the places of our chain they hold): a resume replays it whole."""
+    return [r for i, r in enumerate(records)
+            if r[0] != "check" and not (r[0] == "outbox" and records[i - 1][0] == "check")]
+
+
 def last_check(records: Sequence[Record]) -> int | None:
     """The index of the journal's last checkpoint, if it has one."""
     return next((i for i in range(len(records) - 1, -1, -1) if records[i][0] == "check"), None)
