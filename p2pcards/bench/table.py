@@ -495,7 +495,7 @@ def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int)
     print(f"  per round  {plain.cpu / max(peer.round, 1):.2f} s CPU, "
           f"{len(plain.net.frames) / max(peer.round, 1):.0f} messages")
     _traffic(plain)
-    _resume(peer, plain.net.now)
+    _resume(profiled.peer, profiled.net.now)  # the plain run's keys are wrapped to be timed
     if len(plain.net.frames) != len(profiled.net.frames):
         print(f"  (the profiled replay sent {len(profiled.net.frames)} messages, not the same game)")
     assert profiled.stats is not None
