@@ -465,10 +465,10 @@ class TablePeer:
         ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
         if self.journal is not None and number > self.carry[1] + 1:
-            check = Check(number, self.now, tuple(self.game.totals), self.votes.totals_at[number - 1],
-                          tuple(sorted(self.aided)), self.votes.held(), results_to_wire(self.game))
+            check = Check(number, self.now, self.outbox.next_seq, self.outbox.head, tuple(self.game.totals),
+                          self.votes.totals_at[number - 1], tuple(sorted(self.aided)), self.votes.held(),
+                          results_to_wire(self.game))
             self._journal.record(check.record())
-            self._journal.record(("outbox", self.outbox.next_seq, self.outbox.head))
         seed = self.draw_seed()
         self._journal.record(("seed", number, seed))
         decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,

@@ -13,11 +13,10 @@ place of its chain, and one that would sign anything else there (a journal that 
 own, or one cut short of its seeds) stops with a LocalError.
 
 At the start of each round after the table's first, a peer that journals records a `check`
-(a checkpoint: what the rounds before left behind, `Check`) and where its chain is then
-(`outbox`). A resume replays from the last checkpoint only: the frames before it go to the
-signature chains (each signature checked again, nothing else done), the round's state is the
-checkpoint's, and the round it began is replayed as above. So a resume costs one round's
-deck work, not the game's.
+(a checkpoint: what the rounds before left behind and where its chain is, `Check`). A resume
+replays from the last checkpoint only: the frames before it go to the signature chains (each
+signature checked again, nothing else done), the round's state is the checkpoint's, and the
+round it began is replayed as above. So a resume costs one round's deck work, not the game's.
 """
 
 from __future__ import annotations
@@ -75,12 +74,15 @@ def record_time(number: int) -> float:
 
 @dataclass(frozen=True)
 class Check:
-    """What the rounds before round `round` left a peer when it began it at time `now`: the totals it began
-    with and those the round before began with, the seats whose memory aid was on, every vote
-    (seat voted gone, voter, round) held, and the engine's results of the rounds played (`results`)."""
+    """What the rounds before round `round` left a peer when it began it at time `now`: where its chain stood
+    (`seq`, `head`), the totals it began with and those the round before began with, the seats whose
+    memory aid was on, every vote (seat voted gone, voter, round) held, and the engine's results of
+    the rounds played (`results`). One record: a crash leaves the whole checkpoint or none."""
 
     round: int
     now: float
+    seq: int
+    head: bytes
     totals: tuple[int, ...]
     before: tuple[int, ...]
     aided: tuple[int, ...]
@@ -89,7 +91,7 @@ class Check:
 
     def record(self) -> Record:
         """The checkpoint as a journal record."""
-        return ("check", self.round, encode([_bits(self.now), list(self.totals), list(self.before),
+        return ("check", self.round, encode([_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
                                              list(self.aided), [list(v) for v in self.votes], self.results]))
 
     @classmethod
@@ -102,13 +104,14 @@ class Check:
                 raise LocalError("a journal's checkpoint is not lists of integers")
             return tuple(i for i in x if isinstance(i, int))
 
-        if not isinstance(v, list) or len(v) != 6 or type(v[0]) is not int or not isinstance(v[4], list):
-            raise LocalError("a journal's checkpoint is not [time, totals, before, aided, votes, results]")
-        votes = tuple(ints(x) for x in v[4])
+        if not isinstance(v, list) or len(v) != 8 or type(v[0]) is not int or type(v[1]) is not int \
+                or not isinstance(v[2], bytes) or not isinstance(v[6], list):
+            raise LocalError("a journal's checkpoint is not [time, seq, head, totals, before, aided, votes, results]")
+        votes = tuple(ints(x) for x in v[6])
         if any(len(x) != 3 for x in votes):
             raise LocalError("a journal's checkpoint holds a vote that is not [seat, voter, round]")
-        return cls(record[1], record_time(v[0]), ints(v[1]), ints(v[2]), ints(v[3]),
-                   tuple((a, b, c) for a, b, c in votes), v[5])
+        return cls(record[1], record_time(v[0]), v[1], v[2], ints(v[3]), ints(v[4]), ints(v[5]),
+                   tuple((a, b, c) for a, b, c in votes), v[7])
 
 
 def _listed(v: object) -> Value:
@@ -137,9 +140,8 @@ def restore_results(game: Game, wire: Value) -> None:
 
 
 def whole_journal(records: Sequence[Record]) -> list[Record]:
-    """The journal without its checkpoints (nor the places of our chain they hold): a resume replays it whole."""
-    return [r for i, r in enumerate(records)
-            if r[0] != "check" and not (r[0] == "outbox" and records[i - 1][0] == "check")]
+    """The journal without its checkpoints: a resume replays it whole."""
+    return [r for r in records if r[0] != "check"]
 
 
 def last_check(records: Sequence[Record]) -> int | None:
@@ -156,6 +158,9 @@ class ResumeOutbox(Outbox):
         for kind, num, data in records:
             if kind == "outbox":
                 start, head = num, data
+            elif kind == "check":
+                check = Check.parse((kind, num, data))
+                start, head = check.seq, check.head
             elif kind == "frame":
                 env = parse(data).envelope
                 if env.sender == identity.public:
