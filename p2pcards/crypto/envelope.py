@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -96,6 +97,12 @@ def parse(frame: bytes) -> Signed:
     """Split and decode a frame without checking its signature; MalformedMessage on any bad structure."""
     if not isinstance(frame, bytes) or len(frame) > MAX_FRAME:
         raise MalformedMessage("frame missing or over the size cap")
+    return _parse(frame)
+
+
+# A frame is looked at by several layers on its way in (the link, the shell, the chains): decoded once.
+@functools.lru_cache(maxsize=16)
+def _parse(frame: bytes) -> Signed:
     if len(frame) <= SIGNATURE_BYTES:
         raise MalformedMessage("frame too short")
     signature, message = frame[:SIGNATURE_BYTES], frame[SIGNATURE_BYTES:]

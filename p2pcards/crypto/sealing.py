@@ -7,6 +7,8 @@ third seat decrypt it. Private shares therefore travel sealed to their recipient
 
 from __future__ import annotations
 
+import functools
+
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from nacl.signing import SigningKey, VerifyKey
@@ -15,13 +17,18 @@ from ..errors import InvalidKey, MalformedMessage
 from .identity import Identity
 
 
-def seal_to(recipient: bytes, plaintext: bytes) -> bytes:
-    """`plaintext` sealed so that only the holder of Ed25519 key `recipient` can open it; InvalidKey if none can."""
+@functools.lru_cache(maxsize=64)
+def _twin(recipient: bytes) -> PublicKey:
+    """The X25519 twin of an Ed25519 key (a table seals to the same few keys all game: derived once)."""
     try:
-        public: PublicKey = VerifyKey(recipient).to_curve25519_public_key()
+        return VerifyKey(recipient).to_curve25519_public_key()
     except CryptoError:  # libsodium refuses small-order and malformed keys: there is no one to seal to
         raise InvalidKey(f"no X25519 twin for the key {recipient.hex()}") from None
-    return bytes(SealedBox(public).encrypt(plaintext))
+
+
+def seal_to(recipient: bytes, plaintext: bytes) -> bytes:
+    """`plaintext` sealed so that only the holder of Ed25519 key `recipient` can open it; InvalidKey if none can."""
+    return bytes(SealedBox(_twin(recipient)).encrypt(plaintext))
 
 
 class Opener:

@@ -24,6 +24,11 @@ from .store import SeatStore
 
 MAX_NOTES = 1000  # the newest notes kept for a UI or a summary; older ones are dropped, never hoarded
 MAX_LATENCIES = 10_000  # the newest move latencies kept per action
+# Frames nobody waits on us for (a private box to another seat) are taken this much later, or with
+# the next frame that is waited on, whichever comes first: on a machine shared by several peers,
+# the CPU goes first to the peer that will show a card.
+LATER_S = 0.02
+MAX_LATER = 64
 
 
 def wall_clock() -> float:
@@ -50,6 +55,8 @@ class TableShell:
         self._wake: asyncio.TimerHandle | None = None
         self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
+        self._later: list[tuple[bytes, float]] = []  # frames that can wait, with when they came
+        self._later_timer: asyncio.TimerHandle | None = None
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
         # Our moves' times from play to shown (ordered, applied, every card it reveals to us learned), by action.
         self.latency: dict[str, deque[float]] = {}
@@ -66,10 +73,11 @@ class TableShell:
 
     def close(self) -> None:
         """Cancel every timer; the peer is left as it is."""
-        for handle in (self._wake, self._bot_timer):
+        for handle in (self._wake, self._bot_timer, self._later_timer):
             if handle is not None:
                 handle.cancel()
-        self._wake = self._bot_timer = None
+        self._wake = self._bot_timer = self._later_timer = None
+        self._later = []
         self._done.set()
 
     @property
@@ -92,9 +100,26 @@ class TableShell:
         self._emit([])
 
     def receive(self, frame: bytes) -> None:
-        """One frame from any link."""
+        """One frame from any link (one that can wait is taken within LATER_S, in the order frames came)."""
+        if self.over:
+            return
+        if self.peer.can_wait(frame) and len(self._later) < MAX_LATER:
+            self._later.append((frame, self.clock()))
+            if self._later_timer is None:
+                self._later_timer = self._loop.call_later(LATER_S, self._take_later)
+            return
+        self._take_later()
         if not self.over:
             self._emit(self.peer.receive(frame, self.clock()))
+
+    def _take_later(self) -> None:
+        if self._later_timer is not None:
+            self._later_timer.cancel()
+            self._later_timer = None
+        later, self._later = self._later, []
+        for frame, at in later:
+            if not self.over:
+                self._emit(self.peer.receive(frame, at))
 
     def play(self, move: Move) -> None:
         """Our own move (from a UI); IllegalMove when our engine already refuses it."""

@@ -9,6 +9,7 @@ chain quiet, for PROBE_S: its next places are asked for (§18.5).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -17,6 +18,7 @@ from .recovery import Gap, find_gaps
 from .round import Round, Watchdog
 
 PROBE_S: Final = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
+WATCH_S: Final = 0.05  # how often frames wake the watchdog: what is owed costs more to find than a frame to take
 
 
 class Waits:
@@ -28,9 +30,15 @@ class Waits:
         self.dog = Watchdog(timeout)
         self.heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
         self.quiet_since = 0.0  # since when no chain has grown
+        self.watched = -math.inf  # when we last looked
+
+    def due(self, now: float) -> bool:
+        """Whether a frame taken at `now` should wake the watchdog (at most every WATCH_S; a tick always does)."""
+        return now - self.watched >= WATCH_S
 
     def heard(self, heads: tuple[int, ...], now: float) -> None:
-        """How much of every chain we hold at `now`: a chain that grew ends the quiet."""
+        """How much of every chain we hold at `now` (we look now): a chain that grew ends the quiet."""
+        self.watched = now
         if heads != self.heads:
             self.heads, self.quiet_since = heads, now
 
