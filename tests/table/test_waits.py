@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.recovery import MAX_ASK
-from p2pcards.table.waits import PROBE_S, Waits
+from p2pcards.table.waits import PROBE_S, WATCH_S, Waits
 
 
 def test_before_the_first_round_the_seats_not_ready_are_owed() -> None:
@@ -29,3 +29,10 @@ def test_gaps_below_held_frames_and_named_moves_then_the_tails_of_a_quiet_table(
     assert waits.gaps(quiet, [], [], heads.__getitem__) == [(1, 4, 3 + MAX_ASK), (2, 2, 1 + MAX_ASK)]
     waits.heard((0, 5, 2), quiet)  # a chain grew: the table is not quiet any more
     assert waits.gaps(quiet, [], [], heads.__getitem__) == []
+
+
+def test_frames_wake_the_watchdog_at_most_every_watch_s() -> None:
+    waits = Waits(3, 0, 15.0)
+    assert waits.due(0.0)
+    waits.heard((0, 0, 0), 1.0)
+    assert not waits.due(1.0 + WATCH_S / 2) and waits.due(1.0 + WATCH_S)
