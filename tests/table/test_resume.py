@@ -104,8 +104,12 @@ def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> 
     peers = make_table("crisp", 3, {"limit": 100}, random.Random(rng.random()), journal=True)
     net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
     net.start()
+    net.run(until=600.0, stop=mid_round(0, 2))
+    net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # a vote that stands, in the checkpoints
+    net.send_as(0, net.peers[0].aid(True, net.now))
     net.run(until=600.0, stop=lambda n: n.peers[1].round == 3 and mid_round(1, 4)(n))
     peer = net.peers[1]
+    assert peer.votes.held() == ((2, 0, 1),) and peer.aided == {0}
     records = list(peer.journal or [])
     checks = [Check.parse(r) for r in records if r[0] == "check"]
     assert [c.round for c in checks] == [2, 3] and checks[-1].totals != (0, 0, 0)
@@ -118,6 +122,7 @@ def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> 
         assert back.game.totals == peer.game.totals and back.outbox.head == peer.outbox.head
         assert back.emit.sent == peer.emit.sent and back.chains.received(0) == peer.chains.received(0)
         assert back.game.results == peer.game.results and len(back.game.results) == 2
+        assert back.votes.held() == peer.votes.held() and back.aided == peer.aided
     # A crash just before the last checkpoint was stored, or just after it (before the round's seed):
     # either way the peer comes back into round 3 (with a new seed: nothing of round 3 had left it).
     at = max(i for i, r in enumerate(records) if r[0] == "check")
