@@ -9,7 +9,10 @@ an engine only through decryption shares the rules entitle it to (see protocol.m
 log (log.py), the decks and their passes (decks.py), the reveals (reveals.py) and the
 settlement (settle.py). Frames come in through the signature chains (chains.py), are parsed
 into typed bodies where they arrive (bodies.py) and dispatched here; then one loop,
-`_progress`, advances whatever can advance. The game is reached through rules.py only.
+`_progress`, advances whatever can advance. The game is reached through rules.py only. What
+outlasts a round has its parts too: the votes that put a seat out (votes.py), the journal and
+its replay (journal.py, resume.py), what we wait on and ask for again (waits.py), and how we
+weigh another peer's fault report (reports.py).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from .resume import (Check, Record, ResumeOutbox, carried, frame_record, replaye
                      results_to_wire)
 from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
-from .waits import Waits
 from .votes import Votes, going_on
+from .waits import Waits
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
