@@ -22,6 +22,6 @@ def test_bench_table_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> N
         assert name in out
     for figure in ("wall time", "CPU time", "virtual game time", "rounds", "messages", "sent", "shares", "pass",
                    "crypto", "signing", "encoding", "rules", "rest", "everything else / crypto",
-                   "profiler-free bound", "largest costs outside crypto"):
+                   "profiler-free bound", "largest costs outside crypto", "resume"):
         assert figure in out, figure
     assert out.count("%") > 20

@@ -48,6 +48,7 @@ from ..progress import Progress, game_progress
 from ..sim.memnet import MemNet
 from ..sim.table_game import make_table
 from ..table.peer import Note, Send, TablePeer
+from ..table.resume import whole_journal
 from . import add_table_options, chosen_tables
 
 CATEGORIES: Final = ("crypto", "signing", "encoding", "rules", "rest")
@@ -131,7 +132,7 @@ def _make_bots(game: str, players: int, kind: str, rng: random.Random) -> list[B
 def _make_net(game: str, players: int, options: dict[str, Any], seed: int, bots: str) -> _CountingNet:
     """A table whose keys, table id, round seeds, bots and delays all follow from `seed`."""
     rng = random.Random(f"bench-table/{game}/{seed}")
-    peers = make_table(game, players, options, rng)
+    peers = make_table(game, players, options, rng, journal=True)  # a journal in memory: for the resume figure
     net = _CountingNet(peers, _make_bots(game, players, bots, rng), random.Random(rng.random()))
     net.frames = []
     return net
@@ -472,6 +473,18 @@ def _split(att: Attribution, plain: GameRun, top: int) -> float:
     return ratio_e
 
 
+def _resume(peer: TablePeer, now: float) -> None:
+    """Time seat 0 coming back from its journal at the game's end: from its last checkpoint, and whole."""
+    records = list(peer.journal or [])
+    times = []
+    for journal in (records, whole_journal(records)):
+        start = time.perf_counter()
+        TablePeer.resume(peer.cfg, peer.identity, journal, now)
+        times.append(time.perf_counter() - start)
+    print(f"  resume     {times[0]:.2f} s from the last checkpoint, {times[1]:.2f} s replaying the whole journal "
+          f"({len(records)} records)")
+
+
 def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int) -> float:
     """Print one game's figures; return its everything-else / crypto ratio (plain-run estimate)."""
     peer = plain.peer
@@ -482,6 +495,7 @@ def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int)
     print(f"  per round  {plain.cpu / max(peer.round, 1):.2f} s CPU, "
           f"{len(plain.net.frames) / max(peer.round, 1):.0f} messages")
     _traffic(plain)
+    _resume(profiled.peer, profiled.net.now)  # the plain run's keys are wrapped to be timed
     if len(plain.net.frames) != len(profiled.net.frames):
         print(f"  (the profiled replay sent {len(profiled.net.frames)} messages, not the same game)")
     assert profiled.stats is not None

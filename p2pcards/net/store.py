@@ -3,7 +3,8 @@
 A store is a directory of two files (and one directory within it per table that went on
 without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
 config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
-it, the directory fsync'd). `journal` is the peer's records (table/resume.py), appended as
+it, the directory fsync'd). `journal` is the peer's records (table/resume.py; a resume replays
+from the last checkpoint among them), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
 before the step that made them sends anything (a step that sends nothing only writes them: a
 killed process loses nothing written, and the next fsync covers them too). A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
@@ -24,7 +25,7 @@ from ..table.resume import Record
 
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
-KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c"}
+KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c", "check": b"k"}
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 
 

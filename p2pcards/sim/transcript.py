@@ -183,7 +183,7 @@ class Witness(TablePeer):
         log.back = math.inf
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
-        self._totals_before = tuple(self.game.totals)  # what a table that goes on from this round carries
+        self.votes.began(number, self.game.totals)
         later, self.chains.later = self.chains.later, []
         for signed in later:
             self._handle(signed)

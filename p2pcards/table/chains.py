@@ -14,10 +14,11 @@ neither memory nor notes without bound.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from ..crypto.envelope import ChainTracker, Signed, parse
-from ..errors import BrokenChain, Equivocation, EquivocationEvidence, Gap, MalformedMessage, RemoteProtocolError, Replay
+from ..errors import (BrokenChain, Equivocation, EquivocationEvidence, Gap, LocalError, MalformedMessage,
+                      RemoteProtocolError, Replay)
 from .config import TableConfig
 from .log import Log
 from .messages import BODIES, check_body
@@ -26,6 +27,7 @@ from .outputs import Emitter
 MAX_HELD = 256  # frames ahead of its chain held per sender
 MAX_HELD_BYTES = 4 << 20  # their bytes, per sender
 MAX_LATER = 16  # accepted messages of the next round held per sender
+ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
 
 
 class _Rounds(Collection[int]):
@@ -94,6 +96,24 @@ class Chains:
             return
         self.handle(signed)
         self.retry_held()
+
+    def rebuild(self, frames: Iterable[bytes], rnd: int) -> None:
+        """Take the frames a journal holds before its checkpoint of round `rnd` into their chains only (resume):
+        the others' are checked and followed (those of round `rnd` wait for it), ours of round 0 or
+        from round `rnd` - 1 on are kept to be asked for again. LocalError when one does not follow."""
+        ours = self.keys[self.me] if self.me < len(self.keys) else None
+        for frame in frames:
+            env = parse(frame).envelope
+            if env.sender == ours:
+                if env.round == 0 or env.round >= rnd - 1:
+                    self.emitter.sent[env.seq] = (env.round, frame)
+                continue
+            try:
+                signed = self.tracker.accept(frame)
+            except RemoteProtocolError as exc:
+                raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
+            if env.round >= rnd and env.type not in ANY_ROUND:
+                self.later.append(signed)
 
     def drop(self, reason: str, detail: str, seat: int | None = None) -> None:
         """Count a frame dropped for `reason`; note only the first of each (seat, reason)."""

@@ -9,7 +9,10 @@ an engine only through decryption shares the rules entitle it to (see protocol.m
 log (log.py), the decks and their passes (decks.py), the reveals (reveals.py) and the
 settlement (settle.py). Frames come in through the signature chains (chains.py), are parsed
 into typed bodies where they arrive (bodies.py) and dispatched here; then one loop,
-`_progress`, advances whatever can advance. The game is reached through rules.py only.
+`_progress`, advances whatever can advance. The game is reached through rules.py only. What
+outlasts a round has its parts too: the votes that put a seat out (votes.py), the journal and
+its replay (journal.py, resume.py), what we wait on and ask for again (waits.py), and how we
+weigh another peer's fault report (reports.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value, decode
+from ..crypto.encoding import Value
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
@@ -28,27 +31,27 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .absences import Absences
-from .bodies import (Aid, Body, EntryKind, Fault, Gone, Leave, Order, Private, Ready, Ref, RoundResult, Shares,
-                     parse_body)
-from .chains import Chains
-from .config import SEATS, Game, TableConfig
+from .bodies import Aid, Body, EntryKind, Fault, Gone, Leave, Ready, Ref, RoundResult, parse_body
+from .chains import ANY_ROUND, Chains
+from .config import Game, TableConfig
 from .decks import Decks
+from .journal import Journal
 from .log import Entry, Log
 from .messages import move_to_wire, reason
 from .outputs import Emitter, Note, NoteKind, Output, Send
-from .recovery import find_gaps
-from .resume import Record, ResumeOutbox, carried, carry_record, frame_record, record_time, replayed_seeds
+from .reports import View, weigh
+from .resume import (Check, Record, ResumeOutbox, carried, frame_record, replayed_seeds, restore_results,
+                     results_to_wire)
 from .round import OWED, Parts, Round, Stage, Watchdog
 from .rules import Rules, rules_for
+from .votes import Votes, going_on
+from .waits import Waits
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
 TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
 SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
 TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
-ANY_ROUND = ("ready", "fault", "aid", "gone")  # handled at once, whatever their round
-PROBE_S = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
-WATCH_S = 0.05  # how often frames wake the watchdog: what is owed costs more to find than a frame to take
 
 
 class TablePeer:
@@ -84,10 +87,9 @@ class TablePeer:
         self.parts = parts or Parts()
         self.round = 0
         self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
-        self.votes: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
+        self.votes = Votes(self.n, played + 1)
         self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
         self._passed_on = self.carry  # what the successor table carries
-        self._totals_before = self.carry[0]
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
@@ -95,14 +97,10 @@ class TablePeer:
         self.finished = False
         self.now = 0.0
         self._opener = Opener(identity)
-        self.watchdog = Watchdog(timeout)
+        self.waits = Waits(self.n, self.me, timeout)
         self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
-        self._heads: tuple[int, ...] = ()  # how much of every chain we held when we last looked
-        self._quiet_since = 0.0  # since when no chain has grown
-        self._watched = -math.inf  # when the watchdog last looked
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
-        self.journal: list[Record] | None = None
-        self._replaying = False
+        self._journal = Journal()
         if journal:
             self.keep_journal()
         self.emit.on_sign = self._record_frame
@@ -119,12 +117,12 @@ class TablePeer:
         peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                    tolerance=tolerance, timeout=timeout, slack=slack,
                    outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
-        peer._replay(records)
-        peer.journal = []
+        peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step, peer._restore)
+        peer._journal.records = []
         peer.now = max(peer.now, now)
         if peer.rs is not None:
             peer.rs.log.back = peer.now
-        peer._quiet_since = peer.now
+        peer.waits.quiet_since = peer.now
         return peer
 
     # ------------------------------------------------------------ the interface
@@ -133,6 +131,16 @@ class TablePeer:
     def game(self) -> Game:
         """Our engine (it sees the faces the protocol revealed to us)."""
         return self.rules.game
+
+    @property
+    def journal(self) -> list[Record] | None:
+        """The journal's records not yet taken (None when we do not journal)."""
+        return self._journal.records
+
+    @property
+    def watchdog(self) -> Watchdog:
+        """What blames a stall (waits.py)."""
+        return self.waits.dog
 
     @property
     def stopped(self) -> str | None:
@@ -175,7 +183,7 @@ class TablePeer:
         self.now = max(self.now, now)
         if self.stopped is None:
             self._take(frame)
-            if self.now - self._watched >= WATCH_S:
+            if self.waits.due(self.now):
                 self._watch()
         return self._flush()
 
@@ -237,7 +245,7 @@ class TablePeer:
         on without it (protocol.md §14.9)."""
         self.now = max(self.now, now)
         if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me \
-                and self.me not in self.votes.get(seat, {}):
+                and seat not in self.votes.by(self.me):
             self._note("missing", f"{why}: we vote it gone", seat)
             self._send(self.round, "gone", {"seat": seat})
         return self._flush()
@@ -281,23 +289,10 @@ class TablePeer:
         """
         if self.stopped is not None or self.finished:
             return []
-        held: dict[int, set[int]] = {}
-        for sender, seq in self.chains.held:
-            seat = self.chains.seat(sender)
-            if seat is not None and seat != self.me:
-                held.setdefault(seat, set()).add(seq)
-        rs = self.rs
-        if rs is not None and rs.log.entries:
-            for seat, seq in rs.log.entries[0].refs:
-                if (seat, seq) not in rs.log.moves and seat != self.me:
-                    held.setdefault(seat, set()).add(seq + 1)  # as if the frame after it were held
-        dog = self.watchdog
-        tails: set[int] = set()
-        if dog.since is not None and self.now - dog.since >= PROBE_S:
-            tails |= dog.owed
-        if self.now - self._quiet_since >= PROBE_S:
-            tails |= set(range(self.n))  # nothing new from anyone: a frame only we miss (a move to order) may hold us
-        return find_gaps(held, self.chains.received, tails - {self.me})
+        held = [(seat, seq) for key, seq in self.chains.held if (seat := self.chains.seat(key)) is not None]
+        log = None if self.rs is None else self.rs.log
+        named = [ref for ref in log.entries[0].refs if ref not in log.moves] if log is not None and log.entries else []
+        return self.waits.gaps(self.now, held, named, self.chains.received)
 
     def frame(self, seat: int, seq: int) -> bytes | None:
         """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
@@ -329,61 +324,43 @@ class TablePeer:
     def keep_journal(self) -> None:
         """Journal from now on (call before `start`): what our table carries, where our chain begins,
         the lobby's frames we hold, then all that follows."""
-        self.journal = [carry_record(*self.carry), ("outbox", self.outbox.next_seq, self.outbox.head)]
-        for seat in range(self.n):
-            if seat != self.me:
-                self.journal += [frame_record(0.0, self.frame(seat, seq) or b"")
-                                 for seq in range(self.chains.received(seat))]
+        self._journal.keep(self.carry, self.outbox, [self.frame(seat, seq) or b"" for seat in range(self.n)
+                                                     if seat != self.me for seq in range(self.chains.received(seat))])
 
     def take_journal(self) -> list[Record]:
         """The journal's records since the last call (the shell stores them before it sends what the step made)."""
-        if self.journal is None:
-            return []
-        records, self.journal = self.journal, []
-        return records
+        return self._journal.take()
 
     # ------------------------------------------------------------ resuming
 
-    def _record(self, record: Record) -> None:
-        if self.journal is not None and not self._replaying:
-            self.journal.append(record)
-
     def _record_frame(self, frame: bytes) -> None:
-        self._record(frame_record(self.now, frame))
+        self._journal.record(frame_record(self.now, frame))
 
     def _accepted(self, signed: Signed) -> None:
         """A frame of another seat, accepted into its chain: journal it, then handle it."""
         self._record_frame(signed.frame)
         self._handle(signed)
 
-    def _replay(self, records: list[Record]) -> None:
-        """Take the journal's frames again, each at its time, as they were taken (resume).
+    def _at(self, now: float) -> None:
+        self.now = max(self.now, now)
 
-        Our own frames come back from the outbox as the steps that made them make them again; a
-        move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
-        """
-        self._replaying = True
-        try:
-            for kind, number, data in records:
-                if kind != "frame":
-                    continue
-                self.now = max(self.now, record_time(number))
-                env = parse(data).envelope
-                if env.sender != self.identity.public:
-                    self.chains.accept(data)
-                elif env.seq >= self.outbox.next_seq:
-                    if env.type not in ("move", "aid", "leave", "ready"):
-                        self._progress()  # a tick: the step that made it makes it again
-                        self._flush()
-                    if env.seq >= self.outbox.next_seq:
-                        self._send(env.round, env.type, dict(env.body))
-                    if env.type in ("leave", "fault") and self.emit.stopped is None:
-                        self.emit.stopped = f"stopped before the restart ({env.type})"
-                self._progress()
-                self._flush()
-        finally:
-            self._replaying = False
-            self.emit.out = []  # sent before the crash: a seat that missed one asks for it
+    def _step(self) -> None:
+        self._progress()
+        self._flush()
+
+    def _restore(self, check: Check, frames: list[bytes]) -> None:
+        """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
+        into their chains only (what they did is in the checkpoint), and the round begun again."""
+        self.now = max(self.now, check.now)
+        self.game.totals, self.game.round_no = list(check.totals), check.round - 1
+        restore_results(self.game, check.results)
+        self.round = check.round - 1
+        self.ready, self.aided = set(range(self.n)), set(check.aided)
+        for seat, voter, rnd in check.votes:
+            self.votes.take(voter, seat, rnd)
+        self.votes.began(check.round - 1, check.before)
+        self.chains.rebuild(frames, check.round)
+        self._begin_round(check.round)
 
     # ------------------------------------------------------------ plumbing
 
@@ -455,38 +432,8 @@ class TablePeer:
         match body:
             case Leave():
                 self._fault(f"{self.names[seat]} left the table ({body.why})", seat)
-            case dk.KeyAnnouncement():
-                rs.decks.take_key(seat, body)
-                if rs.stage is Stage.KEYS and rs.decks.keys is not None:
-                    rs.enter(Stage.SHUFFLING)
-                    rs.decks.advance()
-            case dk.EncryptedDeck():
-                if seat == self.me and body.deck == 0 and rs.log.passed_at is None:
-                    rs.log.passed_at = self.now
-                rs.decks.take_pass(seat, body, signed.frame)
-                rs.decks.advance()
-            case Move():
-                ref = (seat, env.seq)
-                rs.log.add_move(ref, body, signed.frame, self.now, seat == self.me, self.me == self.orderer)
-            case Order():
-                if seat != self.orderer:
-                    raise MalformedMessage("only the round's orderer orders the log")
-                rs.log.take(body, signed.hash, self.now)
-                for ref, frame in zip(body.refs, body.frames):
-                    self.chains.take_relayed(rs.log, ref, frame, self.orderer)
-                rs.log.forget(body.refs)  # ordered and relayed: the frames are in the order now
-            case Shares():
-                rs.reveals.take(seat, None, body.reveals)
-                rs.reveals.take_early()
-            case Private():
-                rs.reveals.box_seen(seat, body.to)
-                if body.to == self.me:  # sealed to another seat: nothing we can or may read
-                    rs.reveals.take(seat, self.me, Shares.from_wire(decode(self._opener.open(body.box))).reveals)
-                    rs.reveals.take_early()
-            case dk.Opening():
-                rs.settlement.take_opening(seat, body)
-            case RoundResult():
-                rs.settlement.take_result(seat, body)
+            case _:
+                rs.take(seat, signed, body, self.now, self.orderer, self.chains.take_relayed, self._opener)
 
     def _table_message(self, seat: int, rnd: int, body: Body) -> None:
         """A ready (agreement to the table's config), a fault report (a peer that stopped tells everyone) or an aid."""
@@ -498,7 +445,7 @@ class TablePeer:
                 if len(self.ready) == self.n and self.round == 0:
                     self._begin_round(self.carry[1] + 1)
             case Gone():
-                self.votes.setdefault(body.seat, {}).setdefault(seat, rnd)
+                self.votes.take(seat, body.seat, rnd)
                 self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
                 self._vote_out()
             case Fault():
@@ -517,26 +464,10 @@ class TablePeer:
             self._take(frame)
             if self.stopped is not None:
                 return
-        # A wait of our own that has lasted is evidence we hold; a wait of a moment is only traffic
-        # in flight. A time-out is a claim we can weigh: what a seat owes is public, so one our own
-        # view does not see owed is the reporter's view, not ours.
-        waiting = self.watchdog.waited(self.now)
-        owed = sorted(self._owed()[0])
-        if body.stall and owed and body.blame not in owed:
-            waiting = owed
-        reporter = self.names[seat]
+        what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
+        view = View(self.watchdog.waited(self.now), sorted(self._owed()[0]), self.absences.now, what)
         # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
-        if waiting:
-            what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
-            self._fault(f"{reporter} stopped the table ({body.why}); we were waiting on "
-                        f"{', '.join(self.names[s] for s in waiting)}{what}", waiting[0])
-        elif body.stall and body.blame in owed or body.blame is None or self.absences.now(body.blame):
-            self._fault(f"{reporter} stopped the table: {body.why}", body.blame)
-        else:
-            # Nothing we hold bears it out (a box sealed to the reporter, its clock, its links): the
-            # table stops, and the blame is the reporter's claim, shown as such, not ours.
-            self._fault(f"{reporter} stopped the table, blaming {self.names[body.blame]} on its word only: "
-                        f"{body.why}", None)
+        self._fault(*weigh(self.names, seat, body, view))
 
     # ------------------------------------------------------------ rounds and decks
 
@@ -545,8 +476,13 @@ class TablePeer:
         self.orderer = self.game.dealer_of(number)
         ctx = dk.RoundContext(self.cfg.context, number, self.names)
         port = self.emit.port(number)
+        if self.journal is not None and number > self.carry[1] + 1:
+            check = Check(number, self.now, self.outbox.next_seq, self.outbox.head, tuple(self.game.totals),
+                          self.votes.totals_at[number - 1], tuple(sorted(self.aided)), self.votes.held(),
+                          results_to_wire(self.game))
+            self._journal.record(check.record())
         seed = self.draw_seed()
-        self._record(("seed", number, seed))
+        self._journal.record(("seed", number, seed))
         decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,
                       self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
         reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
@@ -554,7 +490,7 @@ class TablePeer:
                   self.absences.since, self.orderer)
         self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
         self._note("round", f"round {number} begins")
-        self._totals_before = tuple(self.game.totals)
+        self.votes.began(number, self.game.totals)
         sent = self.emit.sent
         for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
             del sent[seq]  # only this round's frames and the last one's are asked for again
@@ -601,27 +537,24 @@ class TablePeer:
 
     def _vote_out(self) -> None:
         """A seat every other seat voted gone is out: its round is void and the table goes on without it (§14.9)."""
-        for out, votes in sorted(self.votes.items()):
-            if set(votes) != set(range(self.n)) - {out} or self.finished:
-                continue
-            void = max(1, *votes.values())  # votes before the first round void the first round
-            rs = self.rs
-            if self.round == void and rs is not None:
-                totals = self._totals_before
-            elif self.round == void - 1 and (rs is None or rs.stage is Stage.DONE):
-                totals = tuple(self.game.totals)
-            else:
-                return  # the rounds before the void one are still being finished here
-            self.finished = True
-            self._note("void", f"{self.names[out]} is out: round {void} is void")
-            keep = [s for s in range(self.n) if s != out]
-            if len(keep) < SEATS[self.cfg.game][0]:
-                self._note("over", f"too few seats remain without {self.names[out]}: the game ends")
-                return
-            self.successor = self.cfg.without(out, void, self.game.dealer_of(void))
-            self._passed_on = (tuple(totals[s] for s in keep), void - 1)
-            self._note("over", f"the table goes on without {self.names[out]} from round {void}")
+        rs = self.rs
+        due = None if self.finished else self.votes.due(self.round, rs is None or rs.stage is Stage.DONE,
+                                                        self.game.totals)
+        if due is None:
             return
+        dep, totals = due
+        self.finished = True
+        name = self.names[dep.out]
+        self._note("void", f"{name} is out: round {dep.void} is void")
+        if dep.out == self.me:
+            self._note("over", "every other seat voted us gone: the table goes on without us")
+            return
+        nxt = going_on(self.cfg, dep, totals, self.game.dealer_of(dep.void))
+        if nxt is None:
+            self._note("over", f"too few seats remain without {name}: the game ends")
+            return
+        self.successor, self._passed_on = nxt
+        self._note("over", f"the table goes on without {name} from round {dep.void}")
 
     def _order(self, rs: Round, kind: EntryKind, refs: Iterable[Ref], time: float | None = None) -> None:
         order = rs.log.stamp(kind, refs, self.now if time is None else time)
@@ -637,39 +570,20 @@ class TablePeer:
             self.finished = True
             self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
             return
-        if any(self.me in votes for votes in self.votes.values()):
-            self._vote_out()  # we voted a seat gone: no next round with it (§14.9)
-            return
-        self._begin_round(rs.number + 1)
+        self._vote_out()  # the votes held may void the next round: then it is not begun here
+        if not self.finished:
+            self._begin_round(rs.number + 1)
 
     # ------------------------------------------------------------ time-outs
 
     def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The other seats that hold up what we are waiting for, and a mark: the round, what is owed
-        (an index of OWED) and how much of it came. A new round is never the old round's stall."""
-        rs = self.rs
-        owed: set[int]
-        mark: tuple[int, ...]
-        if rs is None:
-            owed, mark = {s for s in range(self.n) if s not in self.ready}, (0, len(self.ready))
-        else:
-            owed, mark = rs.owed(self.game, self.now, self.tolerance, self.orderer)
-        owed.discard(self.me)
-        return frozenset(owed), (self.round, *mark)
+        """The other seats that hold up what we are waiting for, and the mark of what they owe (waits.py)."""
+        return self.waits.owed(self.round, self.rs, self.ready, self.game, self.now, self.tolerance, self.orderer)
 
     def _watch(self) -> None:
         """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
-        self._watched = self.now
-        heads = tuple(self.chains.received(s) for s in range(self.n))
-        if heads != self._heads:
-            self._heads, self._quiet_since = heads, self.now
-        if self.finished:
-            return
-        owed, mark = self._owed()
-        voted = {out for out, votes in self.votes.items() if self.me in votes}
-        if owed & voted:
-            owed = frozenset()  # a seat we voted gone is the vote's to settle, not the time-out's
-        late = self.watchdog.watch(self.now, owed, mark)
+        self.waits.heard(tuple(self.chains.received(s) for s in range(self.n)), self.now)
+        late = [] if self.finished else self.waits.late(self.now, *self._owed(), self.votes.by(self.me))
         if late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
                             f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

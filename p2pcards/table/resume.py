@@ -11,20 +11,32 @@ at the same times take the same path, and wherever the peer signs again it gets 
 frame it signed before (`ResumeOutbox`): a peer that restarts never signs two messages for one
 place of its chain, and one that would sign anything else there (a journal that is not its
 own, or one cut short of its seeds) stops with a LocalError.
+
+At the start of each round after the table's first, a peer that journals records a `check`
+(a checkpoint: what the rounds before left behind and where its chain is, `Check`). A resume
+replays from the last checkpoint only: the frames before it go to the signature chains (each
+signature checked again, nothing else done), the round's state is the checkpoint's, and the
+round it began is replayed as above. So a resume costs one round's deck work, not the game's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from ..crypto.encoding import Value, decode, encode
 from ..crypto.envelope import GENESIS, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import LocalError
+from ..games.crescendo import CrescendoGame, CrescendoRoundResult
+from ..games.crisp import CrispRoundResult
+from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("outbox", next seq, head) | ("carry", rounds, totals)
+# | ("check", round, Check)
 Record = tuple[str, int, bytes]
 TIME: Final = struct.Struct(">d")
 BITS: Final = struct.Struct(">q")
@@ -46,14 +58,95 @@ def carried(records: Iterable[Record]) -> tuple[tuple[int, ...], int] | None:
     return None
 
 
+def _bits(now: float) -> int:
+    return int(BITS.unpack(TIME.pack(now))[0])
+
+
 def frame_record(now: float, frame: bytes) -> Record:
     """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike)."""
-    return ("frame", BITS.unpack(TIME.pack(now))[0], frame)
+    return ("frame", _bits(now), frame)
 
 
 def record_time(number: int) -> float:
     """The time of a frame record."""
     return float(TIME.unpack(BITS.pack(number))[0])
+
+
+@dataclass(frozen=True)
+class Check:
+    """What the rounds before round `round` left a peer when it began it at time `now`: where its chain stood
+    (`seq`, `head`), the totals it began with and those the round before began with, the seats whose
+    memory aid was on, every vote (seat voted gone, voter, round) held, and the engine's results of
+    the rounds played (`results`). One record: a crash leaves the whole checkpoint or none."""
+
+    round: int
+    now: float
+    seq: int
+    head: bytes
+    totals: tuple[int, ...]
+    before: tuple[int, ...]
+    aided: tuple[int, ...]
+    votes: tuple[tuple[int, int, int], ...]
+    results: Value
+
+    def record(self) -> Record:
+        """The checkpoint as a journal record."""
+        return ("check", self.round, encode([_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
+                                             list(self.aided), [list(v) for v in self.votes], self.results]))
+
+    @classmethod
+    def parse(cls, record: Record) -> Check:
+        """The checkpoint a `check` record holds; LocalError when it is not one."""
+        v = decode(record[2])
+
+        def ints(x: Value) -> tuple[int, ...]:
+            if not isinstance(x, list) or not all(type(i) is int for i in x):
+                raise LocalError("a journal's checkpoint is not lists of integers")
+            return tuple(i for i in x if isinstance(i, int))
+
+        if not isinstance(v, list) or len(v) != 8 or type(v[0]) is not int or type(v[1]) is not int \
+                or not isinstance(v[2], bytes) or not isinstance(v[6], list):
+            raise LocalError("a journal's checkpoint is not [time, seq, head, totals, before, aided, votes, results]")
+        votes = tuple(ints(x) for x in v[6])
+        if any(len(x) != 3 for x in votes):
+            raise LocalError("a journal's checkpoint holds a vote that is not [seat, voter, round]")
+        return cls(record[1], record_time(v[0]), v[1], v[2], ints(v[3]), ints(v[4]), ints(v[5]),
+                   tuple((a, b, c) for a, b, c in votes), v[7])
+
+
+def _listed(v: object) -> Value:
+    return [_listed(x) for x in v] if isinstance(v, tuple) else v  # type: ignore[return-value]
+
+
+def _tupled(v: Value) -> object:
+    return tuple(_tupled(x) for x in v) if isinstance(v, list) else v
+
+
+def results_to_wire(game: Game) -> Value:
+    """The engine's results of the rounds played (the scores, and what a game's tie-break counts), as lists."""
+    return [_listed(dataclasses.astuple(result)) for result in game.results]
+
+
+def restore_results(game: Game, wire: Value) -> None:
+    """Give a fresh engine back the results of the rounds played; LocalError when they are not its results."""
+    kind = CrescendoRoundResult if isinstance(game, CrescendoGame) else CrispRoundResult
+    try:
+        results = [kind(*_tupled(r)) for r in wire] if isinstance(wire, list) else None  # type: ignore[misc]
+    except TypeError:
+        results = None
+    if results is None:
+        raise LocalError("a journal's checkpoint holds no results of this game")
+    game.results = results  # type: ignore[assignment]
+
+
+def whole_journal(records: Sequence[Record]) -> list[Record]:
+    """The journal without its checkpoints: a resume replays it whole."""
+    return [r for r in records if r[0] != "check"]
+
+
+def last_check(records: Sequence[Record]) -> int | None:
+    """The index of the journal's last checkpoint, if it has one."""
+    return next((i for i in range(len(records) - 1, -1, -1) if records[i][0] == "check"), None)
 
 
 class ResumeOutbox(Outbox):
@@ -65,10 +158,15 @@ class ResumeOutbox(Outbox):
         for kind, num, data in records:
             if kind == "outbox":
                 start, head = num, data
+            elif kind == "check":
+                check = Check.parse((kind, num, data))
+                start, head = check.seq, check.head
             elif kind == "frame":
                 env = parse(data).envelope
                 if env.sender == identity.public:
                     self.signed[env.seq] = data
+        # Those before a checkpoint's place are not signed again: the replay starts after them.
+        self.signed = {seq: frame for seq, frame in self.signed.items() if seq >= start}
         super().__init__(identity, table, start, head)
 
     def seal(self, round: int, type: str, body: Mapping[str, Value]) -> Signed:
@@ -88,8 +186,9 @@ class ResumeOutbox(Outbox):
         return signed
 
 
-def replayed_seeds(records: Iterable[Record], fresh: Callable[[], bytes]) -> Callable[[], bytes]:
-    """A draw_seed that gives back the journal's round seeds in order, then fresh ones."""
-    seeds = [data for kind, _, data in records if kind == "seed"]
+def replayed_seeds(records: Sequence[Record], fresh: Callable[[], bytes]) -> Callable[[], bytes]:
+    """A draw_seed that gives back the round seeds the journal replays (from its last checkpoint) in order,
+    then fresh ones."""
+    seeds = [data for kind, _, data in records[last_check(records) or 0:] if kind == "seed"]
     seeds.reverse()
     return lambda: seeds.pop() if seeds else fresh()

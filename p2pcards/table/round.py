@@ -24,9 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..crypto import deck as dk
-from ..errors import IllegalMove
+from ..crypto.encoding import decode
+from ..crypto.envelope import Signed
+from ..crypto.sealing import Opener
+from ..errors import IllegalMove, MalformedMessage
 from ..games.base import Move
-from .bodies import RoundResult
+from .bodies import Body, Order, Private, Ref, RoundResult, Shares
 from .config import Game
 from .decks import Decks
 from .log import Entry, Log
@@ -101,6 +104,44 @@ class Round:
     def ctx(self) -> dk.RoundContext:
         """The context every deck operation of this round is bound to."""
         return self.decks.ctx
+
+    def take(self, seat: int, signed: Signed, body: Body, now: float, orderer: int,
+             relay: Callable[[Log, Ref, bytes, int], None], opener: Opener) -> None:
+        """Record a message of this round from `seat` at `now` in its machine (`relay` checks each move an
+        order relays, `opener` opens a box sealed to us); MalformedMessage or a DeckFault when it is bad."""
+        me = self.decks.me
+        match body:
+            case dk.KeyAnnouncement():
+                self.decks.take_key(seat, body)
+                if self.stage is Stage.KEYS and self.decks.keys is not None:
+                    self.enter(Stage.SHUFFLING)
+                    self.decks.advance()
+            case dk.EncryptedDeck():
+                if seat == me and body.deck == 0 and self.log.passed_at is None:
+                    self.log.passed_at = now
+                self.decks.take_pass(seat, body, signed.frame)
+                self.decks.advance()
+            case Move():
+                self.log.add_move((seat, signed.envelope.seq), body, signed.frame, now, seat == me, me == orderer)
+            case Order():
+                if seat != orderer:
+                    raise MalformedMessage("only the round's orderer orders the log")
+                self.log.take(body, signed.hash, now)
+                for ref, frame in zip(body.refs, body.frames):
+                    relay(self.log, ref, frame, orderer)
+                self.log.forget(body.refs)  # ordered and relayed: the frames are in the order now
+            case Shares():
+                self.reveals.take(seat, None, body.reveals)
+                self.reveals.take_early()
+            case Private():
+                self.reveals.box_seen(seat, body.to)
+                if body.to == me:  # sealed to another seat: nothing we can or may read
+                    self.reveals.take(seat, me, Shares.from_wire(decode(opener.open(body.box))).reveals)
+                    self.reveals.take_early()
+            case dk.Opening():
+                self.settlement.take_opening(seat, body)
+            case RoundResult():
+                self.settlement.take_result(seat, body)
 
     def apply_entries(self, rules: Rules, orderer: int, received: Callable[[int], int]) -> None:
         """Apply the log's entries to the engine in order, as far as reveals and reshuffles let us.

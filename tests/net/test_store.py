@@ -15,7 +15,7 @@ def test_records_come_back_in_order_and_a_torn_tail_is_cut(tmp_path: Path) -> No
     cfg = make_table("crisp", 2)[0].cfg
     store = SeatStore(tmp_path, cfg, 1)
     assert store.load() == []
-    records = [("outbox", 0, bytes(32)), ("seed", 1, b"s" * 32), ("frame", -1, b"x" * 70_000)]
+    records = [("outbox", 0, bytes(32)), ("seed", 1, b"s" * 32), ("frame", -1, b"x" * 70_000), ("check", 2, b"k")]
     store.append(records[:2], sync=False)
     store.append(records[2:])
     store.append([])

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.envelope import parse
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.round import Stage
+
+from test_lost_frames import finished_alike
 
 LONGER = {"limit": 50}  # a game of a few rounds
 
@@ -66,14 +70,69 @@ def test_two_seats_without_one_end_the_game() -> None:
     assert any(n.kind == "over" and "too few seats" in n.detail for n in peer.notes)
 
 
-def test_one_vote_alone_changes_nothing() -> None:
+def pause(net: MemNet, seat: int, down: float) -> None:
+    """Seat `seat` drops off the network now (frames to it are lost) and is back, as it was, `down` s later."""
+    peer = net.peers[seat]
+    net.crash(seat, down, lambda n: peer)
+
+
+def playing(seat: int, rnd: int) -> Callable[[MemNet], bool]:
+    def stop(net: MemNet) -> bool:
+        rs = net.peers[seat].rs
+        return net.peers[seat].round == rnd and rs is not None and rs.stage is Stage.PLAYING
+    return stop
+
+
+def test_one_vote_alone_changes_nothing_and_the_voter_plays_on() -> None:
     net = new_table(3, 13)
     net.start()
-    net.run(until=300.0, stop=lambda n: n.peers[0].rs is not None and n.peers[0].rs.stage is Stage.PLAYING)
+    net.run(until=300.0, stop=playing(0, 1))
     net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # seat 2 is still here, for seat 1
-    net.run(until=net.now + 30.0)
-    assert not any(p.finished for p in net.peers) or all(p.successor is None for p in net.peers)
-    assert all(p.successor is None for p in net.peers)
+    net.run(until=net.now + 600.0)
+    finished_alike(net)
+    assert all(p.successor is None and p.round > 1 for p in net.peers)
+    assert max(net.peers[0].game.totals) >= LONGER["limit"]
+
+
+def test_a_seat_back_before_every_vote_is_in_plays_on_and_the_standing_vote_counts_later() -> None:
+    net = new_table(3, 16)
+    net.start()
+    net.run(until=300.0, stop=playing(2, 1))
+    pause(net, 2, 12.0)  # seat 2 drops off; seat 0 votes it gone at 10 s, seat 1 has not yet when it is back
+    net.call_at(net.now + 10.0, lambda n: n.send_as(0, n.peers[0].gone(2, n.now, "p2 was missing for 10 s")))
+    net.run(until=net.now + 300.0, stop=playing(1, 3))
+    assert not any(p.finished or p.stopped or p.faults for p in net.peers)  # round 1 went on, then round 2
+    before = tuple(net.peers[1].game.totals)  # round 3 will be void
+    net.dead.add(2)  # now seat 2 is gone for good: seat 1's vote joins seat 0's, cast two rounds before
+    net.call_at(net.now + 10.0, lambda n: n.send_as(1, n.peers[1].gone(2, n.now, "p2 was missing for 10 s")))
+    net.run(until=net.now + 60.0)
+    left = net.peers[:2]
+    assert all(p.finished and not p.faults for p in left), [p.notes[-4:] for p in left]
+    nxt = [p.next_peer() for p in left]
+    assert left[0].successor == left[1].successor is not None
+    assert [p.carry for p in nxt if p] == [(before[:2], 2)] * 2
+
+
+def test_a_voter_already_past_the_void_round_decides_alike_and_the_seat_voted_out_knows_it() -> None:
+    net = new_table(3, 17)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # a vote that stands, cast in round 1
+    net.run(until=net.now + 600.0, stop=playing(1, 2))
+    before = tuple(net.peers[1].game.totals)  # round 2 will be void
+    # Seat 1 lacks seat 2's result of round 3 a while: it is still in round 2 when it votes, the others are in 3.
+    net.tap = lambda s, r, f: None if (s, r) == (2, 1) and parse(f).envelope.type == "result" else f
+    net.run(until=net.now + 600.0, stop=lambda n: n.peers[0].round == 3)
+    net.tap = None
+    assert net.peers[1].round == 2
+    net.send_as(1, net.peers[1].gone(2, net.now, "p2 was missing for 10 s"))
+    net.run(until=net.now + 60.0)
+    p0, p1, p2 = net.peers
+    assert all(p.finished and not p.faults for p in net.peers), [p.notes[-4:] for p in net.peers]
+    assert p0.round == 3 and p1.round == 2  # seat 0 played on into round 3 and voids round 2 all the same
+    assert p0.successor == p1.successor is not None and p2.successor is None
+    assert [p.carry for p in (p0.next_peer(), p1.next_peer()) if p] == [(before[:2], 1)] * 2
+    assert any("voted us gone" in n.detail for n in p2.notes)
 
 
 def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_without_it() -> None:

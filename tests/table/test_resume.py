@@ -12,6 +12,7 @@ from p2pcards.errors import LocalError
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.peer import TablePeer
+from p2pcards.table.resume import Check, whole_journal
 from p2pcards.table.round import Stage
 
 from test_lost_frames import CRISP, finished_alike
@@ -96,3 +97,54 @@ def test_a_whole_games_journal_replays_to_the_same_end_at_every_seat(game: str, 
         again = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
         assert again.finished and again.log_hash == peer.log_hash and again.results == peer.results
         assert again.game.totals == peer.game.totals and again.outbox.head == peer.outbox.head
+
+
+def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> None:
+    rng = random.Random(8)
+    peers = make_table("crisp", 3, {"limit": 100}, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=600.0, stop=mid_round(0, 2))
+    net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # a vote that stands, in the checkpoints
+    net.send_as(0, net.peers[0].aid(True, net.now))
+    net.run(until=600.0, stop=lambda n: n.peers[1].round == 3 and mid_round(1, 4)(n))
+    peer = net.peers[1]
+    assert peer.votes.held() == ((2, 0, 1),) and peer.aided == {0}
+    records = list(peer.journal or [])
+    checks = [Check.parse(r) for r in records if r[0] == "check"]
+    assert [c.round for c in checks] == [2, 3] and checks[-1].totals != (0, 0, 0)
+    # The same journal with no checkpoint (and the chain positions they hold) is replayed whole.
+    whole = whole_journal(records)
+    assert len(whole) == len(records) - 2
+    for back in (TablePeer.resume(peer.cfg, peer.identity, records, net.now),
+                 TablePeer.resume(peer.cfg, peer.identity, whole, net.now)):
+        assert back.round == 3 and back.log_hash == peer.log_hash and back.results == peer.results
+        assert back.game.totals == peer.game.totals and back.outbox.head == peer.outbox.head
+        assert back.emit.sent == peer.emit.sent and back.chains.received(0) == peer.chains.received(0)
+        assert back.game.results == peer.game.results and len(back.game.results) == 2
+        assert back.votes.held() == peer.votes.held() and back.aided == peer.aided
+    # A crash just before the last checkpoint was stored, or just after it (before the round's seed):
+    # either way the peer comes back into round 3 (with a new seed: nothing of round 3 had left it).
+    at = max(i for i, r in enumerate(records) if r[0] == "check")
+    for cut in (at, at + 1):
+        back = TablePeer.resume(peer.cfg, peer.identity, records[:cut], net.now)
+        assert back.round == 3 and back.stopped is None
+
+
+@pytest.mark.parametrize("seat", [0, 2])
+def test_a_peer_crashed_in_a_later_round_resumes_from_its_checkpoint_and_the_table_finishes_alike(seat: int) -> None:
+    rng = random.Random(9 + seat)
+    peers = make_table("crisp", 3, {"limit": 40}, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=600.0, stop=lambda n: n.peers[seat].round == 2 and mid_round(seat, 3)(n))
+    assert any(r[0] == "check" for r in net.peers[seat].journal or [])
+    crash_and_resume(net, seat, [], down=3.0, lost_tail=1)
+    net.run(until=1200.0)
+    for peer in net.peers:
+        assert peer.finished and not peer.faults, peer.notes[-4:]
+    # The resumed peer's notes begin at its checkpoint; what the game holds is the same everywhere.
+    first = net.peers[0]
+    for peer in net.peers[1:]:
+        assert (peer.log_hash, peer.results, peer.game.totals) == (first.log_hash, first.results, first.game.totals)
+        assert peer.game.results == first.game.results and peer.game.winners == first.game.winners

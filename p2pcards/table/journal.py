@@ -1,0 +1,74 @@
+"""A peer's journal as it grows, and its replay on resume, sans-IO (the records are in resume.py).
+
+`Journal` gathers the records a peer must not lose (protocol.md §14.10) until the shell takes
+them to store; nothing is gathered while the journal is off or being replayed. `replay` takes a
+journal's frames again, each at its time, through the hooks of the peer that resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from ..crypto.envelope import Outbox, parse
+from .outputs import Emitter
+from .resume import Check, Record, carry_record, frame_record, last_check, record_time
+
+RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
+
+
+class Journal:
+    """The records not yet taken by the shell, or None while we do not journal."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] | None = None
+        self.replaying = False
+
+    def keep(self, carry: tuple[tuple[int, ...], int], outbox: Outbox, lobby: Iterable[bytes]) -> None:
+        """Journal from now on: what our table carries, where our chain begins and the frames we hold."""
+        self.records = [carry_record(*carry), ("outbox", outbox.next_seq, outbox.head)]
+        self.records += [frame_record(0.0, frame) for frame in lobby]
+
+    def take(self) -> list[Record]:
+        """The records since the last call."""
+        if self.records is None:
+            return []
+        records, self.records = self.records, []
+        return records
+
+    def record(self, record: Record) -> None:
+        """Journal `record` (unless we do not journal, or replay what is journaled already)."""
+        if self.records is not None and not self.replaying:
+            self.records.append(record)
+
+    def replay(self, records: Sequence[Record], outbox: Outbox, emit: Emitter, at: Callable[[float], None],
+               accept: Callable[[bytes], None], step: Callable[[], None],
+               check: Callable[[Check, list[bytes]], None]) -> None:
+        """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
+
+        A journal with a checkpoint is replayed from its last one: `check` is handed it and the frames
+        before it. Our own frames come back from the outbox as the steps that made them make them
+        again; a move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
+        """
+        self.replaying = True
+        try:
+            start = last_check(records)
+            if start is not None:
+                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind == "frame"])
+            for kind, number, data in records if start is None else records[start + 1:]:
+                if kind != "frame":
+                    continue
+                at(record_time(number))
+                env = parse(data).envelope
+                if env.sender != outbox.identity.public:
+                    accept(data)
+                elif env.seq >= outbox.next_seq:
+                    if env.type not in RESENT:
+                        step()  # a tick: the step that made it makes it again
+                    if env.seq >= outbox.next_seq:
+                        emit.send(env.round, env.type, dict(env.body))
+                    if env.type in ("leave", "fault") and emit.stopped is None:
+                        emit.stopped = f"stopped before the restart ({env.type})"
+                step()
+        finally:
+            self.replaying = False
+            emit.out = []  # sent before the crash: a seat that missed one asks for it

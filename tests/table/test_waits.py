@@ -1,0 +1,38 @@
+"""What a peer waits on: who owes, the time-out that spares a seat we voted gone, and what to ask for again."""
+
+from __future__ import annotations
+
+from p2pcards.sim.table_game import make_table
+from p2pcards.table.recovery import MAX_ASK
+from p2pcards.table.waits import PROBE_S, WATCH_S, Waits
+
+
+def test_before_the_first_round_the_seats_not_ready_are_owed() -> None:
+    game = make_table("crisp", 3)[0].game
+    owed, mark = Waits(3, 0, 15.0).owed(0, None, {0, 2}, game, 0.0, 1.0, 0)
+    assert owed == {1} and mark == (0, 0, 2)
+
+
+def test_a_stall_is_blamed_after_the_time_out_unless_we_voted_the_seat_gone() -> None:
+    for voted, blamed in ((set(), [1]), ({1}, [])):
+        waits = Waits(3, 0, 15.0)
+        assert waits.late(0.0, frozenset({1}), (1, 2, 0), voted) == []
+        assert waits.late(16.0, frozenset({1}), (1, 2, 0), voted) == blamed
+
+
+def test_gaps_below_held_frames_and_named_moves_then_the_tails_of_a_quiet_table() -> None:
+    waits = Waits(3, 0, 15.0)
+    waits.heard((0, 4, 2), 10.0)
+    heads = {0: 0, 1: 4, 2: 2}
+    assert waits.gaps(10.5, [(1, 6), (0, 3)], [(2, 3)], heads.__getitem__) == [(1, 4, 5), (2, 2, 3)]
+    quiet = 10.0 + PROBE_S
+    assert waits.gaps(quiet, [], [], heads.__getitem__) == [(1, 4, 3 + MAX_ASK), (2, 2, 1 + MAX_ASK)]
+    waits.heard((0, 5, 2), quiet)  # a chain grew: the table is not quiet any more
+    assert waits.gaps(quiet, [], [], heads.__getitem__) == []
+
+
+def test_frames_wake_the_watchdog_at_most_every_watch_s() -> None:
+    waits = Waits(3, 0, 15.0)
+    assert waits.due(0.0)
+    waits.heard((0, 0, 0), 1.0)
+    assert not waits.due(1.0 + WATCH_S / 2) and waits.due(1.0 + WATCH_S)
