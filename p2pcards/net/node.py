@@ -95,17 +95,18 @@ class Node:
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
-        over = self.seat is not None and self.seat.shell.over
-        await self.close("the table is over" if over else "quit" if et is None else f"quit: {et.__name__}")
+        over = self.seat is not None and self.seat.over
+        error = None if et is None or issubclass(et, asyncio.CancelledError) else et.__name__  # a signal cancels us
+        await self.close("the table is over" if over else f"quit: {error}" if error else "quit")
 
     async def close(self, why: str) -> None:
         """Leave the table if a round is in play, say goodbye on every link, withdraw every ad."""
         seat = self.seat
-        if seat is not None and not seat.shell.over:
+        if seat is not None and not seat.over:
             seat.shell.leave(why)
             await asyncio.sleep(0.05)  # let the signed leave reach the sockets
         if seat is not None:
-            if seat.shell.over and why == "the table is over":
+            if seat.over and why == "the table is over":
                 await seat.linger()
             seat.close()
         for task in self._tasks:

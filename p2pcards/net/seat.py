@@ -204,6 +204,13 @@ class Seat:
                 return
             await asyncio.sleep(0.05)
 
+    @property
+    def over(self) -> bool:
+        """True once the table ended by itself (finished with none to go on at, or stopped): not merely
+        because we stopped running it (a Ctrl-C or SIGTERM cancels `play`, which closes the shell)."""
+        peer = self.peer
+        return (peer.finished and peer.successor is None) or peer.stopped is not None
+
     def close(self) -> None:
         """Stop every timer of this seat."""
         for handle in self.missing.values():

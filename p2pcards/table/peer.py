@@ -93,6 +93,7 @@ class TablePeer:
         self.rs: Round | None = None
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
+        self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
         self.absences = Absences()  # when our network layer missed each seat's link
         self.finished = False
         self.now = 0.0
@@ -224,12 +225,12 @@ class TablePeer:
         return self._flush()
 
     def leave(self, now: float, why: str = "left") -> list[Output]:
-        """Leave the table for good: the round in play is void and the table stops for everyone."""
+        """Leave the table for good: the others vote us gone, and go on without us from the round in play."""
         self.now = max(self.now, now)
         if self.stopped is None:
             self._send(self.round, "leave", {"why": reason(why)})
             self.emit.stopped = f"we left: {why}"
-            self._note("void", f"we left; round {self.round} is void")
+            self._note("void", f"we left in round {self.round}")
         return self._flush()
 
     def aid(self, on: bool, now: float) -> list[Output]:
@@ -244,11 +245,14 @@ class TablePeer:
         `why` says: we vote it gone; once every other seat has, the round is void and the table goes
         on without it (protocol.md §14.9)."""
         self.now = max(self.now, now)
-        if self.stopped is None and not self.finished and 0 <= seat < self.n and seat != self.me \
-                and seat not in self.votes.by(self.me):
-            self._note("missing", f"{why}: we vote it gone", seat)
-            self._send(self.round, "gone", {"seat": seat})
+        if 0 <= seat < self.n and seat != self.me:
+            self._vote_gone(seat, f"{why}: we vote it gone")
         return self._flush()
+
+    def _vote_gone(self, seat: int, why: str) -> None:
+        if self.stopped is None and not self.finished and seat not in self.votes.by(self.me):
+            self._note("missing", why, seat)
+            self._send(self.round, "gone", {"seat": seat})
 
     def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:
         """Our peer at the table that goes on without a seat voted out, once there is one; it journals
@@ -429,14 +433,11 @@ class TablePeer:
         if rs is None or env.round != self.round:
             raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
         body = parse_body(env.type, env.body, self.names, seat)
-        match body:
-            case Leave():
-                self._fault(f"{self.names[seat]} left the table ({body.why})", seat)
-            case _:
-                rs.take(seat, signed, body, self.now, self.orderer, self.chains.take_relayed, self._opener)
+        rs.take(seat, signed, body, self.now, self.orderer, self.chains.take_relayed, self._opener)
 
     def _table_message(self, seat: int, rnd: int, body: Body) -> None:
-        """A ready (agreement to the table's config), a fault report (a peer that stopped tells everyone) or an aid."""
+        """A message of no round: a ready (agreement to the table's config), a vote, a leave, a fault report
+        (a peer that stopped tells everyone) or an aid."""
         match body:
             case Ready():
                 if rnd != 0 or body.config != self.cfg.digest():
@@ -448,6 +449,9 @@ class TablePeer:
                 self.votes.take(seat, body.seat, rnd)
                 self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
                 self._vote_out()
+            case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
+                self.left.setdefault(seat, (rnd, body.why))
+                self._vote_gone(seat, f"{self.names[seat]} left the table ({body.why}): we vote it gone")
             case Fault():
                 self._fault_report(seat, body)
             case Aid():

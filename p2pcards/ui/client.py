@@ -449,7 +449,7 @@ class TableClient:
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
                                       f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            out.append([("class:warn", " Leave the table? It stops for everyone; this round is void. y leave, other keys stay ")])
+            out.append([("class:warn", " Leave the table? The others go on without you. y leave, other keys stay ")])
         elif stopped is not None:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:

@@ -450,7 +450,7 @@ class NetTable:
             return
         self._closed = True
         if self.node is not None:
-            over = self.node.seat is not None and self.node.seat.shell.over
+            over = self.node.seat is not None and self.node.seat.over
             await self.node.close("the table is over" if over else "quit")
         if self._task is not None:
             self._task.cancel()

@@ -135,6 +135,28 @@ def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_go_on_wit
     assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
 
 
+@pytest.mark.slow  # a whole game between processes
+def test_a_seat_stopped_by_sigterm_mid_game_leaves_and_the_others_go_on_at_once() -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns", *LOOP)
+    port = host.port()
+    leaver = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "leaver", *LOOP)
+    other = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
+    try:
+        leaver.wait_line("round 1 begins", 60)
+        stopped = time.monotonic()
+        leaver.signal(signal.SIGTERM)
+        for p in (host, other):  # its signed leave is its vote's reason: nobody waits gone_after (10 s)
+            at, _ = p.wait_line(r"leaver is out: round 1 is void", 15)
+            assert at - stopped < 5, p.text()
+        results = [host.result(120), other.result(120)]
+        assert leaver.proc.wait(10) == 0 and "Traceback" not in leaver.text()
+    finally:
+        for p in (host, leaver, other):
+            p.stop()
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
+
+
 def test_sigterm_says_goodbye_and_the_table_vanishes_at_once() -> None:
     table = f"gone {secrets.token_hex(3)}"
 

@@ -84,7 +84,7 @@ def test_too_many_messages_of_a_round_not_begun_are_their_senders_fault() -> Non
     out = Outbox(peers[ATTACKER].identity, victim.cfg.context)
     victim.receive(out.seal(0, "ready", {"config": victim.cfg.digest()}).frame, 0.1)
     for _ in range(MAX_LATER + 1):  # round 1 has not begun at the victim: seat 1 is not ready
-        victim.receive(out.seal(1, "leave", {"why": "x" * 100}).frame, 0.2)
+        victim.receive(out.seal(1, "shares", {"reveals": ["x" * 100]}).frame, 0.2)
     assert victim.faults and victim.faults[0].blame == "p2", victim.notes
     assert len(victim.chains.later) == MAX_LATER
 

@@ -64,22 +64,30 @@ def test_lobby_refuses_strangers_bad_options_and_duplicate_names() -> None:
         twin.table_peer()
 
 
-def test_a_peer_that_leaves_stops_the_table_for_everyone_with_its_name() -> None:
+@pytest.mark.parametrize("seats", [3, 2])
+def test_a_peer_that_leaves_is_voted_gone_at_once_and_the_others_go_on_or_end(seats: int) -> None:
     from p2pcards.sim.table_game import make_table
 
     rng = random.Random(9)
-    peers = make_table("crisp", 3, {"limit": 100}, random.Random(3))
-    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(3)], rng)
+    peers = make_table("crisp", seats, {"limit": 100}, random.Random(3))
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(seats)], rng)
     net.start()
     net.run(until=2.0)
     assert not any(p.stopped for p in peers)
     for out in peers[1].leave(net.now, "dinner is ready"):
         net._outputs(1, [out])
-    net.run(until=10.0)
+    net.run(until=4.0)  # well within gone_after: the leave itself is the reason to vote
     assert peers[1].stopped and "we left" in peers[1].stopped
-    for p in (peers[0], peers[2]):
-        assert p.stopped is not None and "left the table (dinner is ready)" in p.stopped
-        assert p.faults[-1].blame == "p1"
+    others = [p for i, p in enumerate(peers) if i != 1]
+    for p in others:
+        assert p.stopped is None and not p.faults and p.finished
+        assert any("p1 left the table (dinner is ready)" in n.detail for n in p.notes)
+        assert any(n.detail == "p1 is out: round 1 is void" for n in p.notes)
+    if seats == 3:  # the two left go on at the same new table, without p1
+        assert all(p.successor is not None and p.successor.names == ("p0", "p2") for p in others)
+        assert others[0].successor == others[1].successor
+    else:
+        assert all(p.successor is None and p.notes[-1].detail.startswith("too few seats remain") for p in others)
 
 
 def test_names_are_checked_in_utf8_bytes_where_they_arrive() -> None:

@@ -103,7 +103,7 @@ def test_a_whole_crisp_round_against_two_bots_by_keys(tmp_path: Path, capsys: py
     assert main(["verify", str(record)]) == 1  # we left in round 2: round 1 checks out, then our own signed leave
     out = capsys.readouterr().out
     assert all(name in out.splitlines()[0] for name in ("you", "Ada", "Bo")) and "round 1: audit verified" in out, out
-    assert "FAULT: you left the table (quit) [blame: you]" in out and "rejected" not in out, out
+    assert "you left the table in round 2 (quit)" in out and "INCOMPLETE" in out and "rejected" not in out, out
     data = bytearray(record.read_bytes())
     data[len(data) // 2] ^= 0x01
     record.write_bytes(bytes(data))
@@ -159,4 +159,4 @@ def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on(
     assert main(["verify", str(record)]) == 1  # both tables' frames; we left the second one
     out = capsys.readouterr().out
     assert "the table goes on without a seat (protocol.md §14.9) as table" in out and ": you, Ada" in out, out
-    assert "FAULT: you left the table (quit) [blame: you]" in out and "NOT THE GAME'S RECORD" not in out, out
+    assert "you left the table in round" in out and "FAULT" not in out and "NOT THE GAME'S RECORD" not in out, out
