@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from .errors import InputError
 COMMANDS: dict[str, tuple[str, str]] = {
     "scenario": ("p2pcards.scenario", "play a scenario file (format: docs/scenarios.md) on the rules engine "
                  "and print the result as JSON"),
-    "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto or table"),
+    "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto, net or table"),
     "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play whole games between simulated peers: real crypto, signed messages, "
             "an in-memory network or a process per peer over TCP; cheats, faults, load"),
@@ -64,6 +65,16 @@ def amount(low: float, above: bool = False) -> Callable[[str], float]:
         return value
     parse.__name__ = "number"
     return parse
+
+
+def out_file(text: str) -> str:
+    """An option type: a file to write, refused at once when its directory does not exist (not after the work)."""
+    parent = os.path.dirname(text) or "."
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"no directory {parent!r} to write {text!r} in")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    return text
 
 
 def check_seats(game: str, players: int, option: str = "--players") -> None:
@@ -133,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args_list else 2
     name = args_list[0]
     if name not in COMMANDS:
-        print(f"p2pcards: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        print(f"p2pcards: unknown command {name!r} (see p2pcards --help)", file=sys.stderr)
         return 2
     try:
         args = load_command(name).parse_args(args_list[1:])

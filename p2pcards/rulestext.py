@@ -105,7 +105,7 @@ def _crisp(o: CrispOptions) -> list[Section]:
             ["Jack: look once at your own middle card. You may also discard it unused.",
              "Queen: swap any one of your cards with any one card of another player, blind. "
              "Whoever gets a card in a left or right slot may look at it once; a card landing "
-             "in a middle slot stays unseen, even by someone who knew it before. You may also "
+             "in a middle slot is not looked at, though whoever saw it before still knows it. You may also "
              "discard it unused.",
              "King: must be played. You get two extra draws, each played like a normal draw "
              "(swap, discard or special card); a King drawn on an extra draw adds two more. "
@@ -178,7 +178,7 @@ def _crescendo(o: CrescendoOptions) -> list[Section]:
         timing = (f"The window lasts {window}. The next player may begin no earlier than its end "
                   "(exactly at the end is allowed). It closes when the next player begins or once "
                   "its time is past, whichever comes first: a claim exactly at the end is in time "
-                  "unless the next player has already begun.")
+                  "unless the next player has already begun. A claim does not shorten the wait.")
     return [
         ("The game", [
             "Three rounds for 2 to 6 players. The deck has 104 cards: the numbers 1 to 100 and "

@@ -31,9 +31,27 @@ def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None
         assert f"  {name} " in out
 
 
-def test_unknown_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_command_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["deal"]) == 2
-    assert "unknown command" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown command 'deal'" in err and err.count("\n") == 1
+
+
+def test_bench_names_every_kind_in_the_command_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from p2pcards.bench import KINDS
+    assert main(["--help"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  bench "))
+    assert all(kind in line for kind in KINDS)
+
+
+@pytest.mark.parametrize("option", ["--json", "--record"])
+def test_sim_refuses_an_output_file_it_cannot_write_before_playing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str) -> None:
+    assert main(["sim", "crisp", "--seed", "1", option, str(tmp_path / "no" / "x")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"argument {option}: no directory" in err
+    assert main(["sim", "crisp", "--seed", "1", option, str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
 
 
 def test_a_scenario_prints_its_result(capsys: pytest.CaptureFixture[str]) -> None:

@@ -132,13 +132,15 @@ class Knowledge:
 class Window:
     """An out-of-turn window: who it belongs to (or who just ended a turn), when it opened and closes.
 
-    `after` counts the turns of the round that had ended when it opened (the turn that opened it included).
+    `after` counts the turns of the round that had ended when it opened (the turn that opened it included);
+    `claimed`: Crescendo's NUMBER window has had its one claim and stays only as the wait before the next turn.
     """
 
     seat: int
     opened: float
     deadline: float
     after: int = 0
+    claimed: bool = False
 
     @property
     def zero(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
@@ -317,6 +317,8 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         w = r.window
         if w is None or self.clock > w.deadline:
             return "NUMBER can be called only between one turn and the next"
+        if w.claimed:
+            return "only one NUMBER claim between one turn and the next"
         return None
 
     def _turn_refusal(self, me: int, action: str) -> str | None:
@@ -502,8 +504,12 @@ class CrescendoGame(EngineBase[CrescendoCard]):
     def _tie(self, claims: Sequence[tuple[str, int]]) -> tuple[Move, set[str]]:
         """The winning claim of a tie and the players whose claims are valid; IllegalMove when none is."""
         r = self.r
-        if r is None or r.ended or r.window is None or self.clock > r.window.deadline:
-            raise illegal("NUMBER can be called only between one turn and the next")
+        if r is None or r.ended:
+            raise illegal("no round is being played")
+        refusal = self._window_refusal()
+        if refusal is not None:
+            raise illegal(refusal)
+        assert r.window is not None
         if len({p for p, _ in claims}) != len(claims):
             raise illegal("one claim per player")
         valid = []
@@ -640,8 +646,10 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             if penalty is not None:
                 row.insert(pos + 1, penalty)
                 r.locked[me].insert(pos + 1, False)
+        # The claim uses up the window, but the next player still waits out its time (RULINGS: no
+        # earlier than number_window_s), and a round's last window still ends the round at its end.
         assert r.window is not None
-        events.extend(self._close_window(self.clock))
+        r.window = replace(r.window, claimed=True)
         return events
 
     def _reshuffle_order(self) -> list[Handle]:

@@ -16,7 +16,7 @@ from typing import Any
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
-from ..cli import add_game_options, amount, check_good, check_seats, seed_of, whole
+from ..cli import add_game_options, amount, check_good, check_seats, out_file, seed_of, whole
 from ..errors import InputError
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tables", type=whole(1), default=None,
                         help="load: run this many tables at once (in memory one process each, over tcp one process "
                              "per peer), each playing --games games, and report each table's rate and every failure")
-    parser.add_argument("--json", metavar="FILE", default=None,
+    parser.add_argument("--json", metavar="FILE", type=out_file, default=None,
                         help="also write the report (every game and the totals) as JSON to FILE")
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(joined by +; default the last seat) and the others cut from AT s of the table's time "
                              "for FOR s, then healed; the report says whether each game survived them")
     parser.add_argument("--quiet", action="store_true", help="print only the report, not the first peer's log")
-    parser.add_argument("--record", metavar="FILE", default=None,
+    parser.add_argument("--record", metavar="FILE", type=out_file, default=None,
                         help="save the game's transcript (every signed frame) to FILE; `p2pcards verify FILE` "
                              "checks it (one game in memory only)")
     parser.set_defaults(good=None)  # so that --cheat can tell it was given; 1 otherwise
