@@ -158,8 +158,15 @@ def run(args: argparse.Namespace) -> int:
         sizes = [int(s) for s in args.peers.split(",") if s]
     except ValueError:
         raise InputError("--peers wants numbers, e.g. 2,4") from None
-    if any(g not in SEATS for g in games) or any(s < 2 for s in sizes) or args.limit < 1 or not 0 <= args.slow <= 10:
-        raise InputError(f"games are {', '.join(SEATS)}; table sizes start at 2; --limit is positive; --slow is 0 to 10")
+    bad = [g for g in games if g not in SEATS]
+    if bad or not games:
+        raise InputError(f"--games: {', '.join(bad) or 'none given'}: the games are {', '.join(SEATS)}")
+    if not sizes or any(not 2 <= s <= 8 for s in sizes):
+        raise InputError(f"--peers: {args.peers}: table sizes are 2 to 8 peers")
+    if args.limit < 1:
+        raise InputError(f"--limit: must be at least 1, not {args.limit}")
+    if not 0 <= args.slow <= 10:
+        raise InputError(f"--slow: 0 to 10 seconds, not {args.slow:g}")
     print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; "
           "under each, the same table in memory in one process")
     print(f"{'game':<10} {'peers':>5} {'':<6} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} "
