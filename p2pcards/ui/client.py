@@ -333,13 +333,13 @@ class TableClient:
         most = max((len(row) for row in view.known), default=0)
         # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
         name_w = max(4, min(8, width - 10 - CELL * most))
-        prefix = 10 + name_w  # marker and seat 2, name 1 + name_w, score 4, pile 3
+        prefix = 10 + name_w  # marker and seat 2, name 1 + name_w, score 4, pile 2 and a space (the mark may take it)
         per_line = max(1, (width - prefix) // CELL)
         head = (f"{'':2} {'player'[:name_w]:<{name_w}}{'pts':>4}{'pl':>3}"
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):
-            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>3}" if cards else "")]
+            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>2} " if cards else "")]
             for pos in range(len(view.known[seat]) if cards else 0):
                 if pos and pos % per_line == 0:
                     rows.append(line)
