@@ -382,7 +382,7 @@ class TableClient:
         players = view.players
         if view.turn is not None:
             who = "You" if view.turn == view.me else players[view.turn]
-            parts.append([("class:turn", f" {who}{' are' if who == 'You' else ' is'} to play ")])
+            parts.append([("class:turn", f"{who}{' are' if who == 'You' else ' is'} to play ")])
         if isinstance(view, CrispView) and view.turn is not None:
             if view.caller is not None:
                 parts.append([("", f"final turns left: {view.final_turns_left}")])
@@ -403,7 +403,7 @@ class TableClient:
             setup = view.turn_number == 0
             parts.append([("", "setup: each player may look at one card or swap two" if setup
                            else f"turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})")])
-        return flow(parts, width)
+        return flow(parts, width, lead=" ")
 
     def _round_panel(self, view: View) -> list[Line]:
         game = self.session.game

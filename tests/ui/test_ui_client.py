@@ -126,6 +126,7 @@ def test_every_open_crisp_window_counts_down_oldest_first() -> None:
     text = screen(client, now=1.2)
     assert "crisp windows: yours 2.8 s, Bo 3.3 s, Cy 3.8 s" in status_line(text)
     assert "c CALL CRISP (2.8 s)" in text
+    assert " next turn starts in 0.3 s" in text and max(map(len, text.splitlines())) <= 80  # on a second line
     assert "crisp windows: Bo 0.3 s, Cy 0.8 s" in status_line(screen(client, now=4.2))  # ours is over
     assert "crisp window: Cy 0.3 s" in status_line(screen(client, now=4.7))
 
