@@ -449,7 +449,7 @@ class CrispGame(EngineBase[str]):
         assert r is not None
         return next((w for w in r.windows if w.seat == seat), None)
 
-    def open_windows(self) -> tuple[Window, ...]:
+    def _open_windows(self) -> tuple[Window, ...]:
         """The crisp windows a call may use at the current clock, oldest first (each seat's one `check` accepts)."""
         r = self.r
         if self.over or r is None or r.ended or r.caller is not None:
@@ -672,7 +672,7 @@ class CrispGame(EngineBase[str]):
             call_until=None if window is None else window.deadline,
             draw_until=None if self.options.draw_seconds is None or r.turn is None
             else r.due_at + self.options.draw_seconds,
-            windows=self.open_windows(),
+            windows=self._open_windows(),
         )
 
 
