@@ -3,7 +3,14 @@ Crisp's crisp windows overlap; Crescendo's next player may begin exactly at the 
 
 from __future__ import annotations
 
+import copy
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
+from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Move
 from p2pcards.games.crescendo import CrescendoGame, CrescendoOptions
 from p2pcards.games.crisp import CrispGame, CrispOptions
@@ -99,3 +106,64 @@ def test_crescendo_window_closes_once_past_its_end_with_no_one_beginning() -> No
 def test_crescendo_zero_window_lets_the_next_player_begin_at_once() -> None:
     game = crescendo_after_a_discard(0)
     assert {"number", "draw"} <= actions(game, "p0")
+
+
+# ---------------------------------------------------------------- the crisp windows a view shows
+
+
+def calls_accepted(game: CrispGame) -> set[int]:
+    """The seats whose crisp call `check` accepts now."""
+    out = set()
+    for seat, player in enumerate(game.players):
+        try:
+            game.check(Move(player, "crisp"))
+        except IllegalMove:
+            continue
+        out.add(seat)
+    return out
+
+
+def shown_windows(game: CrispGame) -> list[tuple[int, float]]:
+    """The open crisp windows as every player's view shows them (the same for all)."""
+    views = [[(w.seat, w.deadline) for w in game.view(p).windows] for p in game.players]
+    assert all(v == views[0] for v in views)
+    return views[0]
+
+
+def probe_windows(game: CrispGame) -> None:
+    """At the clock, at each shown window's end and just after it: the views' windows are the calls `check` takes."""
+    shown = shown_windows(game)
+    assert [seat for seat, _ in shown] == list(dict.fromkeys(seat for seat, _ in shown))  # one per seat
+    assert calls_accepted(game) == {seat for seat, _ in shown}
+    for seat, until in shown:
+        for at in (until, until + 0.001):
+            twin = copy.deepcopy(game)
+            events = twin.tick(at)
+            assert calls_accepted(twin) == {s for s, _ in shown_windows(twin)}
+            timed_out = any(e.kind == "timeout" and e.player == game.players[seat] for e in events)
+            # A window lasts to its end inclusive, unless its owner's own next turn timed out before.
+            assert (seat in calls_accepted(twin)) == (at == until and not timed_out)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 5), st.sampled_from([0.0, 3.0, 4.0]), st.sampled_from([0.0, 0.5, 2.0]),
+       st.sampled_from([None, 1.0, 30.0]), st.integers(0, 2**32 - 1))
+def test_the_views_crisp_windows_are_the_calls_check_accepts(players: int, window: float, start: float,
+                                                             draw: float | None, seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"p{i}" for i in range(players)]
+    game = CrispGame(names, CrispOptions(crisp_window_s=window, next_start_s=start, draw_seconds=draw),
+                     dealer=rng.randrange(players))
+    deck = list(CRISP_DECK)
+    rng.shuffle(deck)
+    game.queue_deck(deck)
+    game.tick(rng.choice([0.0, 50.0]))  # a round that starts late shows no window either (none is open)
+    for _ in range(60):
+        if game.r is None or game.r.ended:
+            break
+        probe_windows(game)
+        # Time passes (time-outs too, when draws are timed), then someone may move.
+        game.tick(game.clock + rng.choice([0.0, 0.0, 0.3, 1.0, 3.0]))
+        moves = [m for p in names for m in game.legal_moves(p) if m.action != "crisp" or rng.random() < 0.02]
+        if moves and game.r is not None and not game.r.ended:
+            game.apply(rng.choice(moves))

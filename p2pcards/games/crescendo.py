@@ -110,6 +110,7 @@ class CrescendoView:
     legal: tuple[Move, ...]
     options: CrescendoOptions
     window_until: float | None = None  # while a NUMBER window is open: its end (the next player may begin then)
+    number_shut: str | None = None  # why no NUMBER claim is open now, in `check`'s words (None while one is)
 
 
 @dataclass
@@ -841,6 +842,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             legal=legal,
             options=self.options,
             window_until=r.window.deadline if r.window is not None else None,
+            number_shut=self._window_refusal(),
         )
 
 

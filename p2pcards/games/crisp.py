@@ -146,6 +146,7 @@ class CrispView:
     options: CrispOptions
     call_until: float | None = None  # while I may call crisp: the end of my crisp window
     draw_until: float | None = None  # when the table times draws: the time-out of the draw under way
+    windows: tuple[Window, ...] = ()  # every crisp window a call may still use at this clock, oldest first
 
 
 @dataclass
@@ -448,6 +449,13 @@ class CrispGame(EngineBase[str]):
         assert r is not None
         return next((w for w in r.windows if w.seat == seat), None)
 
+    def _open_windows(self) -> tuple[Window, ...]:
+        """The crisp windows a call may use at the current clock, oldest first (each seat's one `check` accepts)."""
+        r = self.r
+        if self.over or r is None or r.ended or r.caller is not None:
+            return ()
+        return tuple(w for w in r.windows if self.clock <= w.deadline)
+
     def _do(self, move: Move) -> list[Event]:
         r = self.r
         assert r is not None
@@ -664,6 +672,7 @@ class CrispGame(EngineBase[str]):
             call_until=None if window is None else window.deadline,
             draw_until=None if self.options.draw_seconds is None or r.turn is None
             else r.due_at + self.options.draw_seconds,
+            windows=self._open_windows(),
         )
 
 

@@ -17,7 +17,7 @@ from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import RED_SUITS, card_word, note_words
+from .words import RED_SUITS, back_word, card_word, note_words
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -26,6 +26,8 @@ PEEK_S = 5.0  # how long a card you look at stays on screen without the memory a
 LOG_KEEP = 200
 AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
+CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
+SEEN_MARK = "·"
 
 
 @dataclass
@@ -236,7 +238,7 @@ class TableClient:
             text = self.error or "Starting the table: bot peers are getting ready …"
             return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
                          [("class:key", "Q"), ("", " quit")]], width, height)
-        top = self._header(view)
+        top = self._header(view, width)
         bottom = [wrapped for line in self._footer(view, width) for wrapped in wrap_line(line, width)]
         if self.panel_round and self.panel_round <= len(self.session.round_views()):
             middle = self._round_panel(view)
@@ -249,7 +251,7 @@ class TableClient:
         lines = top + middle + log + bottom
         return fit(lines[max(0, len(lines) - height):], width, height)
 
-    def _header(self, view: View) -> list[Line]:
+    def _header(self, view: View, width: int) -> list[Line]:
         game = self.session.game
         me = view.players[view.me]
         prog = self.session.progress()
@@ -261,9 +263,9 @@ class TableClient:
         else:
             info = f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high"
         aid = "ON" if self.memory_aid else "off"
-        return [[("class:title", f" {info} "), ("", f"  you: {me}")],
-                [("class:key", "?"), ("", " rules  "), ("class:key", "m"), ("", f" memory aid: {aid}  "),
-                 ("class:key", "Q"), ("", " quit")]]
+        keys = [[("class:key", "?"), ("", " rules")], [("class:key", "m"), ("", f" memory aid: {aid}")],
+                [("class:key", "Q"), ("", " quit")], [("", f" you: {me}")]]
+        return wrap_line([("class:title", f" {info} ")], width) + flow(keys, width, gap="  ")
 
     def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
         face = view.known[seat][pos] if seat < len(view.known) else None
@@ -278,19 +280,16 @@ class TableClient:
         return (style + " class:known", f"({text})".ljust(5))
 
     def _cell_crescendo(self, view: CrescendoView, seat: int, pos: int, ended: bool) -> Fragment:
+        """One card of a row, CELL columns: a space or the seen-and-hidden mark, then the card or its back."""
         face = view.known[seat][pos]
-        back = view.backs[seat][pos]
-        locked = view.locked[seat][pos]
-        if face is None:
-            return ("class:back", f"{back.low}-{back.high}".ljust(6))
-        text = card_word(face, "crescendo")[:5]
-        if ended:
-            return ("class:up", f" {text:<5}")
-        if locked:
-            return ("class:locked", f"[{text}]".ljust(6))
-        if not self._shown(seat, face):
-            return ("class:back", f"{back.low}-{back.high}".ljust(6))
-        return ("class:known", f"({text})".ljust(6))
+        if face is not None and ended:
+            return ("class:up", f" {card_word(face, 'crescendo')[:CELL - 1]}".ljust(CELL))
+        if face is not None and view.locked[seat][pos]:
+            return ("class:locked", f" [{card_word(face, 'crescendo')[:CELL - 3]}]".ljust(CELL))
+        if face is not None and self._shown(seat, face):
+            return ("class:known", f" ({card_word(face, 'crescendo')[:CELL - 3]})".ljust(CELL))
+        mark = " " if face is None else SEEN_MARK
+        return ("class:back", (mark + back_word(view.backs[seat][pos])).ljust(CELL))
 
     def _shown(self, seat: int, face: object) -> bool:
         """A card this player saw stays on screen for PEEK_S seconds, or always with the memory aid."""
@@ -299,107 +298,112 @@ class TableClient:
 
     def _table(self, view: View, width: int) -> list[Line]:
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
-        crescendo = isinstance(view, CrescendoView)
-        head = f"{'':2}{' player':<9}{'score':>6}" + (f"{'pile':>5}" if crescendo else "")
-        prefix = len(head)
-        rows: list[Line] = []
-        aided = self.session.aided()
-        if view.round:
-            if isinstance(view, CrescendoView):
-                most = max((len(r) for r in view.known), default=0)
-                per_line = max(1, (width - prefix) // 7)
-                head += "".join(f" {i + 1:<6}" for i in range(min(most, per_line)))
-            else:  # card states are told by their brackets, never by colour alone
-                head += "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
-            rows.append([("class:dim", head)])
-        for seat, name in enumerate(view.players):
-            mark = "▶" if view.turn == seat else " "
-            line: Line = [("class:turn" if view.turn == seat else "", f"{mark}{seat + 1}"),
-                          ("class:me" if seat == view.me else "", f" {name[:8]:<8}"),
-                          ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>5}")]
-            tag = seat in aided  # everyone sees whose memory aid is on, next to their name
-            if view.round and view.known:
-                if isinstance(view, CrispView):
-                    for pos in range(3):
-                        line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
-                    if view.caller == seat:
-                        line.append(("class:warn", "  called CRISP"))
-                else:
-                    line.append(("", f"{view.piles[seat]:>5}"))
-                    per_line = max(1, (width - prefix) // 7)
-                    for pos in range(len(view.known[seat])):
-                        if pos and pos % per_line == 0:
-                            rows.append(line)
-                            line = [self._aid_under(prefix) if tag else ("", " " * prefix)]
-                            tag = False
-                        line += [("", " "), self._cell_crescendo(view, seat, pos, ended)]
-                    if view.caller == seat:
-                        line.append(("class:warn", " CRESCENDO"))
-            if tag and sum(len(t) for _, t in line) + len(AID_TAG) + 2 <= width:
-                line.append((AID_STYLE, f"  {AID_TAG}"))
-            elif tag:  # no room at the row's end: under the name
-                rows.append(line)
-                line = [self._aid_under(prefix)]
-            rows.append(line)
-        return rows + self._piles(view) + self._timers(view)
+        if isinstance(view, CrescendoView):
+            rows = self._crescendo_rows(view, width, ended)
+        else:
+            rows = self._crisp_rows(view, width, ended)
+        return rows + self._piles(view, width) + self._timers(view, width)
 
-    @staticmethod
-    def _aid_under(prefix: int) -> Fragment:
-        """The memory aid's tag on a row's second line, right under the player's name."""
-        return (AID_STYLE, f"   {AID_TAG}".ljust(prefix))
+    def _seat(self, view: View, seat: int, name_w: int, score_w: int) -> Line:
+        """A row's start: the turn marker, seat number, name and running score (`*` marks ours)."""
+        turn = view.turn == seat
+        return [("class:turn" if turn else "", f"{'▶' if turn else ' '}{seat + 1}"),
+                ("class:me" if seat == view.me else "", f" {view.players[seat][:name_w]:<{name_w}}"),
+                ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>{score_w}}")]
 
-    def _piles(self, view: View) -> list[Line]:
+    def _tags(self, view: View, seat: int, called: str) -> Line:
+        """What is said next to a player's name: their call, and whether their memory aid is on (everyone sees it)."""
+        tags: Line = [("class:warn", called)] if view.caller == seat else []
+        return tags + [(AID_STYLE, AID_TAG)] if seat in self.session.aided() else tags
+
+    def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> list[Line]:
+        # Card states are told by their brackets, never by colour alone.
+        cards = bool(view.round and view.known)
+        rows: list[Line] = [[("class:dim", f"{'':2}{' player':<9}{'score':>6}"
+                                           "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen")]] if cards else []
+        for seat in range(len(view.players)):
+            line = self._seat(view, seat, 8, 5)
+            for pos in range(3 if cards else 0):
+                line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
+            rows += tagged(line, self._tags(view, seat, "called CRISP"), width)
+        return rows
+
+    def _crescendo_rows(self, view: CrescendoView, width: int, ended: bool) -> list[Line]:
+        cards = bool(view.round and view.known)
+        most = max((len(row) for row in view.known), default=0)
+        # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
+        name_w = max(4, min(8, width - 10 - CELL * most))
+        prefix = 10 + name_w  # marker and seat 2, name 1 + name_w, score 4, pile 2 and a space (the mark may take it)
+        per_line = max(1, (width - prefix) // CELL)
+        head = (f"{'':2} {'player'[:name_w]:<{name_w}}{'pts':>4}{'pl':>3}"
+                + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
+        rows: list[Line] = [[("class:dim", head)]] if cards else []
+        for seat in range(len(view.players)):
+            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>2} " if cards else "")]
+            for pos in range(len(view.known[seat]) if cards else 0):
+                if pos and pos % per_line == 0:
+                    rows.append(line)
+                    line = [("", " " * prefix)]
+                line.append(self._cell_crescendo(view, seat, pos, ended))
+            rows += tagged(line, self._tags(view, seat, "called CRESCENDO"), width)
+        legend = [[("class:back", "81-90P"), ("", " unseen: its back's range and action (P peek, S swap, L lock)")],
+                  [("class:known", "(52)"), ("", " you know it")],
+                  [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
+                  [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
+        return rows + (flow(legend, width, lead="   ") if cards else [])
+
+    def _piles(self, view: View, width: int) -> list[Line]:
         game = self.session.game
         if view.round == 0:
             return []
+        top = card_word(view.discard[0], game) if view.discard else "empty"
+        drawn: Line = []
         if isinstance(view, CrispView):
-            top = card_word(view.discard[0], game) if view.discard else "empty"
-            line: Line = [("", f"Draw pile: {len(view.draw_pile)} cards   Discard pile: "),
-                          (_suit_style(view.discard[0] if view.discard else None), top),
-                          ("", f" ({len(view.discard)})")]
+            groups: list[Line] = [[("", f"Draw pile: {len(view.draw_pile)} cards")],
+                                  [("", "Discard pile: "), (_suit_style(view.discard[0] if view.discard else None), top),
+                                   ("", f" ({len(view.discard)})")]]
             if view.drawn is not None:
                 src = " from the discard pile" if view.drawn_from == "discard" else ""
-                line += [("", "   You drew"), ("", src + ": "),
-                         (_suit_style(view.drawn) + " class:known", card_word(view.drawn, game))]
+                drawn = [("", f"You drew{src}: "), (_suit_style(view.drawn) + " class:known", card_word(view.drawn, game))]
                 if view.draws_left:
-                    line.append(("", f" ({view.draws_left} more draw{'s' if view.draws_left > 1 else ''} after)"))
-            return [line]
-        top = card_word(view.discard[0], game) if view.discard else "empty"
-        back = view.reserve_top
-        action = f"{back.low}-{back.high}, action {back.action.upper()}" if back else "none"
-        line = [("", f"Reserve: {view.reserve} (top back {action})   Discard: "), ("class:up", top)]
-        if view.drawn is not None:
-            line += [("", "   You drew: "), ("class:known", card_word(view.drawn, game))]
-        return [line]
+                    drawn.append(("", f" ({view.draws_left} more draw{'s' if view.draws_left > 1 else ''} after)"))
+        else:
+            back = view.reserve_top
+            action = f"{back.low}-{back.high}, action {back.action.upper()}" if back else "none"
+            groups = [[("", f"Reserve: {view.reserve} (top back {action})")], [("", "Discard: "), ("class:up", top)]]
+            if view.drawn is not None:
+                drawn = [("", "You drew: "), ("class:known", card_word(view.drawn, game))]
+        return flow(groups + ([drawn] if drawn else []), width, gap="   ")
 
-    def _timers(self, view: View) -> list[Line]:
+    def _timers(self, view: View, width: int) -> list[Line]:
+        """Whose turn it is and a countdown for every timed rule running now, read from the engine's view."""
         now = self.now
-        parts: Line = []
+        parts: list[Line] = []
         players = view.players
         if view.turn is not None:
             who = "You" if view.turn == view.me else players[view.turn]
-            parts.append(("class:turn", f" {who}{' are' if who == 'You' else ' is'} to play "))
+            parts.append([("class:turn", f"{who}{' are' if who == 'You' else ' is'} to play ")])
         if isinstance(view, CrispView) and view.turn is not None:
-            opts = view.options
             if view.caller is not None:
-                parts.append(("", f"  final turns left: {view.final_turns_left}"))
-            window_end = view.opens_at - opts.next_start_s + opts.crisp_window_s
-            prev = (view.turn - 1) % len(players)
-            if view.caller is None and now < window_end and view.round and view.opens_at > 0:
-                whose = "yours" if prev == view.me else players[prev]
-                parts.append(("class:warn", f"  crisp window ({whose}): {window_end - now:.1f} s"))
+                parts.append([("", f"final turns left: {view.final_turns_left}")])
+            # Windows overlap: every one still open is shown, oldest first (a time-out opens none).
+            windows = [w for w in view.windows if now <= w.deadline]
+            if windows:
+                each = ", ".join(f"{'yours' if w.seat == view.me else players[w.seat]} {w.deadline - now:.1f} s"
+                                 for w in windows)
+                parts.append([("class:warn", f"crisp window{'s' if len(windows) > 1 else ''}: {each}")])
             if now < view.opens_at:
-                parts.append(("", f"  next turn starts in {view.opens_at - now:.1f} s"))
+                parts.append([("", f"next turn starts in {view.opens_at - now:.1f} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
-                parts.append(("class:warn" if left < 10 else "", f"  time for this draw: {max(0.0, left):.0f} s"))
+                parts.append([("class:warn" if left < 10 else "", f"time for this draw: {max(0.0, left):.0f} s")])
         if isinstance(view, CrescendoView) and view.window_until is not None:
-            parts.append(("class:warn", f"  NUMBER window: {max(0.0, view.window_until - now):.1f} s"))
+            parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
             setup = view.turn_number == 0
-            parts.append(("", "  setup: each player may look at one card or swap two" if setup
-                          else f"  turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})"))
-        return [parts] if parts else []
+            parts.append([("", "setup: each player may look at one card or swap two" if setup
+                           else f"turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})")])
+        return flow(parts, width, lead=" ")
 
     def _round_panel(self, view: View) -> list[Line]:
         game = self.session.game
@@ -454,47 +458,47 @@ class TableClient:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
-            out.append([("class:key", " " + text + (f"  [{self.chooser.typed}]" if self.chooser.typed else "")),
-                        ("", "  Esc cancel")])
+            typed = f"  [{self.chooser.typed}]" if self.chooser.typed else ""
+            out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
             leave: Line = [("class:key", "  Q"), ("", " quit")] if view.over else []
             out.append([("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
-            out.append(self._keys_line(view, width))
+            out += self._keys_line(view, width)
         out.append([self.status] if self.status[1] else [])
         return out
 
-    def _keys_line(self, view: View, width: int) -> Line:
+    def _keys_line(self, view: View, width: int) -> list[Line]:
         game = self.session.game
         if view.over:
-            return [("class:good", " The game is over. "), ("class:key", "Q"), ("", " quit")]
+            return [[("class:good", " The game is over. "), ("class:key", "Q"), ("", " quit")]]
         if self.session.busy() and view.legal:
-            return [("class:dim", " Your move is on its way …")]
+            return [[("class:dim", " Your move is on its way …")]]
         seen: dict[str, int] = {}
         for m in view.legal:
             seen[action_id(m)] = seen.get(action_id(m), 0) + 1
         if not seen:
-            return [("class:dim", " Nothing to do right now: wait for the others.")]
+            return [[("class:dim", " Nothing to do right now: wait for the others.")]]
         top = card_word(view.discard[0], game) if view.discard else ""
-        frags: Line = [("", " ")]
+        groups: list[Line] = []
         row = len(view.known[view.me]) if view.known else 0
         digits = f"1-{min(row, 9)}" if row > 1 else "1"
         for aid in seen:
             if aid == "replace":
                 where = "left/middle/right" if game == "crisp" else "at that position"
-                frags += [("class:key", digits), ("", f" swap it in {where}  ")]
+                groups.append([("class:key", digits), ("", f" swap it in {where}")])
             elif aid == "number":
                 until = view.window_until if isinstance(view, CrescendoView) else None
                 secs = f" ({max(0.0, until - self.now):.1f} s)" if until is not None else ""
-                frags += [("class:key", digits), ("class:warn", f" NUMBER with that card{secs}"), ("", "  ")]
-            elif aid == "crisp" and isinstance(view, CrispView):
-                left = view.opens_at - view.options.next_start_s + view.options.crisp_window_s - self.now
-                frags += [("class:key", "c"), ("class:warn", f" CALL CRISP ({max(0.0, left):.1f} s)"), ("", "  ")]
+                groups.append([("class:key", digits), ("class:warn", f" NUMBER with that card{secs}")])
+            elif aid == "crisp" and isinstance(view, CrispView) and view.call_until is not None:
+                left = max(0.0, view.call_until - self.now)
+                groups.append([("class:key", "c"), ("class:warn", f" CALL CRISP ({left:.1f} s)")])
             else:
-                frags += [("class:key", key_of(game, aid)), ("", " " + LABELS[aid].format(top=top) + "  ")]
+                groups.append([("class:key", key_of(game, aid)), ("", " " + LABELS[aid].format(top=top))])
         if isinstance(view, CrispView) and view.can_call:
-            frags.append(("class:dim", "(crisp only if you think your total is the lowest)"))
-        return frags
+            groups.append([("class:dim", "(crisp only if you think your total is the lowest)")])
+        return flow(groups, width, lead=" ")
 
     def _rules_lines(self, width: int, height: int) -> list[Line]:
         game = self.session.game
@@ -523,6 +527,46 @@ def stall_words(stall: Stall) -> list[str]:
         who = ", ".join(stall.owed)
         out.append(f" Waiting on {who} for {stall.waited:.0f} s: {who} will be blamed in {stall.blamed_in:.0f} s. ")
     return out
+
+
+def tagged(line: Line, tags: Line, width: int) -> list[Line]:
+    """A row with its tags at its end, or on a line of their own under the name when the row has no room."""
+    if not tags:
+        return [line]
+    spaced: Line = [f for tag in tags for f in (("", "  "), tag)]
+    if sum(len(t) for _, t in line + spaced) <= width:
+        return [line + spaced]
+    return [line, [("", " ")] + spaced]
+
+
+def flow(groups: Sequence[Line], width: int, gap: str = "  ", lead: str = "") -> list[Line]:
+    """Groups of fragments laid out left to right, `gap` apart, each kept whole on a line of at most `width`.
+
+    Every line starts with `lead`; a group too long for a line alone is broken at spaces when it is one fragment.
+    """
+    room = max(1, width - len(lead))
+    pieces: list[Line] = []
+    for group in groups:
+        if len(group) == 1 and len(group[0][1]) > room:
+            pieces += [[(group[0][0], t)] for t in wrap(group[0][1], room)]
+        else:
+            pieces.append(group)
+    out: list[Line] = []
+    line: Line = []
+    used = 0
+    for piece in pieces:
+        size = sum(len(t) for _, t in piece)
+        if line and used + len(gap) + size > width:
+            out.append(line)
+            line = []
+        if line:
+            line.append(("", gap))
+            used += len(gap)
+        else:
+            line, used = ([("", lead)] if lead else []), len(lead)
+        line += piece
+        used += size
+    return out + [line] if line else out
 
 
 def _suit_style(card: object) -> str:

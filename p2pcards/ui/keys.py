@@ -179,7 +179,9 @@ def _why_not_crescendo(view: CrescendoView, aids: Sequence[str]) -> str:
     players = view.players
     aid = aids[0]
     if aid == "number":
-        return "NUMBER can be called only right after a card goes face up on the discard pile."
+        if view.number_shut is None:
+            return "Your row has no card left to claim NUMBER with."
+        return view.number_shut[:1].upper() + view.number_shut[1:] + "."
     if view.turn != view.me:
         assert view.turn is not None
         return f"It is {players[view.turn]}'s {'setup choice' if view.round and view.phase == 'setup' else 'turn'}."

@@ -10,12 +10,11 @@ from .cli import table_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The game and the host's options, as for `p2pcards play`."""
+    """The game and the host's options, as for `p2pcards play` (Crescendo has none)."""
     parser.add_argument("game", choices=sorted(SEATS), help="the game whose rules to print")
     parser.add_argument("--limit", type=int, default=None, help="Crisp: the game's end total")
     parser.add_argument("--draw-seconds", type=int, default=None, help="Crisp: time for each draw")
     parser.add_argument("--discard-draw", action="store_true", help="Crisp: drawing from the discard pile allowed")
-    parser.add_argument("--number-window", type=float, default=None, help="Crescendo: NUMBER window in seconds")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cards import Back
 from ..games.base import CRISP_SLOTS
 from ..table.peer import Note
 
@@ -21,6 +22,11 @@ def card_word(card: object, game: str) -> str:
     if game == "crescendo" and text.startswith("J"):
         return "Joker"
     return text
+
+
+def back_word(back: Back) -> str:
+    """A Crescendo card's public back, compact: its range and its action's initial (`81-90P`)."""
+    return f"{back.low}-{back.high}{back.action[0].upper()}"
 
 
 def _split_player(text: str, names: Sequence[str]) -> tuple[str | None, str]:

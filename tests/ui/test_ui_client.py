@@ -10,11 +10,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
+from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Move
 from p2pcards.rulestext import rules_text
 from p2pcards.ui.app import color_depth, run_table
-from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.client import PEEK_S, TableClient, plain
 from p2pcards.ui.session import Progress, Stall
+from p2pcards.ui.words import back_word
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
@@ -97,6 +99,36 @@ def test_crisp_is_one_key_right_after_our_turn() -> None:
     client.key("c")
     assert session.played[-1] == Move("you", "crisp")
     assert "You called CRISP!" in screen(client)
+
+
+def status_line(text: str) -> str:
+    """The line that says whose turn it is and counts the timed rules down."""
+    return next(line for line in text.splitlines() if " to play " in line)
+
+
+def test_no_crisp_window_at_a_rounds_start_nor_after_a_turn_that_timed_out() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=0, start=50.0)
+    client = TableClient(session)
+    assert "crisp window" not in status_line(screen(client, now=50.5))  # the dealer has played no turn
+    session.others(80.5)  # Bo's turn (open since 50) timed out at 80: a forfeit opens no crisp window
+    text = screen(client, now=80.5)
+    assert "Bo ran out of time" in text
+    assert "crisp window" not in status_line(text) and "next turn starts in 1.5 s" in status_line(text)
+
+
+def test_every_open_crisp_window_counts_down_oldest_first() -> None:
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, {"crisp_window_s": 4, "next_start_s": 0.5}, dealer=2)
+    client = TableClient(session)
+    client.key("d")
+    client.key("x")  # our window: 0 to 4 s
+    session.others(0.5)  # Bo's: 0.5 to 4.5 s
+    session.others(1.0)  # Cy's: 1 to 5 s; our turn opens at 1.5 s
+    text = screen(client, now=1.2)
+    assert "crisp windows: yours 2.8 s, Bo 3.3 s, Cy 3.8 s" in status_line(text)
+    assert "c CALL CRISP (2.8 s)" in text
+    assert " next turn starts in 0.3 s" in text and max(map(len, text.splitlines())) <= 80  # on a second line
+    assert "crisp windows: Bo 0.3 s, Cy 0.8 s" in status_line(screen(client, now=4.2))  # ours is over
+    assert "crisp window: Cy 0.3 s" in status_line(screen(client, now=4.7))
 
 
 def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on() -> None:
@@ -238,6 +270,67 @@ def test_six_crescendo_seats_fit_80_by_24() -> None:
     assert "1-10" in text and "Reserve:" in text
 
 
+def seat_rows(text: str) -> dict[str, list[str]]:
+    """Each seat's row by name: the tokens after the name, score and pile (the cards)."""
+    rows = {}
+    for line in text.splitlines():
+        if line[1:2].isdigit():
+            tokens = line[2:].replace("*", " ").split()
+            rows[tokens[0]] = tokens[3:]
+    return rows
+
+
+@pytest.mark.parametrize("seats", [6, 3])
+def test_crescendo_backs_show_range_and_action_in_80_columns(seats: int) -> None:
+    names = tuple(f"p{i}" for i in range(seats))
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=seats - 1)
+    client = TableClient(session)
+    text = screen(client)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and max(map(len, lines)) <= 80
+    view = session.view()
+    rows = seat_rows(text)
+    for seat in range(1, seats):  # every card of another row is a back: its range and its action's initial
+        assert rows[names[seat]] == [back_word(b) for b in view.backs[seat]]
+    assert len(rows["p0"]) == (7 if seats > 4 else 8)  # one line per row, even with 8 cards
+    assert "81-90P unseen: its back's range and action (P peek, S swap, L lock)" in text
+
+
+def test_a_crescendo_card_seen_and_hidden_again_is_marked_and_the_legend_says_so() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    client.key("l")
+    client.key("2")
+    assert seat_rows(screen(client, now=1.0))["you"][1] == "(3)"
+    later = screen(client, now=1.0 + PEEK_S)
+    assert seat_rows(later)["you"][1] == "·" + back_word(session.view().backs[0][1])
+    assert seat_rows(later)["you"][0] == back_word(session.view().backs[0][0])  # unseen: no mark
+    for state in ("(52) you know it", "·81-90P seen, hidden again", "[66] locked", "81-90P unseen"):
+        assert state in later
+
+
+@pytest.mark.parametrize("game,seats", [("crescendo", 6), ("crescendo", 3), ("crisp", 8)])
+def test_nothing_is_cut_at_80_columns_the_call_the_aid_and_a_long_name_in_a_later_round(game: str, seats: int) -> None:
+    me = "Tessaloniki Anastasia Papadopoulo"[:32]  # the longest name the wire allows
+    names = (me, *(f"player{i}" for i in range(1, seats)))
+    deck = list(CRESCENDO_DECK) if game == "crescendo" else crisp_deck([])
+    session = RefereeSession(game, names, deck, dealer=seats - 1)
+    called = replace(session.view(), caller=seats - 1)
+    session.view = lambda: called  # type: ignore[method-assign]
+    session.set_aid(True, seat=seats - 1)
+    session.shuffling = Progress(2, seats, 1, seats)
+    client = TableClient(session)
+    text = screen(client, now=0.0)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and max(map(len, lines)) <= 80
+    title = "Crescendo · round 2 of 3 (shuffling) · sort your row from low to high" if game == "crescendo" \
+        else "Crisp · round 2 (shuffling) · lowest total wins · game ends at 100"
+    assert title in text and f"you: {me}" in text
+    last = next(i for i, line in enumerate(lines) if line[1:].startswith(f"{seats} player"))
+    tags = lines[last] + lines[last + 1]
+    assert f"called {game.upper()}" in tags and "memory aid on" in tags
+
+
 def crescendo_client() -> tuple[TableClient, RefereeSession]:
     # Deck in order: we (seat 0, first) hold 1, 3, 5, ... 15; Bo holds 2, 4, ... 16; 17 starts the discard pile.
     session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
@@ -264,6 +357,24 @@ def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
     client.key("8")  # our eighth card is 15: within 2 of 18? no, 3 away: a penalty
     assert session.played[-1] == Move("you", "number", pos=7)
     assert "wrong" in screen(client, now=0.2)
+
+
+def test_a_second_number_claim_in_one_window_says_the_engines_reason() -> None:
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.absorb(0.0)
+    client.key("d")
+    client.key("x")  # 18 goes face up: the NUMBER window opens
+    client.key("8")  # our claim uses the window up; it stays open as the wait before Bo's turn
+    assert session.played[-1] == Move("you", "number", pos=7)
+    with pytest.raises(IllegalMove, match="only one NUMBER claim between one turn and the next"):
+        session.engine.check(Move("you", "number", pos=0))
+    client.absorb(0.5)
+    for key in ("n", "1"):
+        client.key(key)
+        assert client.status[1] == "Only one NUMBER claim between one turn and the next."
+    assert session.played[-1] == Move("you", "number", pos=7)
 
 
 def test_the_special_action_key_follows_the_reserve_top() -> None:

@@ -16,6 +16,9 @@ from p2pcards.cli import main
     (["play", "--peer", "127.0.0.1:4242", "--bots", "2"], "--bots plays on this machine only"),
     (["play", "--peer", "nowhere"], "--peer wants HOST:PORT, not 'nowhere'"),
     (["play", "--bots", "2"], "needs a terminal"),  # pytest's stdin is not one
+    (["rules", "crescendo", "--number-window", "5"], "unrecognized arguments: --number-window 5"),  # no host option
+    (["rules", "crisp", "--number-window", "5"], "unrecognized arguments: --number-window 5"),
+    (["rules", "crescendo", "--limit", "50"], "limit is not an option of crescendo"),
 ])
 def test_bad_play_input_is_one_line_and_status_2(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2

@@ -17,7 +17,7 @@ class RefereeSession:
     """The client's session interface over one referee engine that knows every face (tests only)."""
 
     def __init__(self, game: str, names: Sequence[str], deck: Sequence[Any], options: Mapping[str, Any] | None = None,
-                 dealer: int = 0) -> None:
+                 dealer: int = 0, start: float = 0.0) -> None:
         self.game = game
         self.names = tuple(names)
         self.me = 0
@@ -27,6 +27,7 @@ class RefereeSession:
             self.engine = CrispGame(self.names, CrispOptions.from_dict(self.options), dealer)
         else:
             self.engine = CrescendoGame(self.names, CrescendoOptions.from_dict(self.options), dealer)
+        self.engine.tick(start)  # the first round is dealt at `start`
         self.engine.queue_deck(list(deck))
         self.seen = 0
         self.played: list[Move] = []
