@@ -56,7 +56,7 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
         return card_word(args[i] if i < len(args) else None, game)
 
     if kind == "deal":
-        return f"— Round {args[0] if args else ''}: {who} deals —"
+        return f"— Round {args[0] if args else ''}: {'you deal' if who == me else f'{who} deals'} —"
     if kind == "draw":
         if args and args[0] == "discard":
             return f"{p} took the top discard."

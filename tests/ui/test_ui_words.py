@@ -23,6 +23,8 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
     assert event_words("Cy number_wrong 15 18", NAMES, "crescendo", "Bo") == \
         "Cy called NUMBER: 15 against 18, wrong: 15 stays face up, plus a penalty card."
     assert event_words("window_closed", NAMES, "crescendo", "Bo") is None
+    assert event_words("Bo deal 2", NAMES, "crisp", "Bo") == "— Round 2: you deal —"
+    assert event_words("Cy deal 2", NAMES, "crisp", "Bo") == "— Round 2: Cy deals —"
     assert event_words("Cy exchange 6 Bo 2", NAMES, "crescendo", "Bo") == \
         "Cy used Swap: their card 7 ⇄ your card 3 (blind; you see the card you got)."
 
