@@ -339,7 +339,7 @@ class TableClient:
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):
-            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>2} " if cards else "")]
+            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>3}" if cards else "")]
             for pos in range(len(view.known[seat]) if cards else 0):
                 if pos and pos % per_line == 0:
                     rows.append(line)

@@ -293,6 +293,9 @@ def test_crescendo_backs_show_range_and_action_in_80_columns(seats: int) -> None
     for seat in range(1, seats):  # every card of another row is a back: its range and its action's initial
         assert rows[names[seat]] == [back_word(b) for b in view.backs[seat]]
     assert len(rows["p0"]) == (7 if seats > 4 else 8)  # one line per row, even with 8 cards
+    head = next(line for line in lines if " pts " in line)
+    row = next(line for line in lines if " p1 " in line)
+    assert row[head.index(" pl ") + 2] == "0" and row[head.index(" 1 ") + 1] != " "  # columns under their heads
     assert "81-90P unseen: its back's range and action (P peek, S swap, L lock)" in text
 
 
