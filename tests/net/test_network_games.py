@@ -110,8 +110,13 @@ def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_noth
     assert max(rss) < 150_000, rss  # KiB: what a peer costs anyway, and far below a 4 GiB frame
 
 
-@pytest.mark.slow  # a whole game between processes; test_vanished_seat.py covers a kill in the default run
-def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_go_on_without_it() -> None:
+@pytest.mark.slow  # whole games between processes; test_vanished_seat.py covers a kill in the default run
+@pytest.mark.parametrize("sig,seen,within", [
+    (signal.SIGKILL, "missing: doomed is missing", 6.0),  # its link ends: voted gone after gone_after (3 s)
+    (signal.SIGTERM, "doomed is out: round 1 is void", 2.5),  # its signed leave: voted gone at once
+])
+def test_a_seat_killed_or_stopped_mid_game_is_named_within_seconds_and_the_others_go_on_without_it(
+        sig: signal.Signals, seen: str, within: float) -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns",
                     "--gone-after", "3", *LOOP)
     port = host.port()
@@ -120,40 +125,20 @@ def test_a_seat_killed_mid_game_is_named_within_seconds_and_the_others_go_on_wit
     try:
         doomed.wait_line("round 1 begins", 60)
         killed = time.monotonic()
-        doomed.signal(signal.SIGKILL)
+        doomed.signal(sig)
         for p in (host, other):
-            at, _ = p.wait_line(r"missing: doomed is missing", 15)
-            assert at - killed < 6, p.text()
+            at, _ = p.wait_line(seen, 15)
+            assert at - killed < within, p.text()
         results = [host.result(120), other.result(120)]
         texts = [host.text(), other.text()]
+        if sig == signal.SIGTERM:
+            assert doomed.proc.wait(10) == 0 and "Traceback" not in doomed.text()
     finally:
         for p in (host, doomed, other):
             p.stop()
     # Voted gone by both, doomed is out (protocol.md §14.9): its round is void, the two finish the game.
     assert all(r["finished"] and not r["faults"] for r in results), results
     assert all("void: doomed is out: round 1 is void" in t for t in texts), texts
-    assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
-
-
-@pytest.mark.slow  # a whole game between processes
-def test_a_seat_stopped_by_sigterm_mid_game_leaves_and_the_others_go_on_at_once() -> None:
-    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns", *LOOP)
-    port = host.port()
-    leaver = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "leaver", *LOOP)
-    other = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
-    try:
-        leaver.wait_line("round 1 begins", 60)
-        stopped = time.monotonic()
-        leaver.signal(signal.SIGTERM)
-        for p in (host, other):  # its signed leave is its vote's reason: nobody waits gone_after (10 s)
-            at, _ = p.wait_line(r"leaver is out: round 1 is void", 15)
-            assert at - stopped < 5, p.text()
-        results = [host.result(120), other.result(120)]
-        assert leaver.proc.wait(10) == 0 and "Traceback" not in leaver.text()
-    finally:
-        for p in (host, leaver, other):
-            p.stop()
-    assert all(r["finished"] and not r["faults"] for r in results), results
     assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
 
 
