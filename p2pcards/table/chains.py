@@ -79,6 +79,19 @@ class Chains:
             return self.emitter.outbox.next_seq
         return self.tracker.head(self.keys[seat])[0]
 
+    def frame(self, seat: int, seq: int) -> bytes | None:
+        """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
+        if not 0 <= seat < len(self.keys) or seq < 0:
+            return None
+        if seat == self.me:
+            sent = self.emitter.sent.get(seq)
+            return None if sent is None else sent[1]
+        return self.tracker.frame_at(self.keys[seat], seq)
+
+    def ahead(self) -> list[tuple[int, int]]:
+        """Where the frames held ahead of their chains go: (seat, seq)."""
+        return [(seat, seq) for key, seq in self.held if (seat := self.seat(key)) is not None]
+
     def accept(self, frame: bytes) -> None:
         """Take a frame from the network: hand it on, hold it, drop it, or blame its sender."""
         try:
