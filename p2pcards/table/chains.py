@@ -56,6 +56,7 @@ class Chains:
         self.me = me
         self.emitter = emitter
         self.handle = handle  # where every accepted message goes
+        self.current = current  # the round we are in
         self.keys = cfg.keys
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
@@ -127,6 +128,37 @@ class Chains:
                 raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
             if env.round >= rnd and env.type not in ANY_ROUND:
                 self.later.append(signed)
+
+    def route(self, signed: Signed) -> int | None:
+        """The seat of an accepted message to handle now; None when it is dropped (its sender has no seat),
+        has no place here (a lobby message), or waits for its round to begin (`defer`)."""
+        env = signed.envelope
+        seat = self.seat(env.sender)
+        if seat is None:
+            self.drop("unseated", "message dropped: its sender has no seat at this table")
+            return None
+        if env.type in self.LOBBY_TYPES:
+            return None  # lobby messages signed in the table's context: they have no place here
+        if env.round > self.current() and env.type not in ANY_ROUND:
+            self.defer(signed, seat)
+            return None
+        return seat
+
+    def can_wait(self, frame: bytes) -> bool:
+        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
+        try:
+            env = parse(frame).envelope
+        except RemoteProtocolError:
+            return False  # dropped (and counted) at once
+        return env.type == "private" and env.body.get("to") != self.me
+
+    def keep_from(self, rnd: int) -> None:
+        """Round `rnd` begins: only its frames and the last one's are kept whole, to be asked for again (ours
+        and the others'); older ones by their hash."""
+        sent = self.emitter.sent
+        for seq in [q for q, (r, _) in sent.items() if 0 < r < rnd - 1]:
+            del sent[seq]
+        self.tracker.drop_frames(rnd - 1)
 
     def drop(self, reason: str, detail: str, seat: int | None = None) -> None:
         """Count a frame dropped for `reason`; note only the first of each (seat, reason)."""

@@ -88,7 +88,6 @@ class TablePeer:
         self.now = 0.0
         self._opener = Opener(identity)
         self.waits = Waits(self.n, self.me, timeout)
-        self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
         self._journal = Journal()
         if journal:
@@ -148,6 +147,11 @@ class TablePeer:
         return self.emit.faults
 
     @property
+    def evidence(self) -> list[tuple[bytes, bytes]]:
+        """The two signed frames for one place of each equivocation found."""
+        return self.emit.evidence
+
+    @property
     def tracker(self) -> ChainTracker:
         """Every seat's signature chain as we have taken it."""
         return self.chains.tracker
@@ -190,7 +194,7 @@ class TablePeer:
     def start(self, now: float) -> list[Output]:
         """Say we are ready to play at this table (agreeing on its exact config)."""
         self.now = now
-        self.emit.send(0, "ready", {"config": self.cfg.digest()})
+        self.seating.start()
         return self._flush()
 
     def receive(self, frame: bytes, now: float) -> list[Output]:
@@ -204,11 +208,7 @@ class TablePeer:
 
     def can_wait(self, frame: bytes) -> bool:
         """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
-        try:
-            env = parse(frame).envelope
-        except RemoteProtocolError:
-            return False  # dropped (and counted) at once
-        return env.type == "private" and env.body.get("to") != self.me
+        return self.chains.can_wait(frame)
 
     def tick(self, now: float) -> list[Output]:
         """Let time pass: the orderer announces time-outs; everyone watches for peers that owe too long."""
@@ -221,15 +221,9 @@ class TablePeer:
     def play(self, move: Move, now: float) -> list[Output]:
         """Send our own move; IllegalMove (nothing sent) when our engine already knows it is not allowed."""
         self.now = max(self.now, now)
-        game = self.game
-        if self.stopped is not None or self.rs is None or self.rs.stage is not Stage.PLAYING \
-                or game.r is None or game.r.ended:
+        if self.stopped is not None or self.rs is None:
             raise IllegalMove("the table is not playing a round")
-        if move.player != self.names[self.me]:
-            raise IllegalMove("a peer plays only its own seat's moves")
-        if self.rs.log.entries:
-            raise IllegalMove("the log is still being applied: wait for it")
-        self.game.check(move)  # a face it cannot see or a reshuffle due is no refusal: the table sees to those
+        self.rs.check_move(move)
         return self.send_move(move)
 
     def send_move(self, move: Move) -> list[Output]:
@@ -241,17 +235,13 @@ class TablePeer:
     def leave(self, now: float, why: str = "left") -> list[Output]:
         """Leave the table for good: the others vote us gone, and go on without us from the round in play."""
         self.now = max(self.now, now)
-        if self.stopped is None:
-            self.emit.send(self.round, "leave", {"why": reason(why)})
-            self.emit.stopped = f"we left: {why}"
-            self.emit.note("void", f"we left in round {self.round}")
+        self.seating.leave(why)
         return self._flush()
 
     def aid(self, on: bool, now: float) -> list[Output]:
         """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
         self.now = max(self.now, now)
-        if self.stopped is None and on != (self.me in self.aided):
-            self.emit.send(self.round, "aid", Aid(on).to_wire())
+        self.seating.aid(on)
         return self._flush()
 
     def gone(self, seat: int, now: float, why: str) -> list[Output]:
@@ -287,10 +277,7 @@ class TablePeer:
 
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
-        rs = self.rs
-        if rs is None or not rs.dealt or rs.log.entries or self.stopped:
-            return True
-        return bool(rs.log.own_unordered or rs.reveals.learning)
+        return self.rs is None or self.stopped is not None or self.rs.busy()
 
     def missing(self) -> list[tuple[int, int, int]]:
         """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.
@@ -382,27 +369,13 @@ class TablePeer:
 
     def _handle(self, signed: Signed) -> None:
         """Take one accepted message: what it carries is recorded in its machine; blame its sender if bad."""
-        env = signed.envelope
-        seat = self.chains.seat(env.sender)
+        seat = self.chains.route(signed)
         if seat is None:
-            self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
-            return
-        if env.type in Chains.LOBBY_TYPES:
-            return  # lobby messages signed in the table's context: they have no place here
-        if env.round > self.round and env.type not in ANY_ROUND:
-            self.chains.defer(signed, seat)
             return
         try:
             self._dispatch(seat, signed)
-        except MalformedMessage as exc:
-            self.emit.fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
-        except DeckFault as exc:
-            self.emit.deck_fault(exc, seat)
-        except EquivocationEvidence as exc:
-            self.evidence.append(exc.frames)
-            self.emit.fault(f"equivocation by {self.names[seat]}: {exc}", seat, evidence=exc.frames)
         except RemoteProtocolError as exc:
-            self.emit.fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
+            self.emit.blame(exc, signed.envelope.type, seat)
 
     def _dispatch(self, seat: int, signed: Signed) -> None:
         env = signed.envelope
@@ -459,10 +432,7 @@ class TablePeer:
         self.emit.note("round", f"round {number} begins")
         self.seating.began(number, self.game)
         if seated:
-            sent = self.emit.sent
-            for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
-                del sent[seq]  # only this round's frames and the last one's are asked for again
-            self.tracker.drop_frames(number - 1)  # so only those are kept whole; older ones by their hash
+            self.chains.keep_from(number)
             self.emit.send(number, "key", rs.decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:

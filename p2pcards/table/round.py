@@ -88,6 +88,24 @@ class Round:
         """The orderer's deal has been applied: the round is being played (or is over)."""
         return self.stage >= Stage.PLAYING
 
+    def check_move(self, move: Move) -> None:
+        """IllegalMove unless we may send `move` now: the round is being played, the move is our seat's,
+        our engine has applied the log and does not refuse it (a face it cannot see or a reshuffle due is
+        no refusal: the table sees to those)."""
+        game = self.rules.game
+        if self.stage is not Stage.PLAYING or game.r is None or game.r.ended:
+            raise IllegalMove("the table is not playing a round")
+        if move.player != self.decks.ctx.players[self.decks.me]:
+            raise IllegalMove("a peer plays only its own seat's moves")
+        if self.log.entries:
+            raise IllegalMove("the log is still being applied: wait for it")
+        game.check(move)
+
+    def busy(self) -> bool:
+        """True until the deal, and while our engine is behind the log, a reveal we are owed is on its way,
+        or our move awaits order."""
+        return not self.dealt or bool(self.log.entries or self.log.own_unordered or self.reveals.learning)
+
     @property
     def log_hash(self) -> bytes:
         """The hash of the round's log so far."""

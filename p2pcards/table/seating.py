@@ -9,12 +9,13 @@ as the game's engine (its totals and results), which the peer owns and passes in
 
 from __future__ import annotations
 
-from .bodies import Aid, Gone, Leave, Ready
-from .config import Game, TableConfig
-from .outputs import Emitter
-from .resume import Check, restore_results, results_to_wire
 from ..crypto.envelope import Outbox
 from ..errors import MalformedMessage
+from .bodies import Aid, Gone, Leave, Ready
+from .config import Game, TableConfig
+from .messages import reason
+from .outputs import Emitter
+from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
 TableMessage = Ready | Gone | Leave | Aid
@@ -49,6 +50,22 @@ class Seating:
     def seat_game(self, game: Game) -> None:
         """Give a fresh engine the totals and rounds played our table carries."""
         game.totals, game.round_no = list(self.carry[0]), self.carry[1]
+
+    def start(self) -> None:
+        """Say we are ready to play at this table, agreeing on its exact config."""
+        self.emit.send(0, "ready", {"config": self.cfg.digest()})
+
+    def leave(self, why: str) -> None:
+        """Leave the table for good, as `why` says: the others vote us gone; we stop."""
+        if self.emit.stopped is None:
+            self.emit.send(self.emit.round(), "leave", {"why": reason(why)})
+            self.emit.stopped = f"we left: {why}"
+            self.emit.note("void", f"we left in round {self.emit.round()}")
+
+    def aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
+        if self.emit.stopped is None and on != (self.me in self.aided):
+            self.emit.send(self.emit.round(), "aid", Aid(on).to_wire())
 
     def take(self, seat: int, rnd: int, body: TableMessage, game: Game, done: bool) -> bool:
         """Take `seat`'s table message signed in round `rnd` (`done`: our current round is settled in `game`);
