@@ -89,6 +89,11 @@ class Chains:
             return None if sent is None else sent[1]
         return self.tracker.frame_at(self.keys[seat], seq)
 
+    def taken(self) -> list[bytes]:
+        """Every frame of the other seats' chains we took, seat by seat, in chain order."""
+        return [self.frame(seat, seq) or b"" for seat in range(len(self.keys)) if seat != self.me
+                for seq in range(self.received(seat))]
+
     def ahead(self) -> list[tuple[int, int]]:
         """Where the frames held ahead of their chains go: (seat, seq)."""
         return [(seat, seq) for key, seq in self.held if (seat := self.seat(key)) is not None]
