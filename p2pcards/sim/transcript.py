@@ -253,7 +253,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
         lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
         return Verdict(False, lines, fault, w)
     for x in witnesses:
-        lines += [f"{x.names[s]} left the table in round {rnd} ({why})" for s, (rnd, why) in sorted(x.seating.left.items())]
+        lines += [f"{x.names[s]} left the table in round {rnd} ({why})"
+                  for s, (rnd, why) in sorted(x.seating.left.items())]
     if not w.finished:
         owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
         who = ", ".join(w.names[s] for s in sorted(owed)) or "nobody named"

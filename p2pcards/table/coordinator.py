@@ -255,7 +255,8 @@ class Coordinator:
             self.seating.finished = True
             self.emit.note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
             return
-        self.seating.vote_out(self.game, self._done())  # the votes held may void the next round: then it is not begun here
+        # The votes held may void the next round: then it is not begun here.
+        self.seating.vote_out(self.game, self._done())
         if not self.seating.finished:
             self._begin_round(rs.number + 1)
 

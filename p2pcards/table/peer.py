@@ -132,10 +132,6 @@ class TablePeer(Coordinator):
                 self._watch()
         return self._flush()
 
-    def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
-        return self.chains.can_wait(frame)
-
     def tick(self, now: float) -> list[Output]:
         """Let time pass: the orderer announces time-outs; everyone watches for peers that owe too long."""
         self.now = max(self.now, now)
@@ -206,6 +202,10 @@ class TablePeer(Coordinator):
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         return self.rs is None or self.stopped is not None or self.rs.busy()
+
+    def can_wait(self, frame: bytes) -> bool:
+        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
+        return self.chains.can_wait(frame)
 
     def missing(self) -> list[tuple[int, int, int]]:
         """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.

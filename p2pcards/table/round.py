@@ -13,7 +13,7 @@ until it can take them: passes ahead of their stage (`Decks.early`), shares whos
 final (`Reveals.early`), moves not yet ordered (`Log.moves`, the orderer's `Log.inbox`), orders
 whose moves have not reached us or whose cards are not revealed yet (`Log.entries`). Before
 the round there are two more, at the peer: frames ahead of their sender's chain (`held`) and
-messages of a round not begun (`later`). One loop (`TablePeer._progress`) advances whatever can.
+messages of a round not begun (`later`). One loop (`Coordinator._progress`) advances whatever can.
 """
 
 from __future__ import annotations
@@ -331,7 +331,8 @@ class Round:
 
 def new_round(cfg: TableConfig, number: int, me: int, seed: bytes | None, port: Port, rules: Rules, parts: Parts,
               log: Log, clock: Callable[[], float]) -> Round:
-    """Round `number`'s parts for seat `me`, its secret drawn from `seed`, ordered by `log.orderer`, at the time `clock` reads.
+    """Round `number`'s parts for seat `me`: its secret drawn from `seed`, ordered by `log.orderer`, its deal
+    stamped at the time `clock` reads.
 
     With no seed, a witness's (no seat, nothing sent): a placeholder secret, and a log that judges no stamp
     by when its order reached the recorder (who may have been away, or on a slow link: the seats there judged that).
