@@ -205,12 +205,12 @@ class EarlyTicker(TablePeer):
         """Claim the deadline at once, when it is more than the tolerance away; then as an honest peer."""
         self.now = max(self.now, now)
         rs = self.rs
-        if not self.fired and self.stopped is None and rs is not None and self.me == self.orderer \
-                and rs.log_open(self.game) and not rs.log.inbox:
+        if not self.fired and self.stopped is None and rs is not None and self.me == rs.orderer \
+                and rs.log_open() and not rs.log.inbox:
             due = self.game.wake_time()
             if due is not None and due > self.now + self.tolerance + 0.25:
                 self.fired += 1
-                self._order(rs, "tick", (), due + 0.001)
+                rs.order("tick", (), due + 0.001)
         return super().tick(now)
 
 

@@ -10,20 +10,16 @@ many it could not open (the openings still show it every face, so the audit is c
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..crypto import deck as dk
 from ..crypto.encoding import Value, decode, digest, encode
 from ..crypto.envelope import parse
 from ..crypto.identity import generate
 from ..crypto.identity import verify as verify_signature
 from ..errors import InputError, MalformedMessage
 from ..table.config import TableConfig
-from ..table.decks import Decks
-from ..table.log import Log
 from ..table.outputs import Emitter, Note
 from ..table.peer import TablePeer
 from ..table.reveals import Reveals
@@ -168,31 +164,11 @@ class Witness(TablePeer):
         self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 
-    def _begin_round(self, number: int) -> None:
-        # As TablePeer's, but with no round secret of our own (a placeholder of seat 0's, never sent).
-        self.round = number
-        self.orderer = self.game.dealer_of(number)
-        ctx = dk.RoundContext(self.cfg.context, number, self.names)
-        port = self.emit.port(number)
-        decks = Decks(ctx, dk.round_secret(ctx, 0, bytes(32)), self.me, port,
-                      self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
-        reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties)
-        # How late an order reached the recorder says nothing of its stamp: the recorder may have been away
-        # (a client that crashed and came back) or on a slow link; the seats that were there judged that.
-        log.back = math.inf
-        self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
-        self._note("round", f"round {number} begins")
-        self.votes.began(number, self.game.totals)
-        later, self.chains.later = self.chains.later, []
-        for signed in later:
-            self._handle(signed)
-
     def going_on(self) -> Witness | None:
         """The witness of the table that goes on without a seat voted out (§14.9), once this one names it."""
         if self.successor is None:
             return None
-        return Witness(self.successor, self._passed_on)  # pylint: disable=protected-access
+        return Witness(self.successor, self.seating.passed_on)
 
     def _round_end(self, rs: Round) -> None:
         before = rs.stage
@@ -277,7 +253,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
         lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
         return Verdict(False, lines, fault, w)
     for x in witnesses:
-        lines += [f"{x.names[s]} left the table in round {rnd} ({why})" for s, (rnd, why) in sorted(x.left.items())]
+        lines += [f"{x.names[s]} left the table in round {rnd} ({why})"
+                  for s, (rnd, why) in sorted(x.seating.left.items())]
     if not w.finished:
         owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
         who = ", ".join(w.names[s] for s in sorted(owed)) or "nobody named"

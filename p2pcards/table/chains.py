@@ -56,6 +56,7 @@ class Chains:
         self.me = me
         self.emitter = emitter
         self.handle = handle  # where every accepted message goes
+        self.current = current  # the round we are in
         self.keys = cfg.keys
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
@@ -78,6 +79,24 @@ class Chains:
         if seat == self.me:
             return self.emitter.outbox.next_seq
         return self.tracker.head(self.keys[seat])[0]
+
+    def frame(self, seat: int, seq: int) -> bytes | None:
+        """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
+        if not 0 <= seat < len(self.keys) or seq < 0:
+            return None
+        if seat == self.me:
+            sent = self.emitter.sent.get(seq)
+            return None if sent is None else sent[1]
+        return self.tracker.frame_at(self.keys[seat], seq)
+
+    def taken(self) -> list[bytes]:
+        """Every frame of the other seats' chains we took, seat by seat, in chain order."""
+        return [self.frame(seat, seq) or b"" for seat in range(len(self.keys)) if seat != self.me
+                for seq in range(self.received(seat))]
+
+    def ahead(self) -> list[tuple[int, int]]:
+        """Where the frames held ahead of their chains go: (seat, seq)."""
+        return [(seat, seq) for key, seq in self.held if (seat := self.seat(key)) is not None]
 
     def accept(self, frame: bytes) -> None:
         """Take a frame from the network: hand it on, hold it, drop it, or blame its sender."""
@@ -114,6 +133,37 @@ class Chains:
                 raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
             if env.round >= rnd and env.type not in ANY_ROUND:
                 self.later.append(signed)
+
+    def route(self, signed: Signed) -> int | None:
+        """The seat of an accepted message to handle now; None when it is dropped (its sender has no seat),
+        has no place here (a lobby message), or waits for its round to begin (`defer`)."""
+        env = signed.envelope
+        seat = self.seat(env.sender)
+        if seat is None:
+            self.drop("unseated", "message dropped: its sender has no seat at this table")
+            return None
+        if env.type in self.LOBBY_TYPES:
+            return None  # lobby messages signed in the table's context: they have no place here
+        if env.round > self.current() and env.type not in ANY_ROUND:
+            self.defer(signed, seat)
+            return None
+        return seat
+
+    def can_wait(self, frame: bytes) -> bool:
+        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
+        try:
+            env = parse(frame).envelope
+        except RemoteProtocolError:
+            return False  # dropped (and counted) at once
+        return env.type == "private" and env.body.get("to") != self.me
+
+    def keep_from(self, rnd: int) -> None:
+        """Round `rnd` begins: only its frames and the last one's are kept whole, to be asked for again (ours
+        and the others'); older ones by their hash."""
+        sent = self.emitter.sent
+        for seq in [q for q, (r, _) in sent.items() if 0 < r < rnd - 1]:
+            del sent[seq]
+        self.tracker.drop_frames(rnd - 1)
 
     def drop(self, reason: str, detail: str, seat: int | None = None) -> None:
         """Count a frame dropped for `reason`; note only the first of each (seat, reason)."""

@@ -201,6 +201,10 @@ class Log:
             return None
         return [self.moves[ref] for ref in e.refs]
 
+    def awaited(self) -> list[Ref]:
+        """The moves the next entry names that have not reached us (none when no entry waits)."""
+        return [ref for ref in self.entries[0].refs if ref not in self.moves] if self.entries else []
+
     def unordered(self) -> bool:
         """Some move we hold has not been ordered yet."""
         return any(ref not in self.ordered for ref in self.moves)

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from ..crypto.encoding import MAX_BIN, MAX_FRAME, Value
 from ..crypto.envelope import Outbox, Signed
-from ..errors import DeckFault
+from ..errors import DeckFault, EquivocationEvidence, MalformedMessage, RemoteProtocolError
 from .messages import MAX_EVIDENCE, reason
 
 MAX_EVIDENCE_BYTES = MAX_FRAME - (4 << 10)  # what a fault report's evidence may weigh: it must fit in one frame
@@ -73,6 +73,7 @@ class Emitter:
         self.sent: dict[int, tuple[int, bytes]] = {}  # seq -> (round, frame) of what we signed, to send again
         self.on_sign: Callable[[bytes], None] | None = None  # told of every frame we sign, before it leaves
         self.in_hand: bytes | None = None  # the frame whose taking we are in: a fault found meanwhile carries it
+        self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
 
     def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         """Sign and broadcast a message of round `rnd`."""
@@ -114,6 +115,19 @@ class Emitter:
         """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""
         seat = exc.seat if isinstance(exc.seat, int) and 0 <= exc.seat < len(self.names) else fallback
         self.fault(f"{type(exc).__name__}: {exc}", seat)
+
+    def blame(self, exc: RemoteProtocolError, mtype: str, seat: int) -> None:
+        """`seat`'s message of type `mtype` could not be taken (`exc`): the fault that is."""
+        name = self.names[seat]
+        if isinstance(exc, MalformedMessage):
+            self.fault(f"malformed {mtype} from {name}: {exc}", seat)
+        elif isinstance(exc, DeckFault):
+            self.deck_fault(exc, seat)
+        elif isinstance(exc, EquivocationEvidence):
+            self.evidence.append(exc.frames)
+            self.fault(f"equivocation by {name}: {exc}", seat, evidence=exc.frames)
+        else:
+            self.fault(f"{mtype} from {name} cannot be applied: {exc}", seat)
 
     def port(self, number: int) -> RoundPort:
         """The port of round `number`'s parts."""

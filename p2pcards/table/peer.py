@@ -5,106 +5,38 @@ it stamps every move with its clock and puts it in the log (`order` messages); e
 the stamps against their own clock. Cards are handles of the mental-poker deck: a face reaches
 an engine only through decryption shares the rules entitle it to (see protocol.md).
 
-`TablePeer` coordinates; each round's machines live in their own parts (see round.py): the
-log (log.py), the decks and their passes (decks.py), the reveals (reveals.py) and the
-settlement (settle.py). Frames come in through the signature chains (chains.py), are parsed
-into typed bodies where they arrive (bodies.py) and dispatched here; then one loop,
-`_progress`, advances whatever can advance. The game is reached through rules.py only. What
-outlasts a round has its parts too: the votes that put a seat out (votes.py), the journal and
-its replay (journal.py, resume.py), what we wait on and ask for again (waits.py), and how we
-weigh another peer's fault report (reports.py).
+`TablePeer` is the interface a shell, a client, a simulator or a test drives: the inputs (frames,
+the time, our user's moves and choices, what the network layer sees of the links), what a shell
+asks (what to ask for again, when to wake, whether we are busy) and what drivers read. Behind it,
+coordinator.py wires the table's parts and drives them.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from ..crypto import deck as dk
-from ..crypto.encoding import Value
-from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
+from ..crypto.envelope import ChainTracker
 from ..crypto.identity import Identity
-from ..crypto.sealing import Opener
-from ..errors import (DeckFault, EquivocationEvidence, IllegalMove, LocalError, MalformedMessage,
-                      RemoteProtocolError)
+from ..errors import IllegalMove
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from .absences import Absences
-from .bodies import Aid, Body, EntryKind, Fault, Gone, Leave, Ready, Ref, RoundResult, parse_body
-from .chains import ANY_ROUND, Chains
-from .config import Game, TableConfig
-from .decks import Decks
-from .journal import Journal
-from .log import Entry, Log
-from .messages import move_to_wire, reason
-from .outputs import Emitter, Note, NoteKind, Output, Send
-from .reports import View, weigh
-from .resume import (Check, Record, ResumeOutbox, carried, frame_record, replayed_seeds, restore_results,
-                     results_to_wire)
-from .round import OWED, Parts, Round, Stage, Watchdog
-from .rules import Rules, rules_for
-from .votes import Votes, going_on
-from .waits import Waits
+from .bodies import Ref, RoundResult
+from .config import TableConfig
+from .coordinator import SLACK_S, TIMEOUT_S, TOLERANCE_S, Coordinator
+from .log import Entry
+from .messages import move_to_wire
+from .outputs import Note, NoteKind, Output, Send
+from .resume import Record, ResumeOutbox, carried, replayed_seeds
+from .round import Stage
+from .votes import Votes
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
 
-TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
-SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
-TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
 
-
-class TablePeer:
+class TablePeer(Coordinator):
     """The table protocol for one seat: feed it frames and the time, broadcast what it returns."""
-
-    def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
-                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
-                 outbox: Outbox | None = None, tracker: ChainTracker | None = None,
-                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None, *,
-                 emitter: type[Emitter] = Emitter, parts: Parts | None = None) -> None:
-        seated = identity.public in config.keys
-        if not seated and emitter is Emitter:
-            raise LocalError("this identity has no seat at the table")
-        self.cfg = config
-        self.identity = identity
-        self.me = config.keys.index(identity.public) if seated else config.seats  # a witness: past the last seat
-        self.names = config.names
-        self.n = config.seats
-        self.seat_of = {name: i for i, name in enumerate(config.names)}
-        self.draw_seed = draw_seed
-        self.tolerance = tolerance
-        self.slack = slack
-        self.timeout = timeout
-        # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
-        self.outbox = outbox or Outbox(identity, config.context)
-        self.emit = emitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker)
-        self.rules: Rules = rules_for(config.new_game())
-        # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
-        totals, played = carry or ((0,) * self.n, 0)
-        self.game.totals, self.game.round_no = list(totals), played
-        self.carry = (tuple(totals), played)
-        self.parts = parts or Parts()
-        self.round = 0
-        self.orderer = self.game.dealer_of(played + 1)  # the round's dealer orders its log
-        self.votes = Votes(self.n, played + 1)
-        self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
-        self._passed_on = self.carry  # what the successor table carries
-        self.rs: Round | None = None
-        self.ready: set[int] = set()
-        self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
-        self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
-        self.absences = Absences()  # when our network layer missed each seat's link
-        self.finished = False
-        self.now = 0.0
-        self._opener = Opener(identity)
-        self.waits = Waits(self.n, self.me, timeout)
-        self.evidence: list[tuple[bytes, bytes]] = []  # two signed frames for one place, per equivocation found
-        # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
-        self._journal = Journal()
-        if journal:
-            self.keep_journal()
-        self.emit.on_sign = self._record_frame
 
     @classmethod
     def resume(cls, config: TableConfig, identity: Identity, records: list[Record], now: float,
@@ -126,27 +58,7 @@ class TablePeer:
         peer.waits.quiet_since = peer.now
         return peer
 
-    # ------------------------------------------------------------ the interface
-
-    @property
-    def game(self) -> Game:
-        """Our engine (it sees the faces the protocol revealed to us)."""
-        return self.rules.game
-
-    @property
-    def journal(self) -> list[Record] | None:
-        """The journal's records not yet taken (None when we do not journal)."""
-        return self._journal.records
-
-    @property
-    def watchdog(self) -> Watchdog:
-        """What blames a stall (waits.py)."""
-        return self.waits.dog
-
-    @property
-    def stopped(self) -> str | None:
-        """Why the table stopped for us (a fault, or our leaving), or None while it goes on."""
-        return self.emit.stopped
+    # ------------------------------------------------------------ what drivers and tests read
 
     @property
     def notes(self) -> list[Note]:
@@ -159,9 +71,39 @@ class TablePeer:
         return self.emit.faults
 
     @property
+    def evidence(self) -> list[tuple[bytes, bytes]]:
+        """The two signed frames for one place of each equivocation found."""
+        return self.emit.evidence
+
+    @property
     def tracker(self) -> ChainTracker:
         """Every seat's signature chain as we have taken it."""
         return self.chains.tracker
+
+    @property
+    def finished(self) -> bool:
+        """The game is over for us: won, or a seat voted out (then maybe a `successor` table goes on)."""
+        return self.seating.finished
+
+    @property
+    def successor(self) -> TableConfig | None:
+        """The table that goes on without a seat voted out, once there is one (protocol.md §14.9)."""
+        return self.seating.successor
+
+    @property
+    def carry(self) -> tuple[tuple[int, ...], int]:
+        """What our table carries from the one it went on from: the totals before, and the rounds played."""
+        return self.seating.carry
+
+    @property
+    def aided(self) -> set[int]:
+        """The seats whose memory aid is on, as they announced it."""
+        return self.seating.aided
+
+    @property
+    def votes(self) -> Votes:
+        """The votes that put a seat out (votes.py)."""
+        return self.seating.votes
 
     @property
     def log_hash(self) -> bytes | None:
@@ -173,10 +115,12 @@ class TablePeer:
         """Every seat's signed result of the current round so far, by seat."""
         return {} if self.rs is None else dict(self.rs.results)
 
+    # ------------------------------------------------------------ inputs
+
     def start(self, now: float) -> list[Output]:
         """Say we are ready to play at this table (agreeing on its exact config)."""
         self.now = now
-        self._send(0, "ready", {"config": self.cfg.digest()})
+        self.seating.start()
         return self._flush()
 
     def receive(self, frame: bytes, now: float) -> list[Output]:
@@ -187,14 +131,6 @@ class TablePeer:
             if self.waits.due(self.now):
                 self._watch()
         return self._flush()
-
-    def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
-        try:
-            env = parse(frame).envelope
-        except RemoteProtocolError:
-            return False  # dropped (and counted) at once
-        return env.type == "private" and env.body.get("to") != self.me
 
     def tick(self, now: float) -> list[Output]:
         """Let time pass: the orderer announces time-outs; everyone watches for peers that owe too long."""
@@ -207,37 +143,27 @@ class TablePeer:
     def play(self, move: Move, now: float) -> list[Output]:
         """Send our own move; IllegalMove (nothing sent) when our engine already knows it is not allowed."""
         self.now = max(self.now, now)
-        game = self.game
-        if self.stopped is not None or self.rs is None or self.rs.stage is not Stage.PLAYING \
-                or game.r is None or game.r.ended:
+        if self.stopped is not None or self.rs is None:
             raise IllegalMove("the table is not playing a round")
-        if move.player != self.names[self.me]:
-            raise IllegalMove("a peer plays only its own seat's moves")
-        if self.rs.log.entries:
-            raise IllegalMove("the log is still being applied: wait for it")
-        self.game.check(move)  # a face it cannot see or a reshuffle due is no refusal: the table sees to those
+        self.rs.check_move(move)
         return self.send_move(move)
 
     def send_move(self, move: Move) -> list[Output]:
         """Sign and send `move` as ours, whatever our engine thinks of it (a modified client's door)."""
-        self._send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
+        self.emit.send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
         self._progress()
         return self._flush()
 
     def leave(self, now: float, why: str = "left") -> list[Output]:
         """Leave the table for good: the others vote us gone, and go on without us from the round in play."""
         self.now = max(self.now, now)
-        if self.stopped is None:
-            self._send(self.round, "leave", {"why": reason(why)})
-            self.emit.stopped = f"we left: {why}"
-            self._note("void", f"we left in round {self.round}")
+        self.seating.leave(why)
         return self._flush()
 
     def aid(self, on: bool, now: float) -> list[Output]:
         """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
         self.now = max(self.now, now)
-        if self.stopped is None and on != (self.me in self.aided):
-            self._send(self.round, "aid", Aid(on).to_wire())
+        self.seating.aid(on)
         return self._flush()
 
     def gone(self, seat: int, now: float, why: str) -> list[Output]:
@@ -246,13 +172,8 @@ class TablePeer:
         on without it (protocol.md §14.9)."""
         self.now = max(self.now, now)
         if 0 <= seat < self.n and seat != self.me:
-            self._vote_gone(seat, f"{why}: we vote it gone")
+            self.seating.vote_gone(seat, f"{why}: we vote it gone")
         return self._flush()
-
-    def _vote_gone(self, seat: int, why: str) -> None:
-        if self.stopped is None and not self.finished and seat not in self.votes.by(self.me):
-            self._note("missing", why, seat)
-            self._send(self.round, "gone", {"seat": seat})
 
     def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:
         """Our peer at the table that goes on without a seat voted out, once there is one; it journals
@@ -263,7 +184,7 @@ class TablePeer:
             return TablePeer.resume(self.successor, self.identity, records, self.now, self.draw_seed,
                                     self.tolerance, self.timeout, self.slack)
         return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
-                         journal=self.journal is not None, carry=self._passed_on)
+                         journal=self.journal is not None, carry=self.seating.passed_on)
 
     def absent(self, seat: int, missing: bool, now: float) -> None:
         """The network layer found `seat`'s link missing (lost or quiet), or back: an orderer that was
@@ -276,12 +197,15 @@ class TablePeer:
         missing for that while, though too briefly to be called missing (protocol.md §18.6)."""
         self.absences.silent(seat, since, until)
 
+    # ------------------------------------------------------------ what a shell asks
+
     def busy(self) -> bool:
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
-        rs = self.rs
-        if rs is None or not rs.dealt or rs.log.entries or self.stopped:
-            return True
-        return bool(rs.log.own_unordered or rs.reveals.learning)
+        return self.rs is None or self.stopped is not None or self.rs.busy()
+
+    def can_wait(self, frame: bytes) -> bool:
+        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
+        return self.chains.can_wait(frame)
 
     def missing(self) -> list[tuple[int, int, int]]:
         """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.
@@ -293,19 +217,12 @@ class TablePeer:
         """
         if self.stopped is not None or self.finished:
             return []
-        held = [(seat, seq) for key, seq in self.chains.held if (seat := self.chains.seat(key)) is not None]
-        log = None if self.rs is None else self.rs.log
-        named = [ref for ref in log.entries[0].refs if ref not in log.moves] if log is not None and log.entries else []
-        return self.waits.gaps(self.now, held, named, self.chains.received)
+        named = [] if self.rs is None else self.rs.log.awaited()
+        return self.waits.gaps(self.now, self.chains.ahead(), named, self.chains.received)
 
     def frame(self, seat: int, seq: int) -> bytes | None:
         """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""
-        if not 0 <= seat < self.n or seq < 0:
-            return None
-        if seat == self.me:
-            sent = self.emit.sent.get(seq)
-            return None if sent is None else sent[1]
-        return self.tracker.frame_at(self.cfg.keys[seat], seq)
+        return self.chains.frame(seat, seq)
 
     def view(self) -> CrispView | CrescendoView:
         """Our own player's view of the game (the only view a peer can compute)."""
@@ -315,279 +232,11 @@ class TablePeer:
         """The earliest time at which `tick` has something to do even if nothing arrives, or None."""
         times = [self.now + 0.5] if self.stopped is None and not self.finished else []
         rs = self.rs
-        if rs is not None and self.me == self.orderer:
-            d = self.game.wake_time()
-            if d is not None:
-                times.append(d + 1e-3)
-            claims = rs.log.claims_due()
-            if claims is not None:
-                times.append(claims)
+        if rs is not None and self.me == rs.orderer:
+            times += rs.wakes()
         # A moment already past (we wait on the log first) is asked for again a little later.
         return max(min(times), self.now + 0.01) if times else None
-
-    def keep_journal(self) -> None:
-        """Journal from now on (call before `start`): what our table carries, where our chain begins,
-        the lobby's frames we hold, then all that follows."""
-        self._journal.keep(self.carry, self.outbox, [self.frame(seat, seq) or b"" for seat in range(self.n)
-                                                     if seat != self.me for seq in range(self.chains.received(seat))])
 
     def take_journal(self) -> list[Record]:
         """The journal's records since the last call (the shell stores them before it sends what the step made)."""
         return self._journal.take()
-
-    # ------------------------------------------------------------ resuming
-
-    def _record_frame(self, frame: bytes) -> None:
-        self._journal.record(frame_record(self.now, frame))
-
-    def _accepted(self, signed: Signed) -> None:
-        """A frame of another seat, accepted into its chain: journal it, then handle it."""
-        self._record_frame(signed.frame)
-        self._handle(signed)
-
-    def _at(self, now: float) -> None:
-        self.now = max(self.now, now)
-
-    def _step(self) -> None:
-        self._progress()
-        self._flush()
-
-    def _restore(self, check: Check, frames: list[bytes]) -> None:
-        """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
-        into their chains only (what they did is in the checkpoint), and the round begun again."""
-        self.now = max(self.now, check.now)
-        self.game.totals, self.game.round_no = list(check.totals), check.round - 1
-        restore_results(self.game, check.results)
-        self.round = check.round - 1
-        self.ready, self.aided = set(range(self.n)), set(check.aided)
-        for seat, voter, rnd in check.votes:
-            self.votes.take(voter, seat, rnd)
-        self.votes.began(check.round - 1, check.before)
-        self.chains.rebuild(frames, check.round)
-        self._begin_round(check.round)
-
-    # ------------------------------------------------------------ plumbing
-
-    def _flush(self) -> list[Output]:
-        # We apply our own messages like everyone else's, once the step that sent them is done.
-        emit = self.emit
-        while emit.own and emit.stopped is None:
-            self._handle(emit.own.pop(0))
-            self._progress()
-        out, emit.out = emit.out, []
-        return out
-
-    def _take(self, frame: bytes) -> None:
-        """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
-        outer, self.emit.in_hand = self.emit.in_hand, frame
-        try:
-            self.chains.accept(frame)
-            self._progress()
-        finally:
-            self.emit.in_hand = outer
-
-    def _send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
-        self.emit.send(rnd, mtype, body)
-
-    def _note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
-        self.emit.note(kind, detail, blame)
-
-    def _fault(self, detail: str, blame: int | None, evidence: tuple[bytes, ...] = ()) -> None:
-        self.emit.fault(detail, blame, evidence=evidence)
-
-    # ------------------------------------------------------------ dispatch
-
-    def _handle(self, signed: Signed) -> None:
-        """Take one accepted message: what it carries is recorded in its machine; blame its sender if bad."""
-        env = signed.envelope
-        seat = self.chains.seat(env.sender)
-        if seat is None:
-            self.chains.drop("unseated", "message dropped: its sender has no seat at this table")
-            return
-        if env.type in Chains.LOBBY_TYPES:
-            return  # lobby messages signed in the table's context: they have no place here
-        if env.round > self.round and env.type not in ANY_ROUND:
-            self.chains.defer(signed, seat)
-            return
-        try:
-            self._dispatch(seat, signed)
-        except MalformedMessage as exc:
-            self._fault(f"malformed {env.type} from {self.names[seat]}: {exc}", seat)
-        except DeckFault as exc:
-            self.emit.deck_fault(exc, seat)
-        except EquivocationEvidence as exc:
-            self.evidence.append(exc.frames)
-            self._fault(f"equivocation by {self.names[seat]}: {exc}", seat, exc.frames)
-        except RemoteProtocolError as exc:
-            self._fault(f"{env.type} from {self.names[seat]} cannot be applied: {exc}", seat)
-
-    def _dispatch(self, seat: int, signed: Signed) -> None:
-        env = signed.envelope
-        if env.type in ANY_ROUND:
-            self._table_message(seat, env.round, parse_body(env.type, env.body, self.names, seat))
-            return
-        rs = self.rs
-        if rs is not None and env.round < self.round and env.type == "move":
-            self._note("rejected", f"a move of round {env.round} came after its end", seat)
-            return
-        if rs is None or env.round != self.round:
-            raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
-        body = parse_body(env.type, env.body, self.names, seat)
-        rs.take(seat, signed, body, self.now, self.orderer, self.chains.take_relayed, self._opener)
-
-    def _table_message(self, seat: int, rnd: int, body: Body) -> None:
-        """A message of no round: a ready (agreement to the table's config), a vote, a leave, a fault report
-        (a peer that stopped tells everyone) or an aid."""
-        match body:
-            case Ready():
-                if rnd != 0 or body.config != self.cfg.digest():
-                    raise MalformedMessage("agreed to another table config")
-                self.ready.add(seat)
-                if len(self.ready) == self.n and self.round == 0:
-                    self._begin_round(self.carry[1] + 1)
-            case Gone():
-                self.votes.take(seat, body.seat, rnd)
-                self._note("missing", f"{self.names[seat]} votes {self.names[body.seat]} gone", body.seat)
-                self._vote_out()
-            case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
-                self.left.setdefault(seat, (rnd, body.why))
-                self._vote_gone(seat, f"{self.names[seat]} left the table ({body.why}): we vote it gone")
-            case Fault():
-                self._fault_report(seat, body)
-            case Aid():
-                # Not in the log: it changes no move and no result, only what every screen shows.
-                if body.on != (seat in self.aided):
-                    (self.aided.add if body.on else self.aided.discard)(seat)
-                    self._note("aid", f"{self.names[seat]} turned the memory aid {'on' if body.on else 'off'}")
-
-    def _fault_report(self, seat: int, body: Fault) -> None:
-        """Another peer stopped the table: we stop too, blaming only whom our own checks or view name."""
-        # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
-        # so that a fault we can check is found by our own checks, with our own blame.
-        for frame in body.evidence:
-            self._take(frame)
-            if self.stopped is not None:
-                return
-        what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
-        view = View(self.watchdog.waited(self.now), sorted(self._owed()[0]), self.absences.now, what)
-        # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
-        self._fault(*weigh(self.names, seat, body, view))
-
-    # ------------------------------------------------------------ rounds and decks
-
-    def _begin_round(self, number: int) -> None:
-        self.round = number
-        self.orderer = self.game.dealer_of(number)
-        ctx = dk.RoundContext(self.cfg.context, number, self.names)
-        port = self.emit.port(number)
-        if self.journal is not None and number > self.carry[1] + 1:
-            check = Check(number, self.now, self.outbox.next_seq, self.outbox.head, tuple(self.game.totals),
-                          self.votes.totals_at[number - 1], tuple(sorted(self.aided)), self.votes.held(),
-                          results_to_wire(self.game))
-            self._journal.record(check.record())
-        seed = self.draw_seed()
-        self._journal.record(("seed", number, seed))
-        decks = Decks(ctx, dk.round_secret(ctx, self.me, seed), self.me, port,
-                      self.cfg.cards(), self.cfg.tags(), lambda deck_id: self._deck_final(rs, deck_id))
-        reveals = self.parts.reveals(decks, self.game, self.cfg.keys, port)
-        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
-                  self.absences.since, self.orderer)
-        self.rs = rs = Round(number, port, log, decks, reveals, self.parts.settlement(decks, reveals, self.game, port))
-        self._note("round", f"round {number} begins")
-        self.votes.began(number, self.game.totals)
-        sent = self.emit.sent
-        for seq in [q for q, (r, _) in sent.items() if 0 < r < number - 1]:
-            del sent[seq]  # only this round's frames and the last one's are asked for again
-        self.tracker.drop_frames(number - 1)  # so only those are kept whole; older ones by their hash
-        self._send(number, "key", decks.announcement().to_wire())
-        later, self.chains.later = self.chains.later, []
-        for signed in later:
-            self._handle(signed)
-
-    def _deck_final(self, rs: Round, deck_id: int) -> None:
-        """A deck's last pass is verified: deal it (deck 0) or hand the engine its fresh Reserve."""
-        final = rs.decks.final(deck_id)
-        assert final is not None
-        if deck_id == 0:
-            rs.decks.place(list(range(len(final))), 0)
-            if self.me == self.orderer:
-                self._order(rs, "deal", ())
-        else:
-            rs.decks.place(self.rules.reshuffled(final), deck_id)
-            rs.reveals.after_change()
-        rs.reveals.take_early()
-
-    # ------------------------------------------------------------ the loop
-
-    def _progress(self) -> None:
-        """Do everything that has become possible, in order."""
-        rs = self.rs
-        if rs is None or self.stopped is not None:
-            return
-        rs.reveals.take_early()
-        rs.apply_entries(self.rules, self.orderer, self.chains.received)
-        if self.me == self.orderer and self.stopped is None and rs.log_open(self.game):
-            nxt = rs.log.next_order(self.now)
-            if nxt is not None:
-                self._order(rs, *nxt)
-            elif rs.log_open(self.game) and not rs.log.inbox:
-                # Every engine's clock moves only with the log: the orderer ticks it at each
-                # moment the clock alone changes something (a turn opening, a window, a time-out).
-                d = self.game.wake_time()
-                if d is not None and d < self.now:
-                    # Stamped strictly after the deadline, in whole milliseconds.
-                    self._order(rs, "tick", (), max(self.now, (math.floor(d * 1000) + 1) / 1000))
-        self._round_end(rs)
-
-    def _vote_out(self) -> None:
-        """A seat every other seat voted gone is out: its round is void and the table goes on without it (§14.9)."""
-        rs = self.rs
-        due = None if self.finished else self.votes.due(self.round, rs is None or rs.stage is Stage.DONE,
-                                                        self.game.totals)
-        if due is None:
-            return
-        dep, totals = due
-        self.finished = True
-        name = self.names[dep.out]
-        self._note("void", f"{name} is out: round {dep.void} is void")
-        if dep.out == self.me:
-            self._note("over", "every other seat voted us gone: the table goes on without us")
-            return
-        nxt = going_on(self.cfg, dep, totals, self.game.dealer_of(dep.void))
-        if nxt is None:
-            self._note("over", f"too few seats remain without {name}: the game ends")
-            return
-        self.successor, self._passed_on = nxt
-        self._note("over", f"the table goes on without {name} from round {dep.void}")
-
-    def _order(self, rs: Round, kind: EntryKind, refs: Iterable[Ref], time: float | None = None) -> None:
-        order = rs.log.stamp(kind, refs, self.now if time is None else time)
-        self._send(rs.number, "order", order.to_wire())
-
-    def _round_end(self, rs: Round) -> None:
-        if not rs.settle(self.game):
-            return
-        result = rs.settlement.result
-        assert result is not None
-        self._note("round", f"round {rs.number} verified and signed by all: {list(result.scores)}")
-        if self.game.over:
-            self.finished = True
-            self._note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
-            return
-        self._vote_out()  # the votes held may void the next round: then it is not begun here
-        if not self.finished:
-            self._begin_round(rs.number + 1)
-
-    # ------------------------------------------------------------ time-outs
-
-    def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The other seats that hold up what we are waiting for, and the mark of what they owe (waits.py)."""
-        return self.waits.owed(self.round, self.rs, self.ready, self.game, self.now, self.tolerance, self.orderer)
-
-    def _watch(self) -> None:
-        """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
-        self.waits.heard(tuple(self.chains.received(s) for s in range(self.n)), self.now)
-        late = [] if self.finished else self.waits.late(self.now, *self._owed(), self.votes.by(self.me))
-        if late:
-            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
-                            f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

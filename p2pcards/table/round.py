@@ -13,15 +13,16 @@ until it can take them: passes ahead of their stage (`Decks.early`), shares whos
 final (`Reveals.early`), moves not yet ordered (`Log.moves`, the orderer's `Log.inbox`), orders
 whose moves have not reached us or whose cards are not revealed yet (`Log.entries`). Before
 the round there are two more, at the peer: frames ahead of their sender's chain (`held`) and
-messages of a round not begun (`later`). One loop (`TablePeer._progress`) advances whatever can.
+messages of a round not begun (`later`). One loop (`Coordinator._progress`) advances whatever can.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Final
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from ..crypto import deck as dk
 from ..crypto.encoding import decode
@@ -29,8 +30,8 @@ from ..crypto.envelope import Signed
 from ..crypto.sealing import Opener
 from ..errors import IllegalMove, MalformedMessage
 from ..games.base import Move
-from .bodies import Body, Order, Private, Ref, RoundResult, Shares
-from .config import Game
+from .bodies import Body, EntryKind, Order, Private, Ref, RoundResult, Shares
+from .config import Game, TableConfig
 from .decks import Decks
 from .log import Entry, Log
 from .outputs import Port
@@ -62,10 +63,10 @@ class Parts:
 
 
 class Round:
-    """One round's parts and stage, for the peer at `decks.me`."""
+    """One round's parts and stage, for the peer at `decks.me`, played by `rules` and ordered by `log.orderer`."""
 
     def __init__(self, number: int, port: Port, log: Log, decks: Decks, reveals: Reveals,
-                 settlement: Settlement) -> None:
+                 settlement: Settlement, rules: Rules) -> None:
         self.number = number
         self.port = port
         self.stage = Stage.KEYS
@@ -73,6 +74,8 @@ class Round:
         self.decks = decks
         self.reveals = reveals
         self.settlement = settlement
+        self.rules = rules
+        self.orderer = log.orderer  # the round's dealer orders its log
         self.applied = 0  # log entries the engine has applied
 
     def enter(self, stage: Stage) -> None:
@@ -84,6 +87,24 @@ class Round:
     def dealt(self) -> bool:
         """The orderer's deal has been applied: the round is being played (or is over)."""
         return self.stage >= Stage.PLAYING
+
+    def check_move(self, move: Move) -> None:
+        """IllegalMove unless we may send `move` now: the round is being played, the move is our seat's,
+        our engine has applied the log and does not refuse it (a face it cannot see or a reshuffle due is
+        no refusal: the table sees to those)."""
+        game = self.rules.game
+        if self.stage is not Stage.PLAYING or game.r is None or game.r.ended:
+            raise IllegalMove("the table is not playing a round")
+        if move.player != self.decks.ctx.players[self.decks.me]:
+            raise IllegalMove("a peer plays only its own seat's moves")
+        if self.log.entries:
+            raise IllegalMove("the log is still being applied: wait for it")
+        game.check(move)
+
+    def busy(self) -> bool:
+        """True until the deal, and while our engine is behind the log, a reveal we are owed is on its way,
+        or our move awaits order."""
+        return not self.dealt or bool(self.log.entries or self.log.own_unordered or self.reveals.learning)
 
     @property
     def log_hash(self) -> bytes:
@@ -105,11 +126,11 @@ class Round:
         """The context every deck operation of this round is bound to."""
         return self.decks.ctx
 
-    def take(self, seat: int, signed: Signed, body: Body, now: float, orderer: int,
+    def take(self, seat: int, signed: Signed, body: Body, now: float,
              relay: Callable[[Log, Ref, bytes, int], None], opener: Opener) -> None:
         """Record a message of this round from `seat` at `now` in its machine (`relay` checks each move an
         order relays, `opener` opens a box sealed to us); MalformedMessage or a DeckFault when it is bad."""
-        me = self.decks.me
+        me, orderer = self.decks.me, self.orderer
         match body:
             case dk.KeyAnnouncement():
                 self.decks.take_key(seat, body)
@@ -143,13 +164,14 @@ class Round:
             case RoundResult():
                 self.settlement.take_result(seat, body)
 
-    def apply_entries(self, rules: Rules, orderer: int, received: Callable[[int], int]) -> None:
+    def apply_entries(self, received: Callable[[int], int]) -> None:
         """Apply the log's entries to the engine in order, as far as reveals and reshuffles let us.
 
         `received(seat)` is how many messages of `seat`'s chain we hold: an entry naming one of
         them that is no move is the orderer's fault; one naming a message still to come waits.
         """
-        game, log, names = rules.game, self.log, self.decks.ctx.players
+        rules, orderer, log, names = self.rules, self.orderer, self.log, self.decks.ctx.players
+        game = rules.game
         while log.entries and not self.port.stopped:
             if self.decks.reshuffling is not None or game.awaiting:
                 return
@@ -168,7 +190,7 @@ class Round:
             else:
                 moves = log.head_moves()
                 if moves is None:
-                    seat, seq = next(ref for ref in e.refs if ref not in log.moves)
+                    seat, seq = log.awaited()[0]
                     if received(seat) > seq:
                         self.port.fault(f"order {e.index} names a message of {names[seat]} that is no move", orderer)
                     return  # a referenced move has not reached us yet
@@ -177,18 +199,19 @@ class Round:
                         or len({m.player for m in moves}) != len(moves))):
                     self.port.fault(f"order {e.index}: a move entry names one move, a tie two claims or more", orderer)
                     return
-                if not self._apply_moves(rules, e, moves):
+                if not self._apply_moves(e, moves):
                     return
             log.applied()
             self.applied += 1
             self.reveals.after_change()
 
-    def _apply_moves(self, rules: Rules, e: Entry, moves: list[Move]) -> bool:
+    def _apply_moves(self, e: Entry, moves: list[Move]) -> bool:
         """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.
 
         Every peer takes the same path whatever faces it can see: the cards the move turns face
         up are revealed first, then the rules judge it with those faces known to all.
         """
+        rules = self.rules
         game = rules.game
         first = moves[0]
         need: tuple[int, ...] = ()
@@ -212,13 +235,59 @@ class Round:
             self.port.note("rejected", f"{first}: {exc}", game.players.index(first.player))
         return True
 
-    def log_open(self, game: Game) -> bool:
+    def deck_final(self, deck_id: int, now: float) -> None:
+        """A deck's last pass is verified at `now`: deal it (deck 0; the orderer orders the deal) or hand the engine
+        its fresh Reserve."""
+        final = self.decks.final(deck_id)
+        assert final is not None
+        if deck_id == 0:
+            self.decks.place(list(range(len(final))), 0)
+            if self.decks.me == self.orderer:
+                self.order("deal", (), now)
+        else:
+            self.decks.place(self.rules.reshuffled(final), deck_id)
+            self.reveals.after_change()
+        self.reveals.take_early()
+
+    def log_open(self) -> bool:
         """The orderer adds to the log only once its engine has applied all of it, and only while the round lasts."""
+        game = self.rules.game
         return (self.stage is Stage.PLAYING and self.log.settled and game.r is not None
                 and not game.r.ended and game.round_no == self.number)
 
-    def settle(self, game: Game) -> bool:
+    def order(self, kind: EntryKind, refs: Iterable[Ref], time: float) -> None:
+        """As the orderer: stamp the log's next entry at `time` and send its order."""
+        self.port.send("order", self.log.stamp(kind, refs, time).to_wire())
+
+    def order_next(self, now: float) -> None:
+        """As the orderer, at `now`: order what is due (a move, tied claims, or a tick once a deadline passed)."""
+        if self.port.stopped or not self.log_open():
+            return
+        nxt = self.log.next_order(now)
+        if nxt is not None:
+            self.order(*nxt)
+        elif self.log_open() and not self.log.inbox:
+            # Every engine's clock moves only with the log: the orderer ticks it at each
+            # moment the clock alone changes something (a turn opening, a window, a time-out).
+            d = self.rules.game.wake_time()
+            if d is not None and d < now:
+                # Stamped strictly after the deadline, in whole milliseconds.
+                self.order("tick", (), max(now, (math.floor(d * 1000) + 1) / 1000))
+
+    def wakes(self) -> list[float]:
+        """As the orderer: when there is something to order even if nothing arrives (a deadline, a tie window's end)."""
+        times = []
+        d = self.rules.game.wake_time()
+        if d is not None:
+            times.append(d + 1e-3)
+        claims = self.log.claims_due()
+        if claims is not None:
+            times.append(claims)
+        return times
+
+    def settle(self) -> bool:
         """Once the engine has ended and scored the round: open, audit, compare results; True when all signed ours."""
+        game = self.rules.game
         if self.stage is Stage.PLAYING:
             if game.round_no != self.number or game.r is None or not game.r.ended or game.awaiting or self.log.entries:
                 return False
@@ -229,7 +298,7 @@ class Round:
         self.enter(Stage.DONE)
         return True
 
-    def owed(self, game: Game, now: float, tolerance: float, orderer: int) -> tuple[set[int], tuple[int, ...]]:
+    def owed(self, now: float, tolerance: float) -> tuple[set[int], tuple[int, ...]]:
         """The seats that hold up what we are waiting for, by what blocks first, and a count of that thing delivered.
 
         The count grows only when what those seats owe comes in: a seat that withholds it cannot
@@ -244,20 +313,38 @@ class Round:
             return owed, (2, self.reveals.boxes_delivered())
         missing_shares = self.reveals.shares_owed()
         log = self.log
-        if log.entries:
-            movers = {seat for seat, seq in log.entries[0].refs if (seat, seq) not in log.moves}
-            if movers:
-                return movers, (3, self.applied)
+        movers = {seat for seat, _ in log.awaited()}
+        if movers:
+            return movers, (3, self.applied)
         if log.entries or missing_shares:
             return missing_shares, (4, len(self.reveals.reveals))
+        game = self.rules.game
         live = game.r is not None and not game.r.ended and game.round_no == self.number
         # The orderer owes an order: of a move we hold (our log is applied, so its can be too), of a
         # deadline passed long ago, or of the deal.
         if (live and log.unordered()) or (not self.dealt) or (
                 live and (wake := game.wake_time()) is not None and wake < now - tolerance):
-            return {orderer}, (5, log.next_index)
+            return {self.orderer}, (5, log.next_index)
         return self.settlement.owed(opened=self.stage >= Stage.SETTLING), \
             (6, len(self.settlement.openings), len(self.settlement.results))
+
+
+def new_round(cfg: TableConfig, number: int, me: int, seed: bytes | None, port: Port, rules: Rules, parts: Parts,
+              log: Log, clock: Callable[[], float]) -> Round:
+    """Round `number`'s parts for seat `me`: its secret drawn from `seed`, ordered by `log.orderer`, its deal
+    stamped at the time `clock` reads.
+
+    With no seed, a witness's (no seat, nothing sent): a placeholder secret, and a log that judges no stamp
+    by when its order reached the recorder (who may have been away, or on a slow link: the seats there judged that).
+    """
+    ctx = dk.RoundContext(cfg.context, number, cfg.names)
+    secret = dk.round_secret(ctx, 0, bytes(32)) if seed is None else dk.round_secret(ctx, me, seed)
+    decks = Decks(ctx, secret, me, port, cfg.cards(), cfg.tags(), lambda deck_id: rs.deck_final(deck_id, clock()))
+    reveals = parts.reveals(decks, rules.game, cfg.keys, port)
+    if seed is None:
+        log.back = math.inf
+    rs = Round(number, port, log, decks, reveals, parts.settlement(decks, reveals, rules.game, port), rules)
+    return rs
 
 
 # What `Round.owed` found missing, by the first number of its mark (0: the table's `ready`).

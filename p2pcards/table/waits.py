@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from .config import Game
 from .recovery import Gap, find_gaps
 from .round import Round, Watchdog
 
@@ -42,8 +41,8 @@ class Waits:
         if heads != self.heads:
             self.heads, self.quiet_since = heads, now
 
-    def owed(self, rnd: int, rs: Round | None, ready: set[int], game: Game, now: float, tolerance: float,
-             orderer: int) -> tuple[frozenset[int], tuple[int, ...]]:
+    def owed(self, rnd: int, rs: Round | None, ready: set[int], now: float,
+             tolerance: float) -> tuple[frozenset[int], tuple[int, ...]]:
         """The other seats that hold up what we are waiting for in round `rnd`, and a mark: the round, what
         is owed (an index of OWED) and how much of it came. A new round is never the old round's stall."""
         owed: set[int]
@@ -51,7 +50,7 @@ class Waits:
         if rs is None:
             owed, mark = set(range(self.seats)) - ready, (0, len(ready))
         else:
-            owed, mark = rs.owed(game, now, tolerance, orderer)
+            owed, mark = rs.owed(now, tolerance)
         owed.discard(self.me)
         return frozenset(owed), (rnd, *mark)
 

@@ -62,3 +62,52 @@ def test_a_stranger_is_noted_never_blamed() -> None:
     chains.accept(Outbox(stranger, CFG.context).seal(1, "move", {"m": {"a": "draw"}}).frame)
     assert not taken and emitter.stopped is None
     assert [n.kind for n in emitter.notes] == ["rejected"] and emitter.notes[0].blame is None
+
+
+def test_an_accepted_message_is_handled_now_kept_for_its_round_or_dropped() -> None:
+    chains, emitter, taken = seat_zero()
+    out = Outbox(IDS[1], CFG.context)
+    now, ahead, lobby = out.seal(1, "move", {"m": {"a": "draw"}}), out.seal(2, "key", {}), out.seal(0, "table", {})
+    aid = Outbox(IDS[2], CFG.context).seal(5, "aid", {"on": True})
+    stranger = Outbox(generate("zed"), CFG.context).seal(1, "move", {"m": {"a": "draw"}})
+    assert chains.route(now) == 1 and chains.route(aid) == 2  # an aid has no round to wait for
+    assert chains.route(ahead) is None and chains.later == [ahead]
+    assert chains.route(lobby) is None and chains.route(stranger) is None and len(chains.later) == 1
+    assert [n.detail for n in emitter.notes] == [
+        "message dropped: its sender has no seat at this table (more like it are dropped unnoted)"]
+
+
+def test_a_private_box_to_another_seat_can_wait_and_nothing_else_can() -> None:
+    chains, _, _ = seat_zero()
+    out = Outbox(IDS[1], CFG.context)
+    assert chains.can_wait(out.seal(1, "private", {"to": 2, "box": b"x"}).frame)
+    assert not chains.can_wait(out.seal(1, "private", {"to": 0, "box": b"x"}).frame)
+    assert not chains.can_wait(out.seal(1, "move", {"m": {"a": "draw"}}).frame)
+    assert not chains.can_wait(b"garbage")
+
+
+def test_the_frames_we_hold_are_given_back_and_only_the_last_two_rounds_kept_whole() -> None:
+    rnd = [1]
+    emitter = Emitter(Outbox(IDS[0], CFG.context), CFG.names, lambda: rnd[0])
+    chains = Chains(CFG, 0, emitter, lambda signed: None, lambda: rnd[0])
+    ours = [emitter.outbox.seal(r, "aid", {"on": r % 2 == 0}) for r in (0, 1, 2, 3)]
+    emitter.sent = {s.envelope.seq: (s.envelope.round, s.frame) for s in ours}
+    theirs = Outbox(IDS[1], CFG.context)
+    sealed = []
+    for r in (1, 2, 3):
+        rnd[0] = r
+        sealed.append(theirs.seal(r, "aid", {"on": r % 2 == 0}).frame)
+        chains.accept(sealed[-1])
+    assert chains.frame(0, 1) == ours[1].frame and chains.frame(1, 2) == sealed[2]
+    assert chains.frame(2, 0) is None and chains.frame(3, 0) is None and chains.frame(1, -1) is None
+    assert chains.taken() == sealed
+    chains.keep_from(3)  # round 3 begins: rounds 2 and 3 are kept whole (and our ready, of round 0)
+    assert sorted(emitter.sent) == [0, 2, 3]
+    assert chains.frame(1, 0) is None and chains.frame(1, 1) == sealed[1]
+
+
+def test_where_the_frames_held_ahead_of_their_chains_go() -> None:
+    chains, _, _ = seat_zero()
+    f = frames(2, 3)
+    chains.accept(f[2])
+    assert chains.ahead() == [(2, 2)]

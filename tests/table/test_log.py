@@ -119,3 +119,14 @@ def test_what_crossed_a_cut_that_healed_is_late_not_backdated() -> None:
         log.take(Order(1, 4600, "move", ((1, 3),), (b"f",)), b"h", now=12.0)
         log.take(Order(2, 6000, "tick", (), ()), b"h", now=12.0)
         assert log.next_index == 3
+
+
+def test_what_the_next_entry_awaits_is_the_moves_it_names_that_have_not_reached_us() -> None:
+    orderer = log_with((1, 3, Move("p1", "draw"), 5.0), (2, 0, Move("p2", "draw"), 5.0))
+    follower = log_with((1, 3, Move("p1", "draw"), 5.0), ordering=False)
+    assert follower.awaited() == []  # no entry yet
+    follower.take(orderer.stamp("deal", (), 4.0), b"h0", now=4.0)
+    assert follower.awaited() == []
+    follower.applied()
+    follower.take(orderer.stamp("move", [(2, 0)], 5.0), b"h1", now=5.0)
+    assert follower.awaited() == [(2, 0)]

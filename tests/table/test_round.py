@@ -6,6 +6,7 @@ import pytest
 
 from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
+from p2pcards.errors import BadProof, EquivocationEvidence, MalformedMessage, RemoteProtocolError, Replay
 from p2pcards.table.round import NEXT, Stage, Watchdog
 from p2pcards.table.outputs import Emitter
 
@@ -43,3 +44,17 @@ def test_the_watchdog_blames_only_a_stall_longer_than_its_time_out() -> None:
 @pytest.mark.parametrize("stage", list(Stage)[1:])
 def test_no_stage_is_skipped(stage: Stage) -> None:
     assert NEXT[Stage(stage - 1)] is stage
+
+
+def test_a_remote_error_in_a_message_is_its_senders_fault_and_an_equivocation_is_kept_as_evidence() -> None:
+    def blamed(exc: RemoteProtocolError) -> tuple[str, str | None, list[tuple[bytes, bytes]]]:
+        emitter = Emitter(Outbox(generate("ann"), bytes(16)), ("ann", "bob", "cy"), lambda: 2)
+        emitter.blame(exc, "shares", 1)
+        return emitter.faults[0].detail, emitter.faults[0].blame, emitter.evidence
+
+    assert blamed(MalformedMessage("no list")) == ("malformed shares from bob: no list", "bob", [])
+    detail, who, _ = blamed(BadProof("a share's proof fails", seat=2))
+    assert who == "cy" and detail.startswith("BadProof")  # the seat the deck names
+    detail, who, evidence = blamed(EquivocationEvidence("two at seq 4", None, (b"a", b"b")))
+    assert detail == "equivocation by bob: two at seq 4" and evidence == [(b"a", b"b")]
+    assert blamed(Replay("seen"))[0] == "shares from bob cannot be applied: seen"

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from p2pcards.sim.table_game import make_table
 from p2pcards.table.recovery import MAX_ASK
 from p2pcards.table.waits import PROBE_S, WATCH_S, Waits
 
 
 def test_before_the_first_round_the_seats_not_ready_are_owed() -> None:
-    game = make_table("crisp", 3)[0].game
-    owed, mark = Waits(3, 0, 15.0).owed(0, None, {0, 2}, game, 0.0, 1.0, 0)
+    owed, mark = Waits(3, 0, 15.0).owed(0, None, {0, 2}, 0.0, 1.0)
     assert owed == {1} and mark == (0, 0, 2)
 
 

@@ -1,0 +1,275 @@
+"""One seat's table coordinated, sans-IO: its parts wired, each message dispatched to the part it belongs to,
+one loop that advances whatever can, rounds begun and ended, stalls blamed (`TablePeer` in peer.py is its interface).
+
+Each round's machines live in their own parts (see round.py): the log (log.py), the decks and
+their passes (decks.py), the reveals (reveals.py) and the settlement (settle.py). Frames come in
+through the signature chains (chains.py), are parsed into typed bodies where they arrive
+(bodies.py) and dispatched here; then one loop, `_progress`, advances whatever can advance. The
+game is reached through rules.py only. What outlasts a round has its parts too: who is ready,
+aided, left or voted out, and the table that goes on without a seat (seating.py, votes.py), the
+journal and its replay (journal.py, resume.py), what we wait on and ask for again (waits.py), and
+how we weigh another peer's fault report (reports.py). Only dispatch, what is owed and a fault
+report cross the parts: they are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..crypto import deck as dk
+from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.identity import Identity
+from ..crypto.sealing import Opener
+from ..errors import LocalError, MalformedMessage, RemoteProtocolError
+from .absences import Absences
+from .bodies import Body, Fault, parse_body
+from .chains import ANY_ROUND, Chains
+from .config import Game, TableConfig
+from .journal import Journal
+from .log import Log
+from .outputs import Emitter, Output
+from .reports import View, weigh
+from .resume import Check, Record, frame_record
+from .round import OWED, Parts, Round, Stage, Watchdog, new_round
+from .rules import Rules, rules_for
+from .seating import Seating, TableMessage
+from .waits import Waits
+
+TOLERANCE_S = 1.0  # how far an orderer's stamp may be from our own clock
+SLACK_S = 1.5  # how much later than us a frame may reach the orderer, or reach us from it (a slow link)
+TIMEOUT_S = 15.0  # how long a peer may owe a message before it is blamed
+
+
+class Coordinator:
+    """The parts of one seat's table and what drives them; a `TablePeer` is one, with its interface."""
+
+    def __init__(self, config: TableConfig, identity: Identity, draw_seed: Callable[[], bytes] = dk.draw_seed,
+                 tolerance: float = TOLERANCE_S, timeout: float = TIMEOUT_S, slack: float = SLACK_S,
+                 outbox: Outbox | None = None, tracker: ChainTracker | None = None,
+                 journal: bool = False, carry: tuple[tuple[int, ...], int] | None = None, *,
+                 emitter: type[Emitter] = Emitter, parts: Parts | None = None) -> None:
+        seated = identity.public in config.keys
+        if not seated and emitter is Emitter:
+            raise LocalError("this identity has no seat at the table")
+        self.cfg = config
+        self.identity = identity
+        self.me = config.keys.index(identity.public) if seated else config.seats  # a witness: past the last seat
+        self.names = config.names
+        self.n = config.seats
+        self.seat_of = {name: i for i, name in enumerate(config.names)}
+        self.draw_seed = draw_seed
+        self.tolerance = tolerance
+        self.slack = slack
+        self.timeout = timeout
+        # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
+        self.outbox = outbox or Outbox(identity, config.context)
+        self.emit = emitter(self.outbox, config.names, lambda: self.round)
+        self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker)
+        self.rules: Rules = rules_for(config.new_game())
+        # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
+        self.seating = Seating(config, self.me, self.emit, carry)
+        self.seating.seat_game(self.game)
+        self.parts = parts or Parts()
+        self.round = 0
+        self.rs: Round | None = None
+        self.absences = Absences()  # when our network layer missed each seat's link
+        self.now = 0.0
+        self._opener = Opener(identity)
+        self.waits = Waits(self.n, self.me, timeout)
+        # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
+        self._journal = Journal()
+        if journal:
+            self.keep_journal()
+        self.emit.on_sign = self._record_frame
+
+    # ------------------------------------------------------------ what every part reads
+
+    @property
+    def game(self) -> Game:
+        """Our engine (it sees the faces the protocol revealed to us)."""
+        return self.rules.game
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the table stopped for us (a fault, or our leaving), or None while it goes on."""
+        return self.emit.stopped
+
+    @property
+    def journal(self) -> list[Record] | None:
+        """The journal's records not yet taken (None when we do not journal)."""
+        return self._journal.records
+
+    @property
+    def watchdog(self) -> Watchdog:
+        """What blames a stall (waits.py)."""
+        return self.waits.dog
+
+    # ------------------------------------------------------------ the journal and resuming
+
+    def keep_journal(self) -> None:
+        """Journal from now on (call before `start`): what our table carries, where our chain begins,
+        the lobby's frames we hold, then all that follows."""
+        self._journal.keep(self.seating.carry, self.outbox, self.chains.taken())
+
+    def _record_frame(self, frame: bytes) -> None:
+        self._journal.record(frame_record(self.now, frame))
+
+    def _accepted(self, signed: Signed) -> None:
+        """A frame of another seat, accepted into its chain: journal it, then handle it."""
+        self._record_frame(signed.frame)
+        self._handle(signed)
+
+    def _at(self, now: float) -> None:
+        self.now = max(self.now, now)
+
+    def _step(self) -> None:
+        self._progress()
+        self._flush()
+
+    def _restore(self, check: Check, frames: list[bytes]) -> None:
+        """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
+        into their chains only (what they did is in the checkpoint), and the round begun again."""
+        self.now = max(self.now, check.now)
+        self.round = check.round - 1
+        self.seating.restore(check, self.game)
+        self.chains.rebuild(frames, check.round)
+        self._begin_round(check.round)
+
+    # ------------------------------------------------------------ plumbing
+
+    def _flush(self) -> list[Output]:
+        # We apply our own messages like everyone else's, once the step that sent them is done.
+        emit = self.emit
+        while emit.own and emit.stopped is None:
+            self._handle(emit.own.pop(0))
+            self._progress()
+        out, emit.out = emit.out, []
+        return out
+
+    def _take(self, frame: bytes) -> None:
+        """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
+        outer, self.emit.in_hand = self.emit.in_hand, frame
+        try:
+            self.chains.accept(frame)
+            self._progress()
+        finally:
+            self.emit.in_hand = outer
+
+    # ------------------------------------------------------------ dispatch
+
+    def _handle(self, signed: Signed) -> None:
+        """Take one accepted message: what it carries is recorded in its machine; blame its sender if bad."""
+        seat = self.chains.route(signed)
+        if seat is None:
+            return
+        try:
+            self._dispatch(seat, signed)
+        except RemoteProtocolError as exc:
+            self.emit.blame(exc, signed.envelope.type, seat)
+
+    def _dispatch(self, seat: int, signed: Signed) -> None:
+        env = signed.envelope
+        if env.type in ANY_ROUND:
+            self._table_message(seat, env.round, parse_body(env.type, env.body, self.names, seat))
+            return
+        rs = self.rs
+        if rs is not None and env.round < self.round and env.type == "move":
+            self.emit.note("rejected", f"a move of round {env.round} came after its end", seat)
+            return
+        if rs is None or env.round != self.round:
+            raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
+        body = parse_body(env.type, env.body, self.names, seat)
+        rs.take(seat, signed, body, self.now, self.chains.take_relayed, self._opener)
+
+    def _table_message(self, seat: int, rnd: int, body: Body) -> None:
+        """A message of no round: a fault report (a peer that stopped tells everyone), or the seating's
+        (a ready, a vote, a leave or an aid)."""
+        if isinstance(body, Fault):
+            self._fault_report(seat, body)
+        elif isinstance(body, TableMessage) and self.seating.take(seat, rnd, body, self.game, self._done()):
+            self._begin_round(self.seating.first)
+
+    def _fault_report(self, seat: int, body: Fault) -> None:
+        """Another peer stopped the table: we stop too, blaming only whom our own checks or view name."""
+        # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
+        # so that a fault we can check is found by our own checks, with our own blame.
+        for frame in body.evidence:
+            self._take(frame)
+            if self.stopped is not None:
+                return
+        what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
+        view = View(self.watchdog.waited(self.now), sorted(self._owed()[0]), self.absences.now, what)
+        # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
+        self.emit.fault(*weigh(self.names, seat, body, view))
+
+    # ------------------------------------------------------------ rounds
+
+    def _begin_round(self, number: int) -> None:
+        """Begin round `number`: its checkpoint (if we journal), its seed and parts, our key, and what waited for it.
+
+        A witness (no seat) draws no seed and sends nothing: its round has a placeholder secret (round.py)."""
+        self.round = number
+        seated = self.me < self.n
+        if self.journal is not None and number > self.seating.first:
+            self._journal.record(self.seating.check(number, self.now, self.outbox, self.game).record())
+        seed = self.draw_seed() if seated else None
+        if seed is not None:
+            self._journal.record(("seed", number, seed))
+        log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
+                  self.absences.since, self.game.dealer_of(number))  # the round's dealer orders its log
+        self.rs = rs = new_round(self.cfg, number, self.me, seed, self.emit.port(number), self.rules, self.parts,
+                                 log, lambda: self.now)
+        self.emit.note("round", f"round {number} begins")
+        self.seating.began(number, self.game)
+        if seated:
+            self.chains.keep_from(number)
+            self.emit.send(number, "key", rs.decks.announcement().to_wire())
+        later, self.chains.later = self.chains.later, []
+        for signed in later:
+            self._handle(signed)
+
+    # ------------------------------------------------------------ the loop
+
+    def _progress(self) -> None:
+        """Do everything that has become possible, in order."""
+        rs = self.rs
+        if rs is None or self.stopped is not None:
+            return
+        rs.reveals.take_early()
+        rs.apply_entries(self.chains.received)
+        if self.me == rs.orderer:
+            rs.order_next(self.now)
+        self._round_end(rs)
+
+    def _done(self) -> bool:
+        """Our current round is settled (or none has begun)."""
+        return self.rs is None or self.rs.stage is Stage.DONE
+
+    def _round_end(self, rs: Round) -> None:
+        if not rs.settle():
+            return
+        result = rs.settlement.result
+        assert result is not None
+        self.emit.note("round", f"round {rs.number} verified and signed by all: {list(result.scores)}")
+        if self.game.over:
+            self.seating.finished = True
+            self.emit.note("over", "winners: " + ", ".join(self.names[w] for w in self.game.winners))
+            return
+        # The votes held may void the next round: then it is not begun here.
+        self.seating.vote_out(self.game, self._done())
+        if not self.seating.finished:
+            self._begin_round(rs.number + 1)
+
+    # ------------------------------------------------------------ time-outs
+
+    def _owed(self) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The other seats that hold up what we are waiting for, and the mark of what they owe (waits.py)."""
+        return self.waits.owed(self.round, self.rs, self.seating.ready, self.now, self.tolerance)
+
+    def _watch(self) -> None:
+        """Blame whoever holds everything up for longer than the time-out (only what they owe restarts it)."""
+        self.waits.heard(tuple(self.chains.received(s) for s in range(self.n)), self.now)
+        late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), self.seating.votes.by(self.me))
+        if late:
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
+                            f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

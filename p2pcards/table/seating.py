@@ -1,0 +1,136 @@
+"""What outlasts a round at one seat's table, sans-IO: who is ready, whose memory aid is on, who left,
+the votes that put a seat out and the table that goes on without it (protocol.md §14.9), and the
+checkpoint a journal keeps of it all at the start of a round (resume.py).
+
+The table's messages of no round but a fault report land here (`ready`, `gone`, `leave`, `aid`);
+a fault report crosses every part, so it is the peer's. What the rounds before left is handed over
+as the game's engine (its totals and results), which the peer owns and passes in.
+"""
+
+from __future__ import annotations
+
+from ..crypto.envelope import Outbox
+from ..errors import MalformedMessage
+from .bodies import Aid, Gone, Leave, Ready
+from .config import Game, TableConfig
+from .messages import reason
+from .outputs import Emitter
+from .resume import Check, restore_results, results_to_wire
+from .votes import Votes, going_on
+
+TableMessage = Ready | Gone | Leave | Aid
+
+
+class Seating:
+    """The table beyond its rounds, for seat `me` of `cfg` (a witness: past the last seat), speaking through `emit`.
+
+    `carry` is what the table carries from the one it went on from: the totals of the rounds played
+    before, and how many (protocol.md §14.9).
+    """
+
+    def __init__(self, cfg: TableConfig, me: int, emit: Emitter, carry: tuple[tuple[int, ...], int] | None) -> None:
+        self.cfg = cfg
+        self.me = me
+        self.emit = emit
+        totals, played = carry or ((0,) * cfg.seats, 0)
+        self.carry = (tuple(totals), played)
+        self.votes = Votes(cfg.seats, played + 1)
+        self.ready: set[int] = set()
+        self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
+        self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
+        self.finished = False  # the game is over for us: won, or a seat voted out (then maybe a `successor`)
+        self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
+        self.passed_on = self.carry  # what the successor table carries
+
+    @property
+    def first(self) -> int:
+        """Our table's first round."""
+        return self.carry[1] + 1
+
+    def seat_game(self, game: Game) -> None:
+        """Give a fresh engine the totals and rounds played our table carries."""
+        game.totals, game.round_no = list(self.carry[0]), self.carry[1]
+
+    def start(self) -> None:
+        """Say we are ready to play at this table, agreeing on its exact config."""
+        self.emit.send(0, "ready", {"config": self.cfg.digest()})
+
+    def leave(self, why: str) -> None:
+        """Leave the table for good, as `why` says: the others vote us gone; we stop."""
+        if self.emit.stopped is None:
+            self.emit.send(self.emit.round(), "leave", {"why": reason(why)})
+            self.emit.stopped = f"we left: {why}"
+            self.emit.note("void", f"we left in round {self.emit.round()}")
+
+    def aid(self, on: bool) -> None:
+        """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
+        if self.emit.stopped is None and on != (self.me in self.aided):
+            self.emit.send(self.emit.round(), "aid", Aid(on).to_wire())
+
+    def take(self, seat: int, rnd: int, body: TableMessage, game: Game, done: bool) -> bool:
+        """Take `seat`'s table message signed in round `rnd` (`done`: our current round is settled in `game`);
+        True when every seat is ready now and the first round is due. MalformedMessage when it is bad."""
+        names = self.cfg.names
+        match body:
+            case Ready():
+                if rnd != 0 or body.config != self.cfg.digest():
+                    raise MalformedMessage("agreed to another table config")
+                self.ready.add(seat)
+                return len(self.ready) == self.cfg.seats and self.emit.round() == 0
+            case Gone():
+                self.votes.take(seat, body.seat, rnd)
+                self.emit.note("missing", f"{names[seat]} votes {names[body.seat]} gone", body.seat)
+                self.vote_out(game, done)
+            case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
+                self.left.setdefault(seat, (rnd, body.why))
+                self.vote_gone(seat, f"{names[seat]} left the table ({body.why}): we vote it gone")
+            case Aid():
+                # Not in the log: it changes no move and no result, only what every screen shows.
+                if body.on != (seat in self.aided):
+                    (self.aided.add if body.on else self.aided.discard)(seat)
+                    self.emit.note("aid", f"{names[seat]} turned the memory aid {'on' if body.on else 'off'}")
+        return False
+
+    def vote_gone(self, seat: int, why: str) -> None:
+        """Vote `seat` gone (noting `why`), unless we did already or the table is over for us."""
+        if self.emit.stopped is None and not self.finished and seat not in self.votes.by(self.me):
+            self.emit.note("missing", why, seat)
+            self.emit.send(self.emit.round(), "gone", {"seat": seat})
+
+    def vote_out(self, game: Game, done: bool) -> None:
+        """Put out a seat every other seat voted gone, once we may (`done`: our current round is settled in
+        `game`): its round is void and the table goes on without it, as `successor`, if enough seats remain."""
+        due = None if self.finished else self.votes.due(self.emit.round(), done, game.totals)
+        if due is None:
+            return
+        dep, totals = due
+        self.finished = True
+        name = self.cfg.names[dep.out]
+        self.emit.note("void", f"{name} is out: round {dep.void} is void")
+        if dep.out == self.me:
+            self.emit.note("over", "every other seat voted us gone: the table goes on without us")
+            return
+        nxt = going_on(self.cfg, dep, totals, game.dealer_of(dep.void))
+        if nxt is None:
+            self.emit.note("over", f"too few seats remain without {name}: the game ends")
+            return
+        self.successor, self.passed_on = nxt
+        self.emit.note("over", f"the table goes on without {name} from round {dep.void}")
+
+    def began(self, number: int, game: Game) -> None:
+        """Round `number` began with the totals of `game`."""
+        self.votes.began(number, game.totals)
+
+    def check(self, number: int, now: float, outbox: Outbox, game: Game) -> Check:
+        """The checkpoint of what the rounds before round `number` left us (begun at `now`, our chain at `outbox`)."""
+        return Check(number, now, outbox.next_seq, outbox.head, tuple(game.totals), self.votes.totals_at[number - 1],
+                     tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game))
+
+    def restore(self, check: Check, game: Game) -> None:
+        """Back where we were, with `game`, when the rounds before round `check.round` were done (resume)."""
+        game.totals, game.round_no = list(check.totals), check.round - 1
+        restore_results(game, check.results)
+        self.ready, self.aided = set(range(self.cfg.seats)), set(check.aided)
+        for seat, voter, rnd in check.votes:
+            self.votes.take(voter, seat, rnd)
+        self.votes.began(check.round - 1, check.before)
