@@ -269,9 +269,9 @@ def _other_move(body: dict[str, Value]) -> dict[str, Value]:
     return {"m": {"a": "pass"}} if isinstance(m, dict) and m.get("a") != "pass" else {"m": {"a": "draw"}}
 
 
-def _bot(cheat: Callable[[View], Move | None], **peer: Any) -> Rig:
-    """A cheating bot on a client that sends what it is told without asking its own engine."""
-    return lambda seat, players: {"cheat": cheat, "peer_class": CheatingPeer,
+def _bot(cheat: Callable[[View], Move | None], limit: int = 1, **peer: Any) -> Rig:
+    """A cheating bot on a client that sends what it is told without asking its own engine (at most `limit` times)."""
+    return lambda seat, players: {"cheat": cheat, "cheat_limit": limit, "peer_class": CheatingPeer,
                                   "peer_kwargs": peer}
 
 
@@ -342,7 +342,9 @@ CATALOGUE = _kinds(
     CheatKind("wrong-special", ("crescendo",), "a special action the Reserve's top card does not show", "rejected",
               _bot(wrong_special)),
     CheatKind("number-unheld", ("crescendo",), "a NUMBER claim on a card its row does not hold", "rejected",
-              _bot(claim_unheld)),
+              # A claim that ties with a valid one is dropped unrevealed, not rejected (protocol.md §9.5):
+              # the cheat tries again, so that one of its claims stands alone.
+              _bot(claim_unheld, limit=3)),
     CheatKind("early-timeout", BOTH, "as orderer, ticks a deadline (a window's close) before it comes", "void",
               _peer(EarlyTicker)),
     CheatKind("bad-stamp", BOTH, "as orderer, stamps a move five seconds after the truth", "void",

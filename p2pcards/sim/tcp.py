@@ -147,7 +147,7 @@ class SimRig(SeatRig):
     def bot(self, bot: Bot) -> Bot:
         """The bot, wrapped by the cheat's when it has one."""
         if "cheat" in self.parts:
-            self.cheat_bot = CheatBot(bot, self.parts["cheat"])
+            self.cheat_bot = CheatBot(bot, self.parts["cheat"], self.parts.get("cheat_limit", 1))
             return self.cheat_bot
         return bot
 
