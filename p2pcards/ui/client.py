@@ -400,7 +400,7 @@ class TableClient:
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
-            setup = view.turn_number == 0
+            setup = view.phase == "setup"
             parts.append([("", "setup: each player may look at one card or swap two" if setup
                            else f"turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})")])
         return flow(parts, width, lead=" ")

@@ -414,3 +414,14 @@ def test_the_app_plays_keys_from_a_pipe_and_leaves_when_asked() -> None:
     assert asyncio.run(main()) == 0
     assert session.played == [Move("you", "draw", source="pile"), Move("you", "discard")]
     assert session.aided() == {0} and session.left
+
+
+def test_crescendo_status_says_setup_only_while_setup_choices_are_open() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    assert "setup: each player may look at one card or swap two" in screen(client)
+    client.key("p")  # keep the row
+    session.others(0.0)  # Bo keeps its row too: setup is over, the first turn begins
+    after = screen(client)
+    assert session.view().phase != "setup"
+    assert "setup:" not in after and "turn 1 (CRESCENDO from turn 7)" in after
