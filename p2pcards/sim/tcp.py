@@ -38,7 +38,7 @@ from .proxy import FaultProxy
 
 MODULE = "p2pcards.sim.tcp"
 GONE_S = 5.0  # how long a seat's link may be missing before the others vote it gone (a restart is back sooner)
-OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "rewrite", "tap", "setup"})  # what a cheater's process can do
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "cheat_limit", "rewrite", "tap", "setup"})  # what a cheater's process can do
 
 
 def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
