@@ -22,7 +22,7 @@ from .shell import TableShell
 from .store import SeatStore
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
-GONE_AFTER_S = 10.0  # how long a seat may be missing before we vote it gone
+GONE_AFTER_S = 30.0  # how long a seat may be missing before we vote it gone: time for a person to restart a client
 LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
 MAX_LINGER_S = 10.0
 

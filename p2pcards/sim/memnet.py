@@ -182,11 +182,15 @@ class MemNet:
         self.dead.add(i)
         self.down.add(i)
         self._absent(i, True)
+        since = self.now
 
         def back(net: MemNet) -> None:
             self.down.discard(i)
             self.revive(i, rebuild(net))
             self._absent(i, False)
+            for j in range(len(self.peers)):  # and its own links were silent meanwhile, as its network layer finds
+                if j != i:
+                    self.peers[i].silent(j, since, net.now)
 
         self.call_at(self.now + down, back)
 

@@ -54,9 +54,10 @@ class Waits:
         owed.discard(self.me)
         return frozenset(owed), (rnd, *mark)
 
-    def late(self, now: float, owed: frozenset[int], mark: tuple[int, ...], voted: set[int]) -> list[int]:
-        """The seats to blame for a stall now (none while things move, or while we wait on a seat we voted gone)."""
-        return self.dog.watch(now, frozenset() if owed & voted else owed, mark)
+    def late(self, now: float, owed: frozenset[int], mark: tuple[int, ...], spared: set[int]) -> list[int]:
+        """The seats to blame for a stall now (none while things move, or while we wait on a seat `spared`:
+        one we voted gone, or whose link is missing)."""
+        return self.dog.watch(now, frozenset() if owed & spared else owed, mark)
 
     def gaps(self, now: float, held: Iterable[tuple[int, int]], named: Iterable[tuple[int, int]],
              received: Callable[[int], int]) -> list[Gap]:

@@ -167,3 +167,24 @@ def test_a_peer_of_the_table_that_went_on_resumes_from_its_own_journal() -> None
         assert p.finished and not p.faults, p.notes[-4:]
     assert net2.peers[0].log_hash == net2.peers[1].log_hash
     assert net2.peers[0].game.totals == net2.peers[1].game.totals
+
+
+def test_a_seat_whose_link_is_missing_is_left_to_the_vote_not_to_the_time_out() -> None:
+    net = new_table(3, 11)
+    net.start()
+    net.run(until=300.0, stop=lambda n: n.peers[2].round == 2 and n.peers[2].rs is not None
+            and n.peers[2].rs.stage is Stage.PLAYING)
+    net.dead.add(2)
+    start = net.now
+    for i in (0, 1):  # their network layer sees seat 2's link end
+        net.peers[i].absent(2, True, start)
+    for t in range(1, 21):  # past TIMEOUT_S (15 s) of waiting on seat 2: a crash has its gone_after to come back
+        for i in (0, 1):
+            net.send_as(i, net.peers[i].tick(start + t))
+            assert net.peers[i].stopped is None and not net.peers[i].faults, net.peers[i].notes[-2:]
+    net.now = start + 25.0
+    vote_gone(net, 2)
+    net.run(until=net.now + 60.0)
+    left = net.peers[:2]
+    assert all(p.finished and p.stopped is None and not p.faults for p in left), [p.notes[-4:] for p in left]
+    assert left[0].successor is not None and left[0].successor == left[1].successor
