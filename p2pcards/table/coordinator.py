@@ -271,8 +271,9 @@ class Coordinator:
         self.waits.heard(tuple(self.chains.received(s) for s in range(self.n)), self.now)
         # A seat we voted gone, or whose link is missing now, is the vote's to settle, not the time-out's:
         # one that crashed gets its `gone_after` to come back (§14.4).
-        spared = self.seating.votes.by(self.me) | {s for s in range(self.n) if self.absences.now(s)}
-        late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), spared)
+        voted = self.seating.votes.by(self.me)
+        absent = {s for s in range(self.n) if self.absences.now(s)}
+        late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), voted, absent)
         if late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
                             f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

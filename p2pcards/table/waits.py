@@ -2,9 +2,10 @@
 
 What a seat owes is public (protocol.md §12.4): the seats that have not said ready before the
 first round, then whatever blocks the round first (`Round.owed`). The watchdog blames a stall
-that outlasts the time-out; a seat we voted gone is the vote's to settle, not the time-out's
-(§14.9). A frame that never reached us shows as a gap, or as a seat we wait on, or as every
-chain quiet, for PROBE_S: its next places are asked for (§18.5).
+that outlasts the time-out; a seat we voted gone, or any seat while its link is missing, is the
+vote's to settle, not the time-out's (§14.4, §14.9). A frame that never reached us shows as a
+gap, or as a seat we wait on, or as every chain quiet, for PROBE_S: its next places are asked
+for (§18.5).
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ class Waits:
         owed.discard(self.me)
         return frozenset(owed), (rnd, *mark)
 
-    def late(self, now: float, owed: frozenset[int], mark: tuple[int, ...], spared: set[int]) -> list[int]:
-        """The seats to blame for a stall now (none while things move, or while we wait on a seat `spared`:
-        one we voted gone, or whose link is missing)."""
-        return self.dog.watch(now, frozenset() if owed & spared else owed, mark)
+    def late(self, now: float, owed: frozenset[int], mark: tuple[int, ...], voted: set[int],
+             absent: set[int]) -> list[int]:
+        """The seats to blame for a stall now: none while things move, while we wait on a seat we `voted`
+        gone, or while any seat is `absent` (its link missing): what another seat owes may wait on it."""
+        return self.dog.watch(now, frozenset() if absent or owed & voted else owed, mark)
 
     def gaps(self, now: float, held: Iterable[tuple[int, int]], named: Iterable[tuple[int, int]],
              received: Callable[[int], int]) -> list[Gap]:

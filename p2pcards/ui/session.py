@@ -251,7 +251,7 @@ class NetTable:
             self._logs[name] = log
             self.bot_procs[name] = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "p2pcards", "peer", "--bot", "good", "--name", name, "--attached",
-                "--interface", "127.0.0.1", "--peer", f"127.0.0.1:{self.port}",
+                "--interface", "127.0.0.1", "--peer", f"127.0.0.1:{self.port}", "--gone-after", f"{self.gone_after:g}",
                 stdin=asyncio.subprocess.PIPE, stdout=log, stderr=log)
         assert self.node is not None
         try:

@@ -12,10 +12,21 @@ def test_before_the_first_round_the_seats_not_ready_are_owed() -> None:
 
 
 def test_a_stall_is_blamed_after_the_time_out_unless_we_voted_the_seat_gone() -> None:
-    for voted, blamed in ((set(), [1]), ({1}, [])):
+    for voted, blamed in ((set(), [1]), ({1}, []), ({2}, [1])):
         waits = Waits(3, 0, 15.0)
-        assert waits.late(0.0, frozenset({1}), (1, 2, 0), voted) == []
-        assert waits.late(16.0, frozenset({1}), (1, 2, 0), voted) == blamed
+        assert waits.late(0.0, frozenset({1}), (1, 2, 0), voted, set()) == []
+        assert waits.late(16.0, frozenset({1}), (1, 2, 0), voted, set()) == blamed
+
+
+def test_no_one_is_blamed_while_any_link_is_missing_and_the_count_starts_afresh_after() -> None:
+    # Seat 1 owes an order, but it may be waiting on seat 2's share, and seat 2's link is missing
+    # here: the vote on seat 2 settles it, not the time-out on seat 1.
+    waits = Waits(3, 0, 15.0)
+    assert waits.late(0.0, frozenset({1}), (5, 3), set(), {2}) == []
+    assert waits.late(16.0, frozenset({1}), (5, 3), set(), {2}) == []
+    assert waits.late(20.0, frozenset({1}), (5, 3), set(), set()) == []  # back: a new count from 20 s
+    assert waits.late(34.0, frozenset({1}), (5, 3), set(), set()) == []
+    assert waits.late(35.5, frozenset({1}), (5, 3), set(), set()) == [1]
 
 
 def test_gaps_below_held_frames_and_named_moves_then_the_tails_of_a_quiet_table() -> None:
