@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, TypeAlias
 
@@ -500,8 +500,12 @@ def make_reveal(
     deck: EncryptedDeck,
     positions: Sequence[int],
     recipient: int | None,
+    ahead: MutableMapping[int, tuple[bytes, proofs.Commitment]] | None = None,
 ) -> Reveal:
-    """This seat's shares of `positions` for `recipient` (None: public); needs no other seat's shares."""
+    """This seat's shares of `positions` for `recipient` (None: public); needs no other seat's shares.
+
+    `ahead` holds, by position, our share and a proof commitment made while idle (`prepare_share`):
+    a position's entry is taken out as it is used, so a commitment serves one proof only."""
     _final(ctx, deck)
     if recipient == secret.seat:
         raise LocalError("the recipient of a private reveal keeps its own share")
@@ -514,11 +518,21 @@ def make_reveal(
     prfs: list[Proof] = []
     for pos in positions:
         c1 = deck.c1[pos]
-        d = group.mul(x, c1)
+        made = None if ahead is None else ahead.pop(pos, None)
+        d, commitment = (group.mul(x, c1), None) if made is None else made
         ctx_fields = proofs.dleq_context(ctx.table, ctx.round, deck.deck, pos, recipient, seat)
-        prfs.append(proofs.prove_share(x, pub, c1, d, ctx_fields))
+        prfs.append(proofs.prove_share(x, pub, c1, d, ctx_fields, commitment))
         shares.append(d)
     return Reveal(deck.deck, seat, recipient, tuple(positions), tuple(shares), tuple(prfs))
+
+
+def prepare_share(ctx: RoundContext, secret: RoundSecret, deck: EncryptedDeck,
+                  position: int) -> tuple[bytes, proofs.Commitment]:
+    """Our share of `position` and a one-time proof commitment for it, for `make_reveal`'s `ahead`."""
+    _final(ctx, deck)
+    c1 = deck.c1[position]
+    label: list[Value] = [ctx.table, ctx.round, deck.deck, position, secret.seat]
+    return group.mul(secret.key, c1), proofs.commit_share(secret.key, c1, label)
 
 
 def verify_reveal(

@@ -1,15 +1,19 @@
 """Fiat–Shamir proofs over edwards25519: Schnorr proof of knowledge and Chaum–Pedersen DLEQ.
 
 Nonces are derived deterministically from the secret and the whole statement and context
-(as in EdDSA), so proving needs no randomness and one statement always gets one proof.
+(as in EdDSA), so proving needs no randomness and one statement always gets one proof. The one
+exception is a DLEQ commitment made ahead (`commit_share`), before the proof's recipient is known:
+its nonce is hedged with fresh randomness (the secret, the card and 32 bytes from `secrets`), and
+it is used for one proof only, so no nonce ever answers two challenges.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Final
 
-from ..errors import BadProof, InvalidPoint
+from ..errors import BadProof, InvalidPoint, LocalError
 from . import group
 from .encoding import Value, transcript_hash
 
@@ -82,14 +86,35 @@ def dleq_context(
     return [table, round, deck, position, recipient, prover]
 
 
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    """The first move of a Chaum–Pedersen proof on base `c1`, made ahead: nonce k, k·G and k·c1. Use once."""
+
+    c1: bytes
+    k: bytes
+    t1: bytes
+    t2: bytes
+
+
+def commit_share(secret: bytes, c1: bytes, label: list[Value]) -> Commitment:
+    """A fresh commitment for one later `prove_share` on `c1` (the costly multiplications, done while idle)."""
+    k = _nonce(secret, "dleq-ahead", [*label, c1, secrets.token_bytes(32)])
+    return Commitment(c1, k, group.mul_base(k), group.mul(k, c1))
+
+
 def prove_share(
-    secret: bytes, public: bytes, c1: bytes, share: bytes, context: list[Value]
+    secret: bytes, public: bytes, c1: bytes, share: bytes, context: list[Value], ahead: Commitment | None = None
 ) -> Proof:
-    """Chaum–Pedersen proof that log_G(public) = log_c1(share), bound to `context`."""
+    """Chaum–Pedersen proof that log_G(public) = log_c1(share), bound to `context` (from a commitment made
+    `ahead` on the same c1, which the caller then discards)."""
     statement: list[Value] = [*context, group.BASE, public, c1, share]
-    k = _nonce(secret, "dleq", statement)
-    t1 = group.mul_base(k)
-    t2 = group.mul(k, c1)
+    if ahead is None:
+        k = _nonce(secret, "dleq", statement)
+        t1, t2 = group.mul_base(k), group.mul(k, c1)
+    elif ahead.c1 != c1:
+        raise LocalError("a commitment made for another card")
+    else:
+        k, t1, t2 = ahead.k, ahead.t1, ahead.t2
     e = group.scalar_reduce(transcript_hash(DLEQ_PERSON, [*statement, t1, t2]))
     return Proof(e, _respond(k, e, secret))
 

@@ -807,6 +807,14 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             return [Move(player, action, source="reserve"), Move(player, action, source="discard")]
         return [Move(player, action)]
 
+    def next_revealed(self) -> list[Handle]:
+        """The cards likely revealed next: the top of the Reserve (a draw shows it to its drawer) and
+        the card drawn (a discard turns it face up); none between rounds."""
+        r = self.r
+        if r is None or r.ended:
+            return []
+        return r.reserve[-1:] + ([] if r.drawn is None else [r.drawn])
+
     def view(self, player: str) -> CrescendoView:
         """What `player` sees and knows now."""
         me = self.seat(player)

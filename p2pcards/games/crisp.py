@@ -634,6 +634,14 @@ class CrispGame(EngineBase[str]):
                     for s in range(3) for o in self.players for t in range(3)]
         return [Move(player, action)]
 
+    def next_revealed(self) -> list[Handle]:
+        """The cards likely revealed next: the top of the draw pile (a draw shows it to its drawer) and
+        the card drawn (a discard turns it face up); none between rounds."""
+        r = self.r
+        if r is None or r.ended:
+            return []
+        return r.draw_pile[-1:] + ([] if r.drawn is None else [r.drawn])
+
     def view(self, player: str) -> CrispView:
         """What `player` sees and knows now."""
         me = self.seat(player)

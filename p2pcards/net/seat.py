@@ -15,16 +15,18 @@ from collections.abc import Callable
 
 from ..bots.base import Bot
 from ..errors import LinkBroken
+from ..table.chains import private_to
 from ..table.peer import Note, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
 from .link import FRAME, REQUEST, Link, Links
-from .shell import TableShell
+from .shell import LATER_S, MAX_LATER, TableShell
 from .store import SeatStore
 
 LINK_UP_S = 30.0  # how long we wait for a link to every seat before the first round
 GONE_AFTER_S = 30.0  # how long a seat may be missing before we vote it gone: time for a person to restart a client
 LINGER_S = 2.0  # once the table is over, how long we stay after the last request for a frame we hold
 MAX_LINGER_S = 10.0
+MAX_HELD = 8 * MAX_LATER  # frames held back for all seats together: past it, they go at once
 
 
 class Seat:
@@ -39,6 +41,8 @@ class Seat:
         self._shell_args = (bot, think, on_note)
         self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self._held: dict[bytes, list[bytes]] = {}  # our private boxes not yet sent to a seat, by its key
+        self._holding: asyncio.TimerHandle | None = None
         self.seats = peer.n  # the first table's seats: a request may still count by them
         self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
@@ -70,7 +74,33 @@ class Seat:
             self._missing(key, "still missing")
 
     def _broadcast(self, frame: bytes) -> None:
-        self.links.broadcast(FRAME, frame, self.others)
+        to = private_to(frame)
+        if to is None or to >= len(self.peer.cfg.keys):
+            self._release()
+            self.links.broadcast(FRAME, frame, self.others)
+            return
+        # A private box is waited on by its recipient alone: the other seats get it LATER_S later, or
+        # before our next frame to them. On a machine shared by several peers, the CPU then goes first
+        # to the one that will show a card, and the others are not woken for what they cannot open.
+        key = self.peer.cfg.keys[to]
+        self._release(key)
+        self.links.send(key, FRAME, frame)
+        for other in self.others:
+            if other != key:
+                self._held.setdefault(other, []).append(frame)
+        if sum(map(len, self._held.values())) > MAX_HELD:
+            self._release()
+        elif self._holding is None:
+            self._holding = asyncio.get_running_loop().call_later(LATER_S, self._release)
+
+    def _release(self, key: bytes | None = None) -> None:
+        """Send the frames held for `key` (None: for every seat), in the order they were made."""
+        for k in list(self._held) if key is None else [key]:
+            for frame in self._held.pop(k, ()):
+                self.links.send(k, FRAME, frame)
+        if not self._held and self._holding is not None:
+            self._holding.cancel()
+            self._holding = None
 
     def frame(self, payload: bytes) -> None:
         """A table frame from a seat's link."""
@@ -212,7 +242,8 @@ class Seat:
         return (peer.finished and peer.successor is None) or peer.stopped is not None
 
     def close(self) -> None:
-        """Stop every timer of this seat."""
+        """Send what we hold back, and stop every timer of this seat."""
+        self._release()
         for handle in self.missing.values():
             handle.cancel()
         if self._asking is not None:

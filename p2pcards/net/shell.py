@@ -18,6 +18,7 @@ from types import TracebackType
 from ..bots.base import Bot
 from ..errors import IllegalMove
 from ..games.base import Move
+from ..table.chains import frame_head
 from ..table.outputs import NoteKind
 from ..table.peer import Note, Send, TablePeer
 from .store import SeatStore
@@ -29,6 +30,8 @@ MAX_LATENCIES = 10_000  # the newest move latencies kept per action
 # the CPU goes first to the peer that will show a card.
 LATER_S = 0.02
 MAX_LATER = 64
+LATER_CHUNK = 4  # frames that waited, taken in one go
+IDLE_S = 0.02  # quiet for this long: the peer makes ahead what the next draw will cost it
 
 
 def wall_clock() -> float:
@@ -56,7 +59,9 @@ class TableShell:
         self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
         self._later: list[tuple[bytes, float]] = []  # frames that can wait, with when they came
-        self._later_timer: asyncio.TimerHandle | None = None
+        self._later_timer: asyncio.Handle | None = None
+        self._idle: asyncio.TimerHandle | None = None
+        self._active = 0.0  # when we last emitted (loop time)
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
         # Our moves' times from play to shown (ordered, applied, every card it reveals to us learned), by action.
         self.latency: dict[str, deque[float]] = {}
@@ -73,10 +78,10 @@ class TableShell:
 
     def close(self) -> None:
         """Cancel every timer; the peer is left as it is."""
-        for handle in (self._wake, self._bot_timer, self._later_timer):
+        for handle in (self._wake, self._bot_timer, self._later_timer, self._idle):
             if handle is not None:
                 handle.cancel()
-        self._wake = self._bot_timer = self._later_timer = None
+        self._wake = self._bot_timer = self._later_timer = self._idle = None
         self._later = []
         self._done.set()
 
@@ -108,15 +113,36 @@ class TableShell:
             if self._later_timer is None:
                 self._later_timer = self._loop.call_later(LATER_S, self._take_later)
             return
-        self._take_later()
+        self._take_before(frame)
         if not self.over:
             self._emit(self.peer.receive(frame, self.clock()))
 
+    def _take_before(self, frame: bytes) -> None:
+        """Take the frames that waited and must come before `frame`: its sender's (its chain's order) and
+        every move (an order may name it); all of them when too many wait. The other seats' boxes wait on."""
+        later: list[tuple[bytes, float]] = []
+        rest: list[tuple[bytes, float]] = []
+        sender = (frame_head(frame) or (b"", ""))[0]
+        for item in self._later:
+            head = frame_head(item[0])
+            first = len(self._later) >= MAX_LATER or head is None or head[0] == sender or head[1] == "move"
+            (later if first else rest).append(item)
+        self._later = rest
+        self._take(later)
+
     def _take_later(self) -> None:
-        if self._later_timer is not None:
+        """Take the frames that waited, LATER_CHUNK at a time: between two chunks the loop reads the links,
+        so a frame that is waited on is not held up behind a burst of boxes for other seats."""
+        later, self._later = self._later[:LATER_CHUNK], self._later[LATER_CHUNK:]
+        self._later_timer = None
+        self._take(later)
+
+    def _take(self, later: list[tuple[bytes, float]]) -> None:
+        if not self._later and self._later_timer is not None:
             self._later_timer.cancel()
             self._later_timer = None
-        later, self._later = self._later, []
+        elif self._later and self._later_timer is None and not self.over:
+            self._later_timer = self._loop.call_soon(self._take_later)
         for frame, at in later:
             if not self.over:
                 self._emit(self.peer.receive(frame, at))
@@ -176,6 +202,17 @@ class TableShell:
                 self._moved = None
         self._schedule()
         self._bot_soon()
+        self._active = self._loop.time()
+        if self._idle is None:
+            self._idle = self._loop.call_later(IDLE_S, self._when_idle)
+
+    def _when_idle(self) -> None:
+        self._idle = None
+        quiet = self._loop.time() - self._active
+        if quiet < IDLE_S:
+            self._idle = self._loop.call_later(IDLE_S - quiet, self._when_idle)
+        elif not self.over:
+            self.peer.prepare()
 
     def _take_note(self, note: Note) -> None:
         self.notes.append(note)

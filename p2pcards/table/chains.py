@@ -149,13 +149,17 @@ class Chains:
             return None
         return seat
 
-    def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
+    def can_wait(self, frame: bytes, ordering: bool) -> bool:
+        """True for a frame nobody waits on us for: a private box to another seat, or a move unless we are
+        `ordering` (its order brings it in first). A shell may take it a little later."""
         try:
             env = parse(frame).envelope
         except RemoteProtocolError:
             return False  # dropped (and counted) at once
-        return env.type == "private" and env.body.get("to") != self.me
+        if env.type == "move":
+            return not ordering
+        to = private_to(frame)
+        return to is not None and to != self.me
 
     def keep_from(self, rnd: int) -> None:
         """Round `rnd` begins: only its frames and the last one's are kept whole, to be asked for again (ours
@@ -270,3 +274,22 @@ class Chains:
 def _evidence(exc: RemoteProtocolError) -> tuple[bytes, ...]:
     """The two signed frames that prove an equivocation (none for any other error: the frame in hand is)."""
     return exc.frames if isinstance(exc, EquivocationEvidence) else ()
+
+
+def private_to(frame: bytes) -> int | None:
+    """The seat a private box is for (the only one waiting on it), or None for any other frame."""
+    try:
+        env = parse(frame).envelope
+    except RemoteProtocolError:
+        return None
+    to = env.body.get("to") if env.type == "private" else None
+    return to if isinstance(to, int) and not isinstance(to, bool) else None
+
+
+def frame_head(frame: bytes) -> tuple[bytes, str] | None:
+    """A well-formed frame's sender key and message type, else None."""
+    try:
+        env = parse(frame).envelope
+    except RemoteProtocolError:
+        return None
+    return env.sender, env.type

@@ -204,8 +204,18 @@ class TablePeer(Coordinator):
         return self.rs is None or self.stopped is not None or self.rs.busy()
 
     def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for (a private box to another seat): a shell may take it a little later."""
-        return self.chains.can_wait(frame)
+        """True for a frame nobody waits on us for: a private box to another seat, or a move when we do not
+        order (its order brings it in first). A shell may take it a little later, or with the next frame."""
+        return self.chains.can_wait(frame, ordering=self.rs is None or self.rs.orderer == self.me)
+
+    def prepare(self) -> bool:
+        """While idle: make ahead our shares of the cards likely revealed next (the one a draw takes, the
+        one drawn), each with a one-time commitment of its proof, so that showing them waits on no
+        multiplication of ours; True when one was made."""
+        rs = self.rs
+        if rs is None or rs.stage is not Stage.PLAYING or self.stopped is not None:
+            return False
+        return rs.reveals.prepare(self.rules.next_revealed())
 
     def missing(self) -> list[tuple[int, int, int]]:
         """What we miss of the other seats' chains: (seat, first seq, last seq), gaps and stalled tails.

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, encode
+from ..crypto.proofs import Commitment
 from ..crypto.sealing import seal_to
 from ..errors import DeckFault, InvalidKey, MalformedMessage
 from .config import Game
@@ -43,6 +44,8 @@ class Reveals:
         self.boxes_due: dict[tuple[int, int], int] = {}  # (prover, recipient) -> private boxes owed
         self.boxes_seen: dict[tuple[int, int], int] = {}
         self.faces: dict[int, dict[int, dk.Card]] = {}  # deck -> position -> the face we learned there
+        # deck -> position -> our share and a one-time proof commitment, made while idle (`prepare`)
+        self.ahead: dict[int, dict[int, tuple[bytes, Commitment]]] = {}
 
     # ------------------------------------------------------------ granting (our shares out)
 
@@ -99,8 +102,22 @@ class Reveals:
         for h in sorted(handles):
             d, pos = decks.loc[h]
             by_deck.setdefault(d, []).append(pos)
-        return [dk.make_reveal(decks.ctx, decks.keys, decks.secret, decks.chains[d][-1], positions, recipient)
-                for d, positions in by_deck.items()]
+        return [dk.make_reveal(decks.ctx, decks.keys, decks.secret, decks.chains[d][-1], positions, recipient,
+                               self.ahead.get(d)) for d, positions in by_deck.items()]
+
+    def prepare(self, handles: Iterable[int]) -> bool:
+        """Make ahead, for each of `handles` (cards likely revealed next), our share and a proof commitment,
+        so that the share we owe when it is revealed costs no multiplication then; True when one was made."""
+        decks, made = self.decks, False
+        for h in handles:
+            if h not in decks.loc or h in self.granted_public:
+                continue
+            d, pos = decks.loc[h]
+            final = decks.final(d)
+            if final is not None and pos not in self.ahead.get(d, {}):
+                self.ahead.setdefault(d, {})[pos] = dk.prepare_share(decks.ctx, decks.secret, final, pos)
+                made = True
+        return made
 
     # ------------------------------------------------------------ taking (their shares in)
 
@@ -173,7 +190,9 @@ class Reveals:
             if len(got) + (self.me not in got) < self.seats:
                 continue
             final = decks.chains[d][-1]
-            shares = [got[s] if s != self.me else dk.own_share(decks.secret, final, pos) for s in range(self.seats)]
+            ahead = self.ahead.get(d, {}).get(pos)
+            own = dk.own_share(decks.secret, final, pos) if ahead is None else ahead[0]
+            shares = [got[s] if s != self.me else own for s in range(self.seats)]
             seen = self.faces.setdefault(d, {})
             try:  # a face seen at another position of this deck is a fault of the deck, not a card
                 face = dk.combine(decks.ctx, decks.book, final, pos, shares, seen=seen)

@@ -45,6 +45,10 @@ class Rules:
         """Apply one move, or tied claims, at `time`; IllegalMove when the rules refuse it."""
         self.game.apply(self.winner(moves), now=time)
 
+    def next_revealed(self) -> list[Handle]:
+        """The cards likely revealed next (the pile's top, the card drawn): worth making our shares of ahead."""
+        return self.game.next_revealed()
+
     def reshuffle_deck(self) -> tuple[tuple[str | int, ...], tuple[str, ...]]:
         """The faces and public tags of the cards a reshuffle due takes (never due in this game)."""
         raise LocalError("this game never reshuffles")

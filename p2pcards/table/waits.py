@@ -18,7 +18,7 @@ from .recovery import Gap, find_gaps
 from .round import Round, Watchdog
 
 PROBE_S: Final = 1.0  # how long we wait on a seat before we ask whether a frame of it was lost
-WATCH_S: Final = 0.05  # how often frames wake the watchdog: what is owed costs more to find than a frame to take
+WATCH_S: Final = 0.25  # how often frames wake the watchdog: what is owed costs more to find than a frame to take
 
 
 class Waits:

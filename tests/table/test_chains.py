@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from p2pcards.crypto.envelope import Outbox, Signed
 from p2pcards.crypto.identity import generate
-from p2pcards.table.chains import Chains
+from p2pcards.table.chains import Chains, frame_head, private_to
 from p2pcards.table.config import TableConfig
 from p2pcards.table.outputs import Emitter
 
@@ -77,13 +77,18 @@ def test_an_accepted_message_is_handled_now_kept_for_its_round_or_dropped() -> N
         "message dropped: its sender has no seat at this table (more like it are dropped unnoted)"]
 
 
-def test_a_private_box_to_another_seat_can_wait_and_nothing_else_can() -> None:
+def test_a_private_box_to_another_seat_can_wait_and_a_move_unless_we_order_it() -> None:
     chains, _, _ = seat_zero()
     out = Outbox(IDS[1], CFG.context)
-    assert chains.can_wait(out.seal(1, "private", {"to": 2, "box": b"x"}).frame)
-    assert not chains.can_wait(out.seal(1, "private", {"to": 0, "box": b"x"}).frame)
-    assert not chains.can_wait(out.seal(1, "move", {"m": {"a": "draw"}}).frame)
-    assert not chains.can_wait(b"garbage")
+    for ordering in (True, False):
+        assert chains.can_wait(out.seal(1, "private", {"to": 2, "box": b"x"}).frame, ordering)
+        assert not chains.can_wait(out.seal(1, "private", {"to": 0, "box": b"x"}).frame, ordering)
+        assert chains.can_wait(out.seal(1, "move", {"m": {"a": "draw"}}).frame, ordering) is not ordering
+        assert not chains.can_wait(out.seal(1, "order", {"e": []}).frame, ordering)
+        assert not chains.can_wait(b"garbage", ordering)
+    assert private_to(out.seal(1, "private", {"to": 2, "box": b"x"}).frame) == 2
+    assert private_to(out.seal(1, "private", {"to": True, "box": b"x"}).frame) is None
+    assert frame_head(out.seal(1, "aid", {"on": True}).frame) == (IDS[1].public, "aid") and frame_head(b"x") is None
 
 
 def test_the_frames_we_hold_are_given_back_and_only_the_last_two_rounds_kept_whole() -> None:
