@@ -118,14 +118,15 @@ class TableShell:
             self._emit(self.peer.receive(frame, self.clock()))
 
     def _take_before(self, frame: bytes) -> None:
-        """Take the frames that waited and must come before `frame`: its sender's (its chain's order) and
-        every move (an order may name it); all of them when too many wait. The other seats' boxes wait on."""
+        """Take the frames that waited and must come before `frame`: every move (an order may name it),
+        and every earlier frame of the senders of those moves and of `frame` (each chain is taken in
+        order); all of them when too many wait. The other seats' boxes wait on."""
+        heads = [frame_head(f) for f, _ in self._later]
+        senders = {(frame_head(frame) or (b"", ""))[0]} | {h[0] for h in heads if h is not None and h[1] == "move"}
         later: list[tuple[bytes, float]] = []
         rest: list[tuple[bytes, float]] = []
-        sender = (frame_head(frame) or (b"", ""))[0]
-        for item in self._later:
-            head = frame_head(item[0])
-            first = len(self._later) >= MAX_LATER or head is None or head[0] == sender or head[1] == "move"
+        for item, head in zip(self._later, heads):
+            first = len(self._later) >= MAX_LATER or head is None or head[0] in senders
             (later if first else rest).append(item)
         self._later = rest
         self._take(later)
