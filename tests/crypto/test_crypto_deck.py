@@ -129,3 +129,28 @@ def test_full_crescendo_deck_eight_seats_audit() -> None:
     report = D.audit(rnd.ctx, rnd.anns, rnd.openings(), rnd.book, rnd.records)
     assert report.verified
     assert sorted(map(str, report.faces[0])) == sorted(map(str, CRESCENDO_DECK))
+
+
+def test_a_share_made_ahead_is_the_same_share_with_a_valid_proof_and_serves_one_proof_only() -> None:
+    """The costly part of a share made while idle (Chaum–Pedersen's first move, with a hedged one-time nonce)."""
+    rnd, final = play(3, "crisp", 8)
+    ctx, keys, prover = rnd.ctx, rnd.keys, rnd.secrets[1]
+    made = D.prepare_share(ctx, prover, final, 0)
+    ahead = {0: made}
+    rv = D.make_reveal(ctx, keys, prover, final, [0], 0, ahead)
+    assert ahead == {}  # taken out as it is used: its nonce never answers a second challenge
+    plain = D.make_reveal(ctx, keys, prover, final, [0], 0)
+    assert rv.shares == plain.shares and rv.proofs != plain.proofs
+    D.verify_reveal(ctx, keys, final, rv, prover=1, recipient=0, positions=[0])
+    public = D.make_reveal(ctx, keys, prover, final, [0], None, ahead)  # none left: made the usual way
+    assert public.proofs == D.make_reveal(ctx, keys, prover, final, [0], None).proofs
+    again = D.prepare_share(ctx, prover, final, 0)
+    assert again[0] == made[0] and again[1].k != made[1].k  # the same share, a fresh nonce
+    with pytest.raises(LocalError):  # a commitment made for another card
+        D.make_reveal(ctx, keys, prover, final, [0], 0, {0: D.prepare_share(ctx, prover, final, 1)})
+    fresh = D.make_reveal(ctx, keys, prover, final, [0], 0, {0: again})
+    D.verify_reveal(ctx, keys, final, fresh, prover=1, recipient=0, positions=[0])
+    other_share = D.prepare_share(ctx, prover, final, 1)[0]
+    wrong = D.make_reveal(ctx, keys, prover, final, [0], 0, {0: (other_share, D.prepare_share(ctx, prover, final, 0)[1])})
+    with pytest.raises(D.BadProof):  # but a share of another card made ahead fails its proof
+        D.verify_reveal(ctx, keys, final, wrong, prover=1, recipient=0, positions=[0])

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from p2pcards.net.shell import LATER_S, TableShell
+from p2pcards.crypto.envelope import Outbox
+from p2pcards.crypto.identity import generate
+from p2pcards.net.shell import LATER_CHUNK, LATER_S, TableShell
+from p2pcards.table.chains import frame_head, private_to
+from p2pcards.table.config import TableConfig
 
 
 class Peer:
@@ -72,3 +76,82 @@ def test_a_frame_that_can_wait_is_taken_soon_and_never_after_a_frame_that_came_l
     assert before == []
     assert [f for f, _ in peer.taken] == [b"box 1", b"box 2", b"move", b"box 3"]
     assert peer.taken[0][1] <= peer.taken[2][1]  # each is taken at the time it came
+
+
+IDS = [generate(f"p{i}") for i in range(4)]
+CONTEXT = TableConfig(bytes(16), "crisp", {}, tuple(i.public for i in IDS), tuple(i.name for i in IDS)).context
+
+
+class FramePeer(Peer):
+    """A peer at seat 0 that lets private boxes to other seats, and moves, wait (as seat 0 when it does not order)."""
+
+    def can_wait(self, frame: bytes) -> bool:
+        head = frame_head(frame)
+        return head is not None and (head[1] == "move" or private_to(frame) not in (None, 0))
+
+
+def test_a_waited_on_frame_takes_first_only_what_its_chain_and_the_moves_chains_need() -> None:
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+
+    def box(seat: int, to: int) -> bytes:
+        return outs[seat].seal(1, "private", {"to": to, "box": b"x"}).frame
+
+    async def main() -> tuple[FramePeer, list[bytes], list[bytes]]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in frames:
+            shell.receive(frame)
+        first = [f for f, _ in peer.taken]
+        await asyncio.sleep(LATER_S * 3)
+        shell.close()
+        return peer, first, [f for f, _ in peer.taken]
+
+    a2, b3, c2 = box(1, 2), box(2, 3), box(3, 2)  # boxes seat 0 cannot open, from seats 1, 2 and 3
+    move = outs[2].seal(1, "move", {"m": {"a": "draw"}}).frame  # seat 2's move, after its box
+    order = outs[1].seal(1, "order", {"e": []}).frame  # seat 1's order: waited on
+    frames = [a2, b3, c2, move, order]
+    peer, first, every = asyncio.run(main())
+    # Seat 1's box goes before its order (its chain), seat 2's box before its move (its chain, and an
+    # order may name the move); seat 3's box does not hold the order up: it is taken LATER_S after.
+    assert first == [a2, b3, move, order]
+    assert every == [a2, b3, move, order, c2]
+
+
+def test_many_frames_that_waited_are_taken_a_few_at_a_time_in_the_order_they_came() -> None:
+    out = Outbox(IDS[1], CONTEXT)
+    boxes = [out.seal(1, "private", {"to": 2, "box": bytes([k])}).frame for k in range(3 * LATER_CHUNK + 1)]
+
+    async def main() -> list[int]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in boxes:
+            shell.receive(frame)
+        while not peer.taken:
+            await asyncio.sleep(0.001)
+        seen = []
+        while len(peer.taken) < len(boxes):
+            seen.append(len(peer.taken))
+            await asyncio.sleep(0)  # one turn of the loop: the links could be read here
+        shell.close()
+        assert [f for f, _ in peer.taken] == boxes
+        return seen
+
+    seen = asyncio.run(main())
+    assert len(seen) >= 2 and all(n % LATER_CHUNK == 0 for n in seen)  # a chunk per turn of the loop
+
+
+def test_in_a_whole_game_the_shares_of_drawn_cards_are_made_ahead_while_idle(monkeypatch: Any) -> None:
+    from p2pcards.crypto import deck as dk
+    from p2pcards.net.bench import play_memory
+
+    made = dk.make_reveal
+    served: list[bool] = []
+
+    def counting(ctx: Any, keys: Any, secret: Any, deck: Any, positions: Any, recipient: Any, ahead: Any = None) -> Any:
+        served.extend(ahead is not None and p in ahead for p in positions)
+        return made(ctx, keys, secret, deck, positions, recipient, ahead)
+
+    monkeypatch.setattr(dk, "make_reveal", counting)
+    summary = play_memory("crisp", 3, 10, limit_s=120)
+    assert summary["finished"] == 3
+    assert any(served) and not all(served)  # draws and discards from shares made ahead; the deal's looks not

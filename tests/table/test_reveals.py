@@ -145,3 +145,27 @@ def test_shares_not_due_cost_bounded_memory_dropped_and_noted_once() -> None:
     assert reveals[1].dropped[0] >= MAX_EARLY // 12
     assert [n for n in ports[1].notes if n[0] == "rejected"] == [ports[1].notes[0]] and ports[1].notes[0][2] == 0
     assert not ports[1].faults
+
+
+def test_a_share_made_ahead_serves_the_next_look_at_that_card_and_is_made_again_for_the_next() -> None:
+    reveals, ports, games = two_seats()
+    handle = 31  # the next card drawn, say
+    r0 = reveals[0]
+    assert r0.prepare([handle]) and not r0.prepare([handle])  # made once, kept until used
+    deck, pos = r0.decks.loc[handle]
+    assert pos in r0.ahead[deck]
+    for g in games:
+        g.know.show(1, handle)  # seat 1 draws it
+    r0.after_change()
+    assert pos not in r0.ahead[deck]  # its one-time commitment went into the proof seat 1 gets
+    (body,) = ports[0].of_type("private")
+    box = Private.from_wire(body, 2, 0)
+    reveals[1].after_change()
+    reveals[1].box_seen(0, 1)
+    reveals[1].take(0, 1, Shares.from_wire(decode(Opener(IDS[1]).open(box.box))).reveals)
+    reveals[1].take_early()
+    assert games[1].faces.get(handle) in CRISP_DECK and not ports[1].faults
+    assert r0.prepare([handle])  # the card may be turned face up next: a fresh commitment for it
+    r0.grant_public([handle])
+    assert pos not in r0.ahead[deck] and not r0.prepare([handle])  # public now: nothing more to make
+    assert not r0.prepare([999])  # no such card: nothing made

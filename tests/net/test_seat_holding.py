@@ -1,0 +1,56 @@
+"""A private box goes at once to the one seat that can open it, and to the others a moment later, never out of order."""
+
+from __future__ import annotations
+
+import asyncio
+
+from p2pcards.crypto.envelope import Outbox
+from p2pcards.net.link import FRAME
+from p2pcards.net.seat import Seat
+from p2pcards.net.shell import LATER_S
+from p2pcards.sim.table_game import make_table
+
+
+class Links:
+    """What a seat sends, per key, in order (every seat linked)."""
+
+    def __init__(self, keys: list[bytes]) -> None:
+        self.links = dict.fromkeys(keys)
+        self.sent: dict[bytes, list[bytes]] = {k: [] for k in keys}
+
+    def send(self, key: bytes, kind: int, payload: bytes = b"") -> None:
+        assert kind == FRAME
+        self.sent[key].append(payload)
+
+    def broadcast(self, kind: int, payload: bytes, keys: list[bytes]) -> None:
+        for key in keys:
+            self.send(key, kind, payload)
+
+
+def test_a_box_goes_to_its_seat_at_once_and_to_the_others_later_or_before_our_next_frame() -> None:
+    peer = make_table("crisp", 3, {})[0]
+    one, two = peer.cfg.keys[1:]
+    out = Outbox(peer.identity, peer.cfg.context)
+    box1, box2, box3 = (out.seal(1, "private", {"to": to, "box": b"x"}).frame for to in (1, 2, 1))
+    aid = out.seal(1, "aid", {"on": True}).frame
+
+    async def main() -> tuple[Links, dict[bytes, list[bytes]], dict[bytes, list[bytes]], dict[bytes, list[bytes]]]:
+        links = Links([one, two])
+        seat = Seat(peer, links)  # type: ignore[arg-type]
+        seat._broadcast(box1)
+        seat._broadcast(box2)
+        at_once = {k: list(v) for k, v in links.sent.items()}
+        seat._broadcast(aid)  # our next frame to everyone: what was held for a seat goes first, in order
+        before_aid = {k: list(v) for k, v in links.sent.items()}
+        seat._broadcast(box3)
+        held = {k: list(v) for k, v in links.sent.items()}
+        await asyncio.sleep(LATER_S * 3)  # nothing more to send: the held box goes LATER_S after
+        seat.close()
+        return links, at_once, before_aid, held
+
+    links, at_once, before_aid, held = asyncio.run(main())
+    # Each box at once to its own seat, and before it what was held for that seat (each link keeps our order).
+    assert at_once == {one: [box1], two: [box1, box2]}
+    assert before_aid == {one: [box1, box2, aid], two: [box1, box2, aid]}
+    assert held == {one: [box1, box2, aid, box3], two: [box1, box2, aid]}
+    assert links.sent == {one: [box1, box2, aid, box3], two: [box1, box2, aid, box3]}
