@@ -31,6 +31,7 @@ MAX_LATENCIES = 10_000  # the newest move latencies kept per action
 LATER_S = 0.02
 MAX_LATER = 64
 LATER_CHUNK = 4  # frames that waited, taken in one go
+LATER_GAP_S = 0.002  # between two such chunks: a burst of boxes for other seats leaves the CPU to what is waited on
 IDLE_S = 0.02  # quiet for this long: the peer makes ahead what the next draw will cost it
 
 
@@ -143,7 +144,7 @@ class TableShell:
             self._later_timer.cancel()
             self._later_timer = None
         elif self._later and self._later_timer is None and not self.over:
-            self._later_timer = self._loop.call_soon(self._take_later)
+            self._later_timer = self._loop.call_later(LATER_GAP_S, self._take_later)
         for frame, at in later:
             if not self.over:
                 self._emit(self.peer.receive(frame, at))
