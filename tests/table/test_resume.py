@@ -148,3 +148,26 @@ def test_a_peer_crashed_in_a_later_round_resumes_from_its_checkpoint_and_the_tab
     for peer in net.peers[1:]:
         assert (peer.log_hash, peer.results, peer.game.totals) == (first.log_hash, first.results, first.game.totals)
         assert peer.game.results == first.game.results and peer.game.winners == first.game.winners
+
+
+def test_a_peer_whose_shares_were_made_ahead_resumes_with_the_very_frames_it_signed() -> None:
+    # Shares made ahead carry proofs with a random nonce: made again on resume, they differ from the
+    # journaled ones but for the proofs, and the journaled frames are the ones given back.
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    made = [0]
+
+    def prepared_until(stop: object) -> object:
+        def step(net: MemNet) -> bool:
+            made[0] += sum(p.prepare() for p in net.peers)  # as a shell does while idle
+            return stop(net)  # type: ignore[operator]
+        return step
+
+    net.start()
+    net.run(until=300.0, stop=prepared_until(mid_round(1, 10)))
+    assert made[0] > 0
+    kept: list[list[tuple[str, int, bytes]]] = []
+    crash_and_resume(net, 1, kept, down=3.0)
+    net.run(until=600.0, stop=prepared_until(lambda net: False))
+    finished_alike(net)
