@@ -149,15 +149,15 @@ class Chains:
             return None
         return seat
 
-    def can_wait(self, frame: bytes, ordering: bool) -> bool:
+    def can_wait(self, frame: bytes, ordering: bool, awaited: Collection[tuple[int, int]] = ()) -> bool:
         """True for a frame nobody waits on us for: a private box to another seat, or a move unless we are
-        `ordering` (its order brings it in first). A shell may take it a little later."""
+        `ordering` or an order we hold names it (is `awaited`). A shell may take it a little later."""
         try:
             env = parse(frame).envelope
         except RemoteProtocolError:
             return False  # dropped (and counted) at once
         if env.type == "move":
-            return not ordering
+            return not ordering and (self.seat(env.sender), env.seq) not in awaited
         to = private_to(frame)
         return to is not None and to != self.me
 

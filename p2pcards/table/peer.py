@@ -206,7 +206,8 @@ class TablePeer(Coordinator):
     def can_wait(self, frame: bytes) -> bool:
         """True for a frame nobody waits on us for: a private box to another seat, or a move when we do not
         order (its order brings it in first). A shell may take it a little later, or with the next frame."""
-        return self.chains.can_wait(frame, ordering=self.rs is None or self.rs.orderer == self.me)
+        rs = self.rs
+        return self.chains.can_wait(frame, rs is None or rs.orderer == self.me, () if rs is None else rs.log.awaited())
 
     def prepare(self) -> bool:
         """While idle: make ahead our shares of the cards likely revealed next (the one a draw takes, the

@@ -86,6 +86,8 @@ def test_a_private_box_to_another_seat_can_wait_and_a_move_unless_we_order_it() 
         assert chains.can_wait(out.seal(1, "move", {"m": {"a": "draw"}}).frame, ordering) is not ordering
         assert not chains.can_wait(out.seal(1, "order", {"e": []}).frame, ordering)
         assert not chains.can_wait(b"garbage", ordering)
+    named = out.seal(1, "move", {"m": {"a": "draw"}})
+    assert chains.can_wait(named.frame, False, [(2, 0)]) and not chains.can_wait(named.frame, False, [(1, named.envelope.seq)])
     assert private_to(out.seal(1, "private", {"to": 2, "box": b"x"}).frame) == 2
     assert private_to(out.seal(1, "private", {"to": True, "box": b"x"}).frame) is None
     assert frame_head(out.seal(1, "aid", {"on": True}).frame) == (IDS[1].public, "aid") and frame_head(b"x") is None
