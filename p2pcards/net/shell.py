@@ -3,7 +3,9 @@
 The shell owns no sockets: it is given a `broadcast` callable and fed frames with `receive`. It
 keeps a reference to every timer it schedules, ticks the peer exactly when `wake_time()` asks
 (never on a fixed poll), drives an optional bot, and is used as `async with TableShell(...)`,
-which cancels every timer on the way out, whatever the exit path.
+which cancels every timer on the way out, whatever the exit path. It takes what is waited on
+first (see `can_wait`), and once quiet for IDLE_S lets the peer make ahead what the next draw
+will cost it (`prepare`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from .store import SeatStore
 
 MAX_NOTES = 1000  # the newest notes kept for a UI or a summary; older ones are dropped, never hoarded
 MAX_LATENCIES = 10_000  # the newest move latencies kept per action
-# Frames nobody waits on us for (a private box to another seat) are taken this much later, or with
-# the next frame that is waited on, whichever comes first: on a machine shared by several peers,
-# the CPU goes first to the peer that will show a card.
+# Frames nobody waits on us for (a private box to another seat, a move we do not order) are taken
+# this much later, or just before a frame that needs them, whichever comes first: on a machine
+# shared by several peers, the CPU goes first to the peer that will show a card.
 LATER_S = 0.02
 MAX_LATER = 64
 LATER_CHUNK = 4  # frames that waited, taken in one go
@@ -60,7 +62,7 @@ class TableShell:
         self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
         self._later: list[tuple[bytes, float]] = []  # frames that can wait, with when they came
-        self._later_timer: asyncio.Handle | None = None
+        self._later_timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._active = 0.0  # when we last emitted (loop time)
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
 
-from ..crypto.envelope import ChainTracker, Signed, parse
+from ..crypto.envelope import ChainTracker, Envelope, Signed, parse
 from ..errors import (BrokenChain, Equivocation, EquivocationEvidence, Gap, LocalError, MalformedMessage,
                       RemoteProtocolError, Replay)
 from .config import TableConfig
@@ -158,7 +158,7 @@ class Chains:
             return False  # dropped (and counted) at once
         if env.type == "move":
             return not ordering and (self.seat(env.sender), env.seq) not in awaited
-        to = private_to(frame)
+        to = _recipient(env)
         return to is not None and to != self.me
 
     def keep_from(self, rnd: int) -> None:
@@ -279,9 +279,12 @@ def _evidence(exc: RemoteProtocolError) -> tuple[bytes, ...]:
 def private_to(frame: bytes) -> int | None:
     """The seat a private box is for (the only one waiting on it), or None for any other frame."""
     try:
-        env = parse(frame).envelope
+        return _recipient(parse(frame).envelope)
     except RemoteProtocolError:
         return None
+
+
+def _recipient(env: Envelope) -> int | None:
     to = env.body.get("to") if env.type == "private" else None
     return to if isinstance(to, int) and not isinstance(to, bool) else None
 

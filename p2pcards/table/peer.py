@@ -204,8 +204,8 @@ class TablePeer(Coordinator):
         return self.rs is None or self.stopped is not None or self.rs.busy()
 
     def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for: a private box to another seat, or a move when we do not
-        order (its order brings it in first). A shell may take it a little later, or with the next frame."""
+        """True for a frame nobody waits on us for: a private box to another seat, or a move we do not order
+        and no order we hold names. A shell may take it a little later (before any frame that needs it)."""
         rs = self.rs
         return self.chains.can_wait(frame, rs is None or rs.orderer == self.me, () if rs is None else rs.log.awaited())
 
