@@ -2,7 +2,7 @@
 
 The deck's bodies (key, pass, shares' reveals, open) are parsed by p2pcards/crypto/deck.py and a
 move's by `messages.move_from_wire`; the ones here are the table's: ready, order, private,
-result, leave, fault, aid and gone. Each has `from_wire` (the only place its shape is checked) and, where we
+result, leave, fault, aid, gone and out. Each has `from_wire` (the only place its shape is checked) and, where we
 send it, `to_wire`.
 """
 
@@ -235,7 +235,26 @@ class Gone:
         return cls(seat)
 
 
-Body = (Ready | Fault | Leave | Aid | Gone | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
+@dataclass(frozen=True, slots=True)
+class Out:
+    """Its sender decided that the seats `seats` are out (its last frame at this table, protocol.md §14.9)."""
+
+    seats: tuple[int, ...]
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Value], seats: int, sender: int) -> Out:
+        """Parse an out body: one seat or more, in increasing order, none of them the sender's."""
+        out = _ints(body["seats"], "an out message's seats")
+        if not out or list(out) != sorted(set(out)) or not all(0 <= s < seats for s in out) or sender in out:
+            raise MalformedMessage("an out message names, in order, some seats other than its sender's")
+        return cls(out)
+
+    def to_wire(self) -> dict[str, Value]:
+        """The body on the wire."""
+        return {"seats": list(self.seats)}
+
+
+Body = (Ready | Fault | Leave | Aid | Gone | Out | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
         | dk.Opening | RoundResult)
 
 
@@ -253,6 +272,8 @@ def parse_body(mtype: str, body: Mapping[str, Value], names: tuple[str, ...], se
             return Aid.from_wire(body)
         case "gone":
             return Gone.from_wire(body, seats, sender)
+        case "out":
+            return Out.from_wire(body, seats, sender)
         case "key":
             return dk.KeyAnnouncement.from_wire(dict(body))
         case "pass":

@@ -27,7 +27,7 @@ from .outputs import Emitter
 MAX_HELD = 256  # frames ahead of its chain held per sender
 MAX_HELD_BYTES = 4 << 20  # their bytes, per sender
 MAX_LATER = 16  # accepted messages of the next round held per sender
-ANY_ROUND = ("ready", "fault", "aid", "gone", "leave")  # handled at once, whatever their round
+ANY_ROUND = ("ready", "fault", "aid", "gone", "out", "leave")  # handled at once, whatever their round
 
 
 class _Rounds(Collection[int]):

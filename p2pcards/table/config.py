@@ -57,14 +57,14 @@ class TableConfig:
         """The number of seats."""
         return len(self.keys)
 
-    def without(self, out: int, void: int, dealer: int) -> TableConfig:
-        """The table that goes on without seat `out` from round `void`, which seat `dealer` was to deal
+    def without(self, out: tuple[int, ...], void: int, dealer: int) -> TableConfig:
+        """The table that goes on without the seats `out` from round `void`, which seat `dealer` was to deal
         (protocol.md §14.9): the others in their order, the same game and options, and round `void`
-        dealt by the same seat, or by the one after `out` when it was `out`."""
-        keep = [s for s in range(self.seats) if s != out]
-        first = keep.index(dealer if dealer != out else (out + 1) % self.seats)
-        return TableConfig(transcript_hash(SUCCESSOR_PERSON, [self.context, out, void], 16), self.game, self.options,
-                           tuple(self.keys[s] for s in keep), tuple(self.names[s] for s in keep),
+        dealt by the same seat, or by the first one after it that remains when it is out."""
+        keep = [s for s in range(self.seats) if s not in out]
+        first = keep.index(next(s % self.seats for s in range(dealer, dealer + self.seats) if s % self.seats in keep))
+        return TableConfig(transcript_hash(SUCCESSOR_PERSON, [self.context, list(out), void], 16), self.game,
+                           self.options, tuple(self.keys[s] for s in keep), tuple(self.names[s] for s in keep),
                            (first - void + 1) % len(keep))
 
     def new_game(self) -> Game:

@@ -27,6 +27,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "fault": frozenset({"blame", "why", "stall", "evidence"}),
     "aid": frozenset({"on"}),
     "gone": frozenset({"seat"}),
+    "out": frozenset({"seats"}),
 }
 MOVE_KEYS: Final = {"a": "action", "p": "pos", "q": "pos2", "t": "target", "u": "target_pos", "s": "source"}
 MAX_REASON: Final = 200  # bytes of UTF-8

@@ -76,8 +76,9 @@ def record_time(number: int) -> float:
 class Check:
     """What the rounds before round `round` left a peer when it began it at time `now`: where its chain stood
     (`seq`, `head`), the totals it began with and those the round before began with, the seats whose
-    memory aid was on, every vote (seat voted gone, voter, round) held, and the engine's results of
-    the rounds played (`results`). One record: a crash leaves the whole checkpoint or none."""
+    memory aid was on, every vote (seat voted gone, voter, round) held, the engine's results of the
+    rounds played (`results`), and every `out` held (seat, the seats it put out). One record: a crash
+    leaves the whole checkpoint or none."""
 
     round: int
     now: float
@@ -88,11 +89,13 @@ class Check:
     aided: tuple[int, ...]
     votes: tuple[tuple[int, int, int], ...]
     results: Value
+    outs: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     def record(self) -> Record:
         """The checkpoint as a journal record."""
         return ("check", self.round, encode([_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
-                                             list(self.aided), [list(v) for v in self.votes], self.results]))
+                                             list(self.aided), [list(v) for v in self.votes], self.results,
+                                             [[seat, list(out)] for seat, out in self.outs]]))
 
     @classmethod
     def parse(cls, record: Record) -> Check:
@@ -104,14 +107,19 @@ class Check:
                 raise LocalError("a journal's checkpoint is not lists of integers")
             return tuple(i for i in x if isinstance(i, int))
 
-        if not isinstance(v, list) or len(v) != 8 or type(v[0]) is not int or type(v[1]) is not int \
+        if not isinstance(v, list) or len(v) not in (8, 9) or type(v[0]) is not int or type(v[1]) is not int \
                 or not isinstance(v[2], bytes) or not isinstance(v[6], list):
-            raise LocalError("a journal's checkpoint is not [time, seq, head, totals, before, aided, votes, results]")
+            raise LocalError("a journal's checkpoint is not [time, seq, head, totals, before, aided, votes, results, outs]")
+        outs = v[8] if len(v) == 9 else []
+        if not isinstance(outs, list) or not all(isinstance(x, list) and len(x) == 2 and type(x[0]) is int
+                                                  for x in outs):
+            raise LocalError("a journal's checkpoint holds an out that is not [seat, seats]")
         votes = tuple(ints(x) for x in v[6])
         if any(len(x) != 3 for x in votes):
             raise LocalError("a journal's checkpoint holds a vote that is not [seat, voter, round]")
         return cls(record[1], record_time(v[0]), v[1], v[2], ints(v[3]), ints(v[4]), ints(v[5]),
-                   tuple((a, b, c) for a, b, c in votes), v[7])
+                   tuple((a, b, c) for a, b, c in votes), v[7],
+                   tuple((x[0], ints(x[1])) for x in outs if isinstance(x, list) and isinstance(x[0], int)))
 
 
 def _listed(v: object) -> Value:

@@ -2,7 +2,7 @@
 the votes that put a seat out and the table that goes on without it (protocol.md §14.9), and the
 checkpoint a journal keeps of it all at the start of a round (resume.py).
 
-The table's messages of no round but a fault report land here (`ready`, `gone`, `leave`, `aid`);
+The table's messages of no round but a fault report land here (`ready`, `gone`, `out`, `leave`, `aid`);
 a fault report crosses every part, so it is the peer's. What the rounds before left is handed over
 as the game's engine (its totals and results), which the peer owns and passes in.
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from ..crypto.envelope import Outbox
 from ..errors import MalformedMessage
-from .bodies import Aid, Gone, Leave, Ready
+from .bodies import Aid, Gone, Leave, Out, Ready
 from .config import Game, TableConfig
 from .messages import reason
 from .outputs import Emitter
 from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
-TableMessage = Ready | Gone | Leave | Aid
+TableMessage = Ready | Gone | Out | Leave | Aid
 
 
 class Seating:
@@ -34,7 +34,7 @@ class Seating:
         self.emit = emit
         totals, played = carry or ((0,) * cfg.seats, 0)
         self.carry = (tuple(totals), played)
-        self.votes = Votes(cfg.seats, played + 1)
+        self.votes = Votes(cfg.seats, played + 1, me)
         self.ready: set[int] = set()
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
         self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
@@ -81,6 +81,11 @@ class Seating:
                 self.votes.take(seat, body.seat, rnd)
                 self.emit.note("missing", f"{names[seat]} votes {names[body.seat]} gone", body.seat)
                 self.vote_out(game, done)
+            case Out():
+                if self.votes.take_out(seat, body.seats) and seat != self.me:
+                    gone = ", ".join(names[s] for s in body.seats)
+                    self.emit.note("missing", f"{names[seat]} says {gone} {'is' if len(body.seats) == 1 else 'are'} out")
+                    self.vote_out(game, done)
             case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
                 self.left.setdefault(seat, (rnd, body.why))
                 self.vote_gone(seat, f"{names[seat]} left the table ({body.why}): we vote it gone")
@@ -98,24 +103,27 @@ class Seating:
             self.emit.send(self.emit.round(), "gone", {"seat": seat})
 
     def vote_out(self, game: Game, done: bool) -> None:
-        """Put out a seat every other seat voted gone, once we may (`done`: our current round is settled in
-        `game`): its round is void and the table goes on without it, as `successor`, if enough seats remain."""
+        """Put out the seats the votes decide, once we may (`done`: our current round is settled in `game`),
+        saying so in our last frame here: their round is void and the table goes on without them, as
+        `successor`, if enough seats remain."""
         due = None if self.finished else self.votes.due(self.emit.round(), done, game.totals)
         if due is None:
             return
         dep, totals = due
+        names = ", ".join(self.cfg.names[s] for s in dep.out)
+        if self.me not in dep.out:
+            self.emit.send(self.emit.round(), "out", Out(dep.out).to_wire())
         self.finished = True
-        name = self.cfg.names[dep.out]
-        self.emit.note("void", f"{name} is out: round {dep.void} is void")
-        if dep.out == self.me:
+        self.emit.note("void", f"{names} {'is' if len(dep.out) == 1 else 'are'} out: round {dep.void} is void")
+        if self.me in dep.out:
             self.emit.note("over", "every other seat voted us gone: the table goes on without us")
             return
         nxt = going_on(self.cfg, dep, totals, game.dealer_of(dep.void))
         if nxt is None:
-            self.emit.note("over", f"too few seats remain without {name}: the game ends")
+            self.emit.note("over", f"too few seats remain without {names}: the game ends")
             return
         self.successor, self.passed_on = nxt
-        self.emit.note("over", f"the table goes on without {name} from round {dep.void}")
+        self.emit.note("over", f"the table goes on without {names} from round {dep.void}")
 
     def began(self, number: int, game: Game) -> None:
         """Round `number` began with the totals of `game`."""
@@ -124,7 +132,8 @@ class Seating:
     def check(self, number: int, now: float, outbox: Outbox, game: Game) -> Check:
         """The checkpoint of what the rounds before round `number` left us (begun at `now`, our chain at `outbox`)."""
         return Check(number, now, outbox.next_seq, outbox.head, tuple(game.totals), self.votes.totals_at[number - 1],
-                     tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game))
+                     tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game),
+                     tuple(sorted(self.votes.outs.items())))
 
     def restore(self, check: Check, game: Game) -> None:
         """Back where we were, with `game`, when the rounds before round `check.round` were done (resume)."""
@@ -133,4 +142,6 @@ class Seating:
         self.ready, self.aided = set(range(self.cfg.seats)), set(check.aided)
         for seat, voter, rnd in check.votes:
             self.votes.take(voter, seat, rnd)
+        for seat, out in check.outs:
+            self.votes.take_out(seat, out)
         self.votes.began(check.round - 1, check.before)

@@ -1,13 +1,19 @@
-"""The votes that put a seat out of the table, sans-IO (protocol.md §14.9).
+"""The votes that put seats out of the table, sans-IO (protocol.md §14.9).
 
-Each seat's first `gone` naming a seat is its vote, with the round it was signed in; a later
-one is ignored and none is withdrawn. What the votes decide is a function of the votes held
-alone, so every honest peer that holds the same votes decides the same, whatever their order.
+Each seat's first `gone` naming a seat is its vote, with the round it was signed in; a later one
+is ignored and none is withdrawn. A set of seats G *qualifies* when every seat outside it voted
+every seat of it gone. A peer decides G out when G qualifies and some seat R outside G is a
+*witness* that no larger set will: R voted no seat outside G gone, for good. That is us (what we
+voted is all we will vote here, since we sign nothing more at this table once we decide), or a
+seat whose `out` naming G we hold (its last frame at this table; every vote before it is held)
+and that we did not vote gone ourselves. Every peer that decides signs that `out`. So two peers
+that both stay at the table decide the same set, whatever order the votes came in: a set G'
+that qualified with G's witness R outside it lies within what R voted, which is within G.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .config import SEATS, TableConfig
@@ -15,27 +21,38 @@ from .config import SEATS, TableConfig
 
 @dataclass(frozen=True)
 class Departure:
-    """Seat `out` is out of the table and round `void` is void: the table goes on from it without `out`."""
+    """Seats `out` are out of the table and round `void` is void: the table goes on from it without them."""
 
-    out: int
+    out: tuple[int, ...]
     void: int
 
 
 class Votes:
-    """Who voted which seat gone, and in which round, at a table of `seats` whose first round is `first`."""
+    """Who voted which seat gone, and in which round, and who said which seats it put out, at a table of
+    `seats` whose first round is `first`, seen from seat `me` (a witness: past the last seat)."""
 
-    def __init__(self, seats: int, first: int) -> None:
+    def __init__(self, seats: int, first: int, me: int) -> None:
         self.seats = seats
         self.first = first  # a vote before the table's first round voids that round
+        self.me = me
         self.cast: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
+        self.outs: dict[int, tuple[int, ...]] = {}  # seat -> the seats its `out` put out (its last word here)
         self.totals_at: dict[int, tuple[int, ...]] = {}  # round -> the totals it began with, here
 
     def take(self, voter: int, seat: int, rnd: int) -> bool:
-        """Count `voter`'s vote that `seat` is gone, signed in round `rnd`; False when it voted so already."""
+        """Count `voter`'s vote that `seat` is gone, signed in round `rnd`; False when it voted so already,
+        or said its `out` before (nothing it signs after counts)."""
         votes = self.cast.setdefault(seat, {})
-        if voter in votes:
+        if voter in votes or voter in self.outs:
             return False
         votes[voter] = rnd
+        return True
+
+    def take_out(self, seat: int, out: Iterable[int]) -> bool:
+        """Note that `seat` put the seats `out` out of this table; False for a second `out` (ignored)."""
+        if seat in self.outs:
+            return False
+        self.outs[seat] = tuple(sorted(set(out)))
         return True
 
     def held(self) -> tuple[tuple[int, int, int], ...]:
@@ -47,12 +64,22 @@ class Votes:
         """The seats `voter` voted gone."""
         return {seat for seat, votes in self.cast.items() if voter in votes}
 
+    def qualifies(self, out: Sequence[int]) -> bool:
+        """Whether every seat outside `out` (not empty, not every seat) voted every seat of it gone."""
+        rest = set(range(self.seats)) - set(out)
+        return bool(out) and bool(rest) and all(rest <= self.cast.get(g, {}).keys() for g in out)
+
     def decided(self) -> Departure | None:
-        """The lowest seat every other seat voted gone, with the void round: the highest round its votes
-        name (none before the table's first), or None while no seat has every other seat's vote."""
-        for out, votes in sorted(self.cast.items()):
-            if set(votes) == set(range(self.seats)) - {out}:
-                return Departure(out, max(self.first, *votes.values()))
+        """The seats out, with the void round (the highest round named by the votes of the seats that remain
+        on them; none before the table's first), or None while no set qualifies with a witness to it."""
+        mine = self.by(self.me)
+        sets = [tuple(sorted(mine))] if self.me < self.seats and mine else []
+        sets += [out for seat, out in self.outs.items()
+                 if seat not in out and seat not in mine and self.by(seat) <= set(out)]
+        for out in sorted(set(sets), key=lambda s: (len(s), s)):
+            if self.qualifies(out):
+                rest = set(range(self.seats)) - set(out)
+                return Departure(out, max(self.first, *(self.cast[g][s] for g in out for s in rest)))
         return None
 
     def began(self, rnd: int, totals: Sequence[int]) -> None:
@@ -75,9 +102,9 @@ class Votes:
 
 def going_on(cfg: TableConfig, dep: Departure, totals: Sequence[int],
              dealer: int) -> tuple[TableConfig, tuple[tuple[int, ...], int]] | None:
-    """The table that goes on without the seat out, from the void round that seat `dealer` was to deal,
+    """The table that goes on without the seats out, from the void round that seat `dealer` was to deal,
     and what it carries: the totals before that round; None when too few seats remain for the game."""
-    keep = [s for s in range(cfg.seats) if s != dep.out]
+    keep = [s for s in range(cfg.seats) if s not in dep.out]
     if len(keep) < SEATS[cfg.game][0]:
         return None
     return cfg.without(dep.out, dep.void, dealer), (tuple(totals[s] for s in keep), dep.void - 1)

@@ -188,3 +188,63 @@ def test_a_seat_whose_link_is_missing_is_left_to_the_vote_not_to_the_time_out() 
     left = net.peers[:2]
     assert all(p.finished and p.stopped is None and not p.faults for p in left), [p.notes[-4:] for p in left]
     assert left[0].successor is not None and left[0].successor == left[1].successor
+
+
+def votes_from_the_living(net: MemNet, *gone: int) -> None:
+    """Every live seat's network layer finds each seat of `gone` gone, in turn."""
+    for out in gone:
+        for i, peer in enumerate(net.peers):
+            if i != out and i not in net.dead:
+                net.send_as(i, peer.gone(out, net.now, f"{peer.names[out]} was missing for 10 s"))
+
+
+def go_on(net: MemNet, names: tuple[str, ...]) -> MemNet:
+    """The table that goes on, which every seat that remains names alike, ready to start."""
+    left = [p for i, p in enumerate(net.peers) if i not in net.dead]
+    assert all(p.finished and p.stopped is None and not p.faults for p in left), [p.notes[-4:] for p in left]
+    assert all(p.successor is not None and p.successor == left[0].successor for p in left)
+    nxt = [p.next_peer() for p in left]
+    assert all(p is not None and p.cfg.names == names for p in nxt)
+    return MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(len(nxt))], net.rng)
+
+
+def test_two_seats_gone_at_once_are_put_out_together_and_the_rest_finish() -> None:
+    net = new_table(4, 21)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 2))
+    before = tuple(net.peers[0].game.totals)  # round 2 will be void
+    net.dead |= {1, 3}  # neither can vote the other gone
+    net.call_at(net.now + 10.0, lambda n: votes_from_the_living(n, 1, 3))
+    net.run(until=net.now + 60.0)
+    assert all(any(n.detail == "p1, p3 are out: round 2 is void" for n in net.peers[i].notes) for i in (0, 2))
+    net2 = go_on(net, ("p0", "p2"))
+    assert [p.carry for p in net2.peers] == [((before[0], before[2]), 1)] * 2
+    net2.start()
+    net2.run(until=net2.now + 600.0)
+    finished_alike(net2)
+    assert max(net2.peers[0].game.totals) >= LONGER["limit"]
+
+
+def test_a_vote_one_seat_got_from_a_seat_then_gone_leads_every_seat_to_one_table() -> None:
+    net = new_table(4, 22)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    # Seat 3 votes 2 gone; only seat 0 gets it before 3 is gone too. Seat 0 decides {2} alone; seat 1,
+    # which voted 3 gone as well, follows seat 0's `out` once it has asked for 3's vote.
+    net.cut = lambda s, r: (s, r) == (3, 1)
+    net.send_as(3, net.peers[3].gone(2, net.now, "p2 was missing"))
+    net.run(until=net.now + 0.05)
+    net.dead |= {2, 3}
+    net.send_as(1, net.peers[1].gone(3, net.now, "p3 was missing"))  # before 3's vote on 2 came its way
+    net.call_at(net.now + 10.0, lambda n: votes_from_the_living(n, 2))
+    net.run(until=net.now + 60.0)
+    assert any(n.detail == "p0 says p2 is out" for n in net.peers[1].notes)
+    net2 = go_on(net, ("p0", "p1", "p3"))
+    net2.dead.add(2)  # p3, gone: the two others vote it out of this table in turn
+    net2.start()
+    net2.call_at(net2.now + 10.0, lambda n: votes_from_the_living(n, 2))
+    net2.run(until=net2.now + 60.0)
+    net3 = go_on(net2, ("p0", "p1"))
+    net3.start()
+    net3.run(until=net3.now + 600.0)
+    finished_alike(net3)

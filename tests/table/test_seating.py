@@ -7,7 +7,7 @@ import pytest
 from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
 from p2pcards.errors import MalformedMessage
-from p2pcards.table.bodies import Aid, Gone, Leave, Ready
+from p2pcards.table.bodies import Aid, Gone, Leave, Out, Ready
 from p2pcards.table.config import TableConfig
 from p2pcards.table.outputs import Emitter
 from p2pcards.table.seating import Seating
@@ -77,6 +77,7 @@ def test_a_seat_that_leaves_is_voted_gone_once_and_the_table_goes_on_without_it(
     part.take(1, 2, Gone(2), game, False)
     assert part.finished and part.successor is not None and part.successor.names == ("p0", "p1")
     assert part.passed_on == ((5, 1), 1)  # the totals round 2 began with; round 2 is void
+    assert sent(emit)[-1] == ("out", 2, {"seats": [2]})
     assert [n.detail for n in emit.notes if n.kind in ("void", "over")] == [
         "p2 is out: round 2 is void", "the table goes on without p2 from round 2"]
 
@@ -89,7 +90,8 @@ def test_a_seat_voted_out_of_a_table_of_two_ends_the_game_and_we_never_vote_when
     assert part.finished and part.successor is None
     assert emit.notes[-1].detail == "too few seats remain without p1: the game ends"
     part.vote_gone(1, "again")
-    assert [t for t, _, _ in sent(emit)] == []  # our vote came in as seat 0's: nothing more is sent
+    # our vote came in as seat 0's; our `out` is our last frame at the table: nothing more is sent
+    assert sent(emit) == [("out", 1, {"seats": [1]})]
 
 
 def test_voted_out_ourselves_we_are_finished_with_no_table_to_go_on_at() -> None:
@@ -98,7 +100,9 @@ def test_voted_out_ourselves_we_are_finished_with_no_table_to_go_on_at() -> None
     part.began(1, game)
     part.take(0, 1, Gone(2), game, False)
     part.take(1, 1, Gone(2), game, False)
-    assert part.finished and part.successor is None
+    assert not part.finished  # every vote is in, but no seat has said it decided: it might vote us more
+    part.take(1, 1, Out((2,)), game, False)
+    assert part.finished and part.successor is None and sent(emit) == []
     assert emit.notes[-1].detail == "every other seat voted us gone: the table goes on without us"
 
 
@@ -116,6 +120,7 @@ def test_a_checkpoint_gives_a_fresh_seating_back_what_the_rounds_before_left() -
     part.began(2, game)
     part.take(1, 2, Aid(True), game, False)
     part.take(1, 2, Gone(2), game, False)
+    part.take(2, 2, Out((1,)), game, False)  # held, though no set it names qualifies yet
     game.totals = [6, 1, -7]
     check = part.check(3, 12.5, emit.outbox, game)
     assert (check.round, check.now, check.totals, check.before) == (3, 12.5, (6, 1, -7), (3, 0, -3))
@@ -125,4 +130,5 @@ def test_a_checkpoint_gives_a_fresh_seating_back_what_the_rounds_before_left() -
     assert fresh.totals == [6, 1, -7] and fresh.round_no == 2 and fresh.results == game.results
     assert again.ready == {0, 1, 2} and again.aided == {1}
     assert again.votes.held() == part.votes.held() == ((2, 1, 2),)
+    assert again.votes.outs == part.votes.outs == {2: (1,)}
     assert again.votes.totals_at[2] == (3, 0, -3)
