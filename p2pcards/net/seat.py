@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 
 from ..bots.base import Bot
-from ..errors import LinkBroken
+from ..errors import LinkBroken, MalformedMessage
 from ..table.chains import private_to
 from ..table.peer import Note, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
@@ -43,7 +43,7 @@ class Seat:
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
         self._held: dict[bytes, list[bytes]] = {}  # our private boxes not yet sent to a seat, by its key
         self._holding: asyncio.TimerHandle | None = None
-        self.seats = peer.n  # the first table's seats: a request may still count by them
+        self.tables: dict[bytes, tuple[TablePeer, Recovery]] = {}  # every table we sat at: we answer for each
         self._seat(peer, store)
         self._asking: asyncio.TimerHandle | None = None
         self._asked_at = 0.0  # when a seat last asked us for frames (loop time)
@@ -70,6 +70,7 @@ class Seat:
         if self.on_shell is not None:  # a recorder follows the table that goes on
             self.on_shell(self.shell)
         self.recovery = Recovery(peer.n, peer.me, peer.missing, peer.frame)
+        self.tables[peer.cfg.table] = (peer, self.recovery)
         for key in stale:
             self._missing(key, "still missing")
 
@@ -112,14 +113,17 @@ class Seat:
         if kind == FRAME:
             self.frame(payload)
         elif kind == REQUEST:
-            sender, first, count = parse_request(payload, self.seats)  # MalformedMessage cuts the link
-            if sender >= self.peer.n:
-                return  # asked of the table before the one that went on without a seat: nothing of it left
-            asker = self.peer.cfg.keys.index(link.key) if link.key in self.names else None
-            if asker is None:
-                raise LinkBroken("a request from a key with no seat")
+            table, sender, first, count = parse_request(payload)  # MalformedMessage cuts the link
+            if table not in self.tables:
+                return  # a table we never sat at (or not yet): we hold nothing of it
+            # A seat that has not yet decided what we decided asks for the table before: we answer for it too.
+            peer, recovery = self.tables[table]
+            if sender >= peer.n:
+                raise MalformedMessage(f"a request for seat {sender} of a table of {peer.n}")
+            if link.key not in peer.cfg.keys:
+                raise LinkBroken("a request from a key with no seat at that table")
             self._asked_at = asyncio.get_running_loop().time()
-            for frame in self.recovery.answer(asker, sender, first, count, self.shell.clock()):
+            for frame in recovery.answer(peer.cfg.keys.index(link.key), sender, first, count, self.shell.clock()):
                 link.send(FRAME, frame)
         else:
             raise LinkBroken(f"frame kind {kind} has no place here")
@@ -130,7 +134,7 @@ class Seat:
         if self.shell.over:
             return
         for seat, sender, first, count in self.recovery.requests(self.shell.clock()):
-            self.links.send(self.peer.cfg.keys[seat], REQUEST, pack_request(sender, first, count))
+            self.links.send(self.peer.cfg.keys[seat], REQUEST, pack_request(self.peer.cfg.table, sender, first, count))
         self._asking = asyncio.get_running_loop().call_later(RETRY_S / 2, self._ask)
 
     def _take_gaps(self) -> None:

@@ -26,20 +26,22 @@ Gap = tuple[int, int, int]  # (sender's seat, first seq, last seq)
 Ask = tuple[int, int, int, int]  # (seat asked, sender's seat, first seq, count)
 
 
-def pack_request(sender: int, first: int, count: int) -> bytes:
-    """A request on the wire: msgpack [sender's seat, first seq, count]."""
-    return encode([sender, first, count])
+def pack_request(table: bytes, sender: int, first: int, count: int) -> bytes:
+    """A request on the wire: msgpack [sender's seat, first seq, count, table id]."""
+    return encode([sender, first, count, table])
 
 
-def parse_request(payload: bytes, seats: int) -> tuple[int, int, int]:
-    """(sender's seat, first seq, count) of a request; MalformedMessage unless it is well formed."""
+def parse_request(payload: bytes) -> tuple[bytes, int, int, int]:
+    """(table id, sender's seat, first seq, count) of a request; MalformedMessage unless it is well formed
+    (whether the table has that seat is for the answerer to check: it may be one it sat at before)."""
     v: Value = decode(payload, 64)
-    if not isinstance(v, list) or len(v) != 3 or not all(type(x) is int for x in v):
-        raise MalformedMessage("a request is [sender, first seq, count]")
-    sender, first, count = (x for x in v if isinstance(x, int))
-    if not 0 <= sender < seats or first < 0 or not 1 <= count <= MAX_ASK:
+    if not isinstance(v, list) or len(v) != 4 or not all(type(x) is int for x in v[:3]) \
+            or not isinstance(v[3], bytes) or len(v[3]) != 16:
+        raise MalformedMessage("a request is [sender, first seq, count, table id]")
+    sender, first, count = (x for x in v[:3] if isinstance(x, int))
+    if sender < 0 or first < 0 or not 1 <= count <= MAX_ASK:
         raise MalformedMessage("a request names a seat, a seq >= 0 and 1 to 64 frames")
-    return sender, first, count
+    return v[3], sender, first, count
 
 
 def find_gaps(held: dict[int, set[int]], received: Callable[[int], int], tails: set[int]) -> list[Gap]:

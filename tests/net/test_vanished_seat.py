@@ -10,9 +10,11 @@ import pytest
 
 from seats_harness import linked_seats
 
-from p2pcards.net.link import SILENT_S, Links
+from p2pcards.errors import MalformedMessage
+from p2pcards.net.link import REQUEST, SILENT_S, Links
 from p2pcards.net.seat import Seat
 from p2pcards.table.peer import Note
+from p2pcards.table.recovery import pack_request
 
 GONE_AFTER = 1.0
 
@@ -74,3 +76,54 @@ def test_a_vanished_seat_is_named_voted_out_and_the_table_goes_on(vanish: Callab
         assert missing and missing[0].blame == "p2" and any(w in missing[0].detail for w in why), missing
         assert "it is voted gone in 1 s unless it is back" in missing[0].detail
         assert any(n.kind == "void" and "p2 is out" in n.detail for n in seen)
+
+
+class Asker:
+    """A link's far end as a seat's request handler sees it: its key, and what is sent back on it."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+        self.sent: list[tuple[int, bytes]] = []
+
+    def send(self, kind: int, payload: bytes) -> None:
+        self.sent.append((kind, payload))
+
+
+async def two_vanish_at_once() -> tuple[list[Seat], bytes, list[bytes], int]:
+    live, all_links, _ = await linked_seats("crisp", 4, {"limit": 500}, GONE_AFTER, timeout=120.0)
+    first = live[0].peer.cfg.table
+    plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
+    async with asyncio.timeout(60):
+        while not (live[3].peer.rs is not None and live[3].peer.rs.dealt and live[3].peer.rs.log.next_index > 3):
+            await asyncio.sleep(0.05)
+    for i in (1, 3):  # together: neither can vote the other gone
+        live[i].shell.close()
+        kill(all_links[i])
+    async with asyncio.timeout(SILENT_S + GONE_AFTER + 10):
+        while not all(s.peer.cfg.seats == 2 and s.peer.rs is not None for s in (live[0], live[2])):
+            await asyncio.sleep(0.05)
+    for play in plays:
+        play.cancel()
+    await asyncio.gather(*plays, return_exceptions=True)
+    # A seat still at the first table asks for frames of it: the seat that went on answers from that table.
+    asker = Asker(live[2].tables[first][0].cfg.keys[2])
+    live[0].take(asker, REQUEST, pack_request(first, 3, 0, 3))  # type: ignore[arg-type]
+    live[0].take(asker, REQUEST, pack_request(bytes(16), 3, 0, 3))  # type: ignore[arg-type]  # never sat at
+    sent = len(asker.sent)
+    try:
+        live[0].take(asker, REQUEST, pack_request(first, 4, 0, 3))  # type: ignore[arg-type]
+    except MalformedMessage:
+        sent = -sent  # no seat 4 at that table: the link is cut
+    for links in all_links:
+        await links.close("test over")
+    return live, first, [p for _, p in asker.sent], sent
+
+
+def test_two_seats_vanished_at_once_are_voted_out_together_and_a_seat_answers_for_the_table_before() -> None:
+    seats, first, answers, sent = asyncio.run(two_vanish_at_once())
+    for seat in (seats[0], seats[2]):
+        peer = seat.peer
+        assert peer.cfg.names == ("p0", "p2") and peer.stopped is None and not peer.faults, peer.notes[-5:]
+        assert any(n.kind == "void" and "p1, p3 are out" in n.detail for n in seat.tables[first][0].notes)
+    old = seats[0].tables[first][0]
+    assert answers == [old.frame(3, seq) for seq in range(3)] and all(answers) and sent == -3

@@ -9,6 +9,7 @@ import pytest
 from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.sim.table_game import make_table, play_table
 from p2pcards.table.peer import TablePeer
+from p2pcards.crypto.encoding import encode
 from p2pcards.table.recovery import MAX_ASK, Recovery, pack_request, parse_request
 from p2pcards.errors import MalformedMessage
 
@@ -95,10 +96,12 @@ def test_a_gap_below_a_held_frame_is_missing_and_asked_of_its_sender_first() -> 
 
 
 def test_requests_are_checked_and_answers_rate_limited() -> None:
-    assert parse_request(pack_request(1, 5, 3), 3) == (1, 5, 3)
-    for bad in (pack_request(3, 0, 1), pack_request(0, -1, 1), pack_request(0, 0, MAX_ASK + 1), b"\x93", b"\xc0"):
+    table = bytes(range(16))
+    assert parse_request(pack_request(table, 1, 5, 3)) == (table, 1, 5, 3)
+    for bad in (pack_request(table, -1, 0, 1), pack_request(table, 0, -1, 1), pack_request(table, 0, 0, MAX_ASK + 1),
+                pack_request(table[:15], 0, 0, 1), encode([0, 0, 1]), b"\x93", b"\xc0"):
         with pytest.raises(MalformedMessage):
-            parse_request(bad, 3)
+            parse_request(bad)
     rec = Recovery(3, 0, list, lambda seat, seq: b"f%d" % seq)
     answered = [rec.answer(1, 0, 0, 2, 0.0) for _ in range(40)]
     assert answered[0] == [b"f0", b"f1"] and answered[-1] == []  # a flood gets nothing past the burst
