@@ -4,6 +4,7 @@ linked by authenticated TCP, and attacked by raw sockets while they play."""
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import signal
 import socket
@@ -139,6 +140,31 @@ def test_a_seat_killed_or_stopped_mid_game_is_named_within_seconds_and_the_other
     # Voted gone by both, doomed is out (protocol.md §14.9): its round is void, the two finish the game.
     assert all(r["finished"] and not r["faults"] for r in results), results
     assert all("void: doomed is out: round 1 is void" in t for t in texts), texts
+    assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
+
+
+@pytest.mark.slow
+def test_two_seats_killed_at_once_are_voted_out_together_and_the_other_two_finish() -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "4", "--no-mdns",
+                    "--gone-after", "3", *LOOP)
+    port = host.port()
+    doomed = [PeerProc("--peer", f"127.0.0.1:{port}", "--name", name, *LOOP) for name in ("ann", "bob")]
+    other = PeerProc("--peer", f"127.0.0.1:{port}", "--gone-after", "3", *LOOP)
+    try:
+        for p in doomed:
+            p.wait_line("round 1 begins", 60)
+        for p in doomed:
+            p.signal(signal.SIGKILL)
+        for p in (host, other):
+            p.wait_line("(ann, bob|bob, ann) are out", 20)
+        results = [host.result(120), other.result(120)]
+        texts = [host.text(), other.text()]
+    finally:
+        for p in (host, other, *doomed):
+            p.stop()
+    # Neither of the two could vote the other gone: the two that remain put both out together.
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert all(re.search("the table goes on without (ann, bob|bob, ann) from round 1", t) for t in texts), texts
     assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
 
 
