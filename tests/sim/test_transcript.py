@@ -170,3 +170,8 @@ def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     votes = [(t, f) for t, f in transcript.frames if parse(f).envelope.type == "gone"]
     cut = Transcript(transcript.config, [x for x in transcript.frames if x != votes[0]])
     assert not verify(cut).ok
+    # The witness votes nothing: what tells it no larger set will go is a seat's `out`. One is enough.
+    outs = [x for x in transcript.frames if parse(x[1]).envelope.type == "out"]
+    assert len(outs) == 2
+    assert verify(Transcript(transcript.config, [x for x in transcript.frames if x != outs[0]])).ok
+    assert not verify(Transcript(transcript.config, [x for x in transcript.frames if x not in outs])).ok
