@@ -90,6 +90,24 @@ def test_a_peer_that_leaves_is_voted_gone_at_once_and_the_others_go_on_or_end(se
         assert all(p.successor is None and p.notes[-1].detail.startswith("too few seats remain") for p in others)
 
 
+def test_two_peers_that_leave_at_once_are_put_out_together_and_the_other_two_go_on() -> None:
+    from p2pcards.sim.table_game import make_table
+
+    peers = make_table("crisp", 4, {"limit": 100}, random.Random(4))
+    net = MemNet(peers, [RandomBot(random.Random(i)) for i in range(4)], random.Random(10))
+    net.start()
+    net.run(until=2.0)
+    for seat in (1, 3):  # both leave before either's leave reaches the other
+        net._outputs(seat, peers[seat].leave(net.now, "time for bed"))
+    net.run(until=4.0)
+    others = [peers[0], peers[2]]
+    for p in others:
+        assert p.stopped is None and not p.faults and p.finished, p.notes[-4:]
+        assert any(n.detail == "p1, p3 are out: round 1 is void" for n in p.notes)
+        assert p.successor is not None and p.successor.names == ("p0", "p2")
+    assert others[0].successor == others[1].successor
+
+
 def test_names_are_checked_in_utf8_bytes_where_they_arrive() -> None:
     table = secrets.token_bytes(16)
     host_id = generate("host")
