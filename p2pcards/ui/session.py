@@ -295,7 +295,8 @@ class NetTable:
         self.game, self.options = seat.peer.cfg.game, dict(seat.peer.cfg.options)
         if self.record is not None:
             self._transcript = Transcript(seat.peer.cfg)
-            keep_frames(seat.shell, self._transcript, self._journaled() if self.saved else ())
+            store = seat.shell.store
+            keep_frames(seat.shell, self._transcript, journaled(store.path) if self.saved and store is not None else ())
             seat.on_shell = self._record
         self._task = asyncio.get_running_loop().create_task(self._run())
         while seat.started is None and not self._task.done():
@@ -304,20 +305,12 @@ class NetTable:
         if not self._started:
             raise P2PCardsError("the other seats did not link to us")
 
-    def _journaled(self) -> list[tuple[float, bytes]]:
-        """Coming back with a recording: every frame of our journal, in its order, at the time we took or signed it
-        (the frames held when the journal began at 0: the first time after them), as a recording made all along."""
-        assert self.state is not None
-        records, _ = parse_journal((self.state / "journal").read_bytes())
-        frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
-        start = next((t for t, _ in frames if t > 0), 0.0)
-        return [(max(t, start), f) for t, f in frames]
-
     def _record(self, shell: TableShell) -> None:
-        """Recording: the table went on without a seat (protocol.md §14.9); its frames go in the transcript too."""
+        """Recording: the table went on without a seat (protocol.md §14.9); its frames go in the transcript too
+        (coming back into it, those of its journal first, at the times they were taken or signed)."""
         assert self._transcript is not None
         self._transcript.follow(shell.peer.cfg)
-        keep_frames(shell, self._transcript)
+        keep_frames(shell, self._transcript, () if shell.store is None else journaled(shell.store.path))
 
     async def _run(self) -> None:
         assert self.node is not None
@@ -469,6 +462,15 @@ class NetTable:
         self._forget()  # we left cleanly: there is nothing to come back to
         if self._transcript is not None and self.record is not None:
             self._transcript.save(self.record)
+
+
+def journaled(path: Path) -> list[tuple[float, bytes]]:
+    """Every frame of the journal at `path`, in its order, at the time it was taken or signed (the frames
+    held when the journal began, at time 0: the first time after them), as a recording made all along."""
+    records, _ = parse_journal(path.read_bytes())
+    frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
+    start = next((t for t, _ in frames if t > 0), 0.0)
+    return [(max(t, start), f) for t, f in frames]
 
 
 def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tuple[float, bytes]] = ()) -> None:

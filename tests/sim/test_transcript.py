@@ -175,3 +175,40 @@ def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     assert len(outs) == 2
     assert verify(Transcript(transcript.config, [x for x in transcript.frames if x != outs[0]])).ok
     assert not verify(Transcript(transcript.config, [x for x in transcript.frames if x not in outs])).ok
+
+
+def test_a_recording_made_again_from_both_tables_journals_verifies(tmp_path: Path) -> None:
+    # A client that comes back with `play --record` keeps what it took and signed before from its journals:
+    # the first table's, then that of the table that went on without a seat (ui/session.py `journaled`).
+    from p2pcards.net.store import SeatStore
+    from p2pcards.ui.session import journaled
+
+    rng = random.Random(12)
+    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=300.0, stop=lambda n: n.peers[2].round == 2)
+    net.dead.add(2)
+    for i in (0, 1):
+        net.call_at(net.now + 10.0, lambda n, i=i: n.send_as(i, n.peers[i].gone(2, n.now, "p2 was missing")))
+    net.run(until=net.now + 60.0)
+    nxt = [p.next_peer() for p in net.peers[:2]]
+    assert nxt[0] is not None and nxt[1] is not None
+    net2 = MemNet([nxt[0], nxt[1]], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
+    net2.now = net.now
+    net2.start()
+    net2.run(until=net2.now + 600.0)
+    assert all(p.finished and not p.faults for p in net2.peers)
+    store = SeatStore(tmp_path, peers[0].cfg, 0)
+    store.append(list(peers[0].journal or []))
+    later = store.successor(nxt[0].cfg, 0)
+    later.append(list(nxt[0].journal or []))
+    transcript = Transcript(peers[0].cfg)
+    for at, frame in journaled(store.path):
+        transcript.keep(at, frame)
+    transcript.follow(nxt[0].cfg)
+    for at, frame in journaled(later.path):
+        transcript.keep(at, frame)
+    verdict = verify(transcript)
+    assert verdict.ok, verdict.lines
+    assert verdict.witness is not None and verdict.witness.game.totals == nxt[0].game.totals
