@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,13 +137,15 @@ def test_a_changed_frame_fails_even_with_the_files_digest_made_again(data: st.Da
     assert not verify(Transcript.from_bytes(t.to_bytes())).ok
 
 
-def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
-    # Seat 2 vanishes in round 2; p0 and p1 vote it out and finish the game at the successor table
-    # (protocol.md §14.9). Its frames, recorded after the first table's, verify as one game.
-    rng = random.Random(11)
-    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()))
+def goes_on_as_two(seed: int, journal: bool = False, first: Callable[[MemNet], None] | None = None,
+                   second: Callable[[MemNet], None] | None = None) -> tuple[MemNet, MemNet]:
+    """A Crisp table of three where p2 vanishes in round 2, and p0 and p1 vote it out and finish the game at the
+    table that goes on (protocol.md §14.9): both tables' networks, `first` and `second` called on each before it starts."""
+    rng = random.Random(seed)
+    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()), journal=journal)
     net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
-    transcript = record(net, peers[0].cfg)
+    if first is not None:
+        first(net)
     net.start()
     net.run(until=300.0, stop=lambda n: n.peers[2].round == 2 and n.peers[2].rs is not None
             and n.peers[2].rs.stage is Stage.PLAYING)
@@ -152,14 +155,29 @@ def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     net.run(until=net.now + 60.0)
     nxt = [p.next_peer() for p in net.peers[:2]]
     assert nxt[0] is not None and nxt[1] is not None
-    first = Transcript(transcript.config, list(transcript.frames))
     net2 = MemNet([nxt[0], nxt[1]], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
     net2.now = net.now  # one clock for the whole game, as a client's recording has
-    transcript.follow(nxt[0].cfg)
-    net2.on_send = lambda sender, frame: transcript.add(net2.now, frame)
+    if second is not None:
+        second(net2)
     net2.start()
     net2.run(until=net2.now + 600.0)
     assert all(p.finished and not p.faults for p in net2.peers)
+    return net, net2
+
+
+def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
+    # Seat 2 vanishes in round 2; p0 and p1 vote it out and finish the game at the successor table
+    # (protocol.md §14.9). Its frames, recorded after the first table's, verify as one game.
+    kept: list[Transcript] = []
+
+    def second(net2: MemNet) -> None:
+        transcript = kept[0]
+        kept.append(Transcript(transcript.config, list(transcript.frames)))  # the first table's frames alone
+        transcript.follow(net2.peers[0].cfg)
+        net2.on_send = lambda sender, frame: transcript.add(net2.now, frame)
+
+    _, net2 = goes_on_as_two(11, first=lambda net: kept.append(record(net, net.peers[0].cfg)), second=second)
+    transcript, first = kept
     verdict = verify(transcript)
     assert verdict.ok, verdict.lines
     assert verdict.witness is not None and verdict.witness.game.totals == net2.peers[0].game.totals
@@ -183,22 +201,8 @@ def test_a_recording_made_again_from_both_tables_journals_verifies(tmp_path: Pat
     from p2pcards.net.store import SeatStore
     from p2pcards.ui.session import journaled
 
-    rng = random.Random(12)
-    peers = make_table("crisp", 3, {"limit": 30}, random.Random(rng.random()), journal=True)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
-    net.start()
-    net.run(until=300.0, stop=lambda n: n.peers[2].round == 2)
-    net.dead.add(2)
-    for i in (0, 1):
-        net.call_at(net.now + 10.0, lambda n, i=i: n.send_as(i, n.peers[i].gone(2, n.now, "p2 was missing")))
-    net.run(until=net.now + 60.0)
-    nxt = [p.next_peer() for p in net.peers[:2]]
-    assert nxt[0] is not None and nxt[1] is not None
-    net2 = MemNet([nxt[0], nxt[1]], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
-    net2.now = net.now
-    net2.start()
-    net2.run(until=net2.now + 600.0)
-    assert all(p.finished and not p.faults for p in net2.peers)
+    net, net2 = goes_on_as_two(12, journal=True)
+    peers, nxt = net.peers, net2.peers
     store = SeatStore(tmp_path, peers[0].cfg, 0)
     store.append(list(peers[0].journal or []))
     later = store.successor(nxt[0].cfg, 0)
