@@ -123,7 +123,7 @@ async def _seat(order: Mapping[str, Any], rig: SeatRig) -> dict[str, Any]:
         await seat.linger()  # let our last frames leave, and send them again to a seat that missed one
         for task in list(dialling):
             task.cancel()
-    peer = seat.peer  # the table that went on without a seat voted out, if one was
+    peer = seat.peer  # the table that went on without the seats voted out, if one was
     return {"seat": order["seat"], "finished": peer.finished, "stopped": peer.stopped,
             "totals": peer.game.totals, "log": peer.rs.log_hash.hex() if peer.rs else None,
             "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "bytes_out": seat.shell.bytes_out,

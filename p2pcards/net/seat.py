@@ -52,7 +52,7 @@ class Seat:
         self.linked(None)
 
     def _seat(self, peer: TablePeer, store: SeatStore | None = None) -> None:
-        """Play `peer` from now on (the first table, or the one that goes on without a seat voted out)."""
+        """Play `peer` from now on (the first table, or the one that goes on without the seats voted out)."""
         self.peer = peer
         self.names = dict(zip(peer.cfg.keys, peer.cfg.names))
         self.others = [k for k in peer.cfg.keys if k != peer.identity.public]
@@ -209,7 +209,7 @@ class Seat:
             async with asyncio.timeout(limit_s):
                 await self.shell.done()
                 while self.peer.successor is not None:
-                    # The table goes on without a seat voted out (protocol.md §14.9): every link we need is up.
+                    # The table goes on without the seats voted out (protocol.md §14.9): every link we need is up.
                     cfg = self.peer.successor
                     me = cfg.keys.index(self.peer.identity.public)
                     store = None if self.store is None else self.store.successor(cfg, me)

@@ -165,7 +165,7 @@ class Witness(TablePeer):
         self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
 
     def going_on(self) -> Witness | None:
-        """The witness of the table that goes on without a seat voted out (§14.9), once this one names it."""
+        """The witness of the table that goes on without the seats voted out (§14.9), once this one names it."""
         if self.successor is None:
             return None
         return Witness(self.successor, self.seating.passed_on)
@@ -233,7 +233,7 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     rejected: list[Note] = []
     for x in witnesses:
         if x is not witnesses[0]:
-            lines.append(f"the table goes on without a seat (protocol.md §14.9) as table {x.cfg.table.hex()[:12]}: "
+            lines.append(f"the table goes on without the seats voted out (protocol.md §14.9) as table {x.cfg.table.hex()[:12]}: "
                          f"{', '.join(x.cfg.names)}")
         for number, scores, audit in x.rounds:
             lines.append(f"round {number}: audit {audit}, scores {list(scores)}")

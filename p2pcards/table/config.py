@@ -15,7 +15,7 @@ from ..games.crisp import CrispGame, CrispOptions
 
 Game = CrispGame | CrescendoGame
 CONFIG_PERSON = b"p2pc/config/v1"
-SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without a seat
+SUCCESSOR_PERSON = b"p2pc/next/v1"  # names the table that goes on without the seats voted out
 NONCE_BYTES = 32
 SEATS = {"crisp": (2, 8), "crescendo": (2, 6)}
 

@@ -6,7 +6,7 @@ their passes (decks.py), the reveals (reveals.py) and the settlement (settle.py)
 through the signature chains (chains.py), are parsed into typed bodies where they arrive
 (bodies.py) and dispatched here; then one loop, `_progress`, advances whatever can advance. The
 game is reached through rules.py only. What outlasts a round has its parts too: who is ready,
-aided, left or voted out, and the table that goes on without a seat (seating.py, votes.py), the
+aided, left or voted out, and the table that goes on without the seats voted out (seating.py, votes.py), the
 journal and its replay (journal.py, resume.py), what we wait on and ask for again (waits.py), and
 how we weigh another peer's fault report (reports.py). Only dispatch, what is owed and a fault
 report cross the parts: they are here.

@@ -87,7 +87,7 @@ class TablePeer(Coordinator):
 
     @property
     def successor(self) -> TableConfig | None:
-        """The table that goes on without a seat voted out, once there is one (protocol.md §14.9)."""
+        """The table that goes on without the seats voted out, once there is one (protocol.md §14.9)."""
         return self.seating.successor
 
     @property
@@ -176,7 +176,7 @@ class TablePeer(Coordinator):
         return self._flush()
 
     def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:
-        """Our peer at the table that goes on without a seat voted out, once there is one; it journals
+        """Our peer at the table that goes on without the seats voted out, once there is one; it journals
         if we do, and is resumed from `records` if its journal has some (we came back from a crash)."""
         if self.successor is None:
             return None

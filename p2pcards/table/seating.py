@@ -39,7 +39,7 @@ class Seating:
         self.aided: set[int] = set()  # the seats whose memory aid is on, as they announced it
         self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
         self.finished = False  # the game is over for us: won, or a seat voted out (then maybe a `successor`)
-        self.successor: TableConfig | None = None  # the table that goes on without a seat voted out
+        self.successor: TableConfig | None = None  # the table that goes on without the seats voted out
         self.passed_on = self.carry  # what the successor table carries
 
     @property
