@@ -90,7 +90,8 @@ class SeatStore:
         return records
 
     def successor(self, config: TableConfig, seat: int) -> SeatStore:
-        """The store of our seat at the table that goes on without the seats voted out (protocol.md §14.9), within this one."""
+        """The store of our seat at the table that goes on without the seats voted out (protocol.md §14.9),
+        within this one."""
         return SeatStore(self.directory / config.table.hex(), config, seat)
 
     def append(self, records: list[Record], sync: bool = True) -> None:

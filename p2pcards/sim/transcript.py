@@ -233,8 +233,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     rejected: list[Note] = []
     for x in witnesses:
         if x is not witnesses[0]:
-            lines.append(f"the table goes on without the seats voted out (protocol.md §14.9) as table {x.cfg.table.hex()[:12]}: "
-                         f"{', '.join(x.cfg.names)}")
+            lines.append(f"the table goes on without the seats voted out (protocol.md §14.9) as table "
+                         f"{x.cfg.table.hex()[:12]}: {', '.join(x.cfg.names)}")
         for number, scores, audit in x.rounds:
             lines.append(f"round {number}: audit {audit}, scores {list(scores)}")
         if x.boxes:

@@ -254,8 +254,8 @@ class Out:
         return {"seats": list(self.seats)}
 
 
-Body = (Ready | Fault | Leave | Aid | Gone | Out | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares | Private
-        | dk.Opening | RoundResult)
+Body = (Ready | Fault | Leave | Aid | Gone | Out | dk.KeyAnnouncement | dk.EncryptedDeck | Move | Order | Shares
+        | Private | dk.Opening | RoundResult)
 
 
 def parse_body(mtype: str, body: Mapping[str, Value], names: tuple[str, ...], sender: int) -> Body:

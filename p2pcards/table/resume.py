@@ -109,7 +109,8 @@ class Check:
 
         if not isinstance(v, list) or len(v) not in (8, 9) or type(v[0]) is not int or type(v[1]) is not int \
                 or not isinstance(v[2], bytes) or not isinstance(v[6], list):
-            raise LocalError("a journal's checkpoint is not [time, seq, head, totals, before, aided, votes, results, outs]")
+            raise LocalError("a journal's checkpoint is not "
+                             "[time, seq, head, totals, before, aided, votes, results, outs]")
         outs = v[8] if len(v) == 9 else []
         if not isinstance(outs, list) or not all(isinstance(x, list) and len(x) == 2 and type(x[0]) is int
                                                   for x in outs):

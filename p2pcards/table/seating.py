@@ -84,7 +84,8 @@ class Seating:
             case Out():
                 if self.votes.take_out(seat, body.seats) and seat != self.me:
                     gone = ", ".join(names[s] for s in body.seats)
-                    self.emit.note("missing", f"{names[seat]} says {gone} {'is' if len(body.seats) == 1 else 'are'} out")
+                    verb = "is" if len(body.seats) == 1 else "are"
+                    self.emit.note("missing", f"{names[seat]} says {gone} {verb} out")
                     self.vote_out(game, done)
             case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
                 self.left.setdefault(seat, (rnd, body.why))
