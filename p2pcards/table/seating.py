@@ -83,9 +83,7 @@ class Seating:
                 self.vote_out(game, done)
             case Out():
                 if self.votes.take_out(seat, body.seats) and seat != self.me:
-                    gone = ", ".join(names[s] for s in body.seats)
-                    verb = "is" if len(body.seats) == 1 else "are"
-                    self.emit.note("missing", f"{names[seat]} says {gone} {verb} out")
+                    self.emit.note("missing", f"{names[seat]} says {self._are_out(body.seats)}")
                     self.vote_out(game, done)
             case Leave():  # gone for good by its own word: no need to wait `gone_after` to vote
                 self.left.setdefault(seat, (rnd, body.why))
@@ -115,7 +113,7 @@ class Seating:
         if self.me not in dep.out:
             self.emit.send(self.emit.round(), "out", Out(dep.out).to_wire())
         self.finished = True
-        self.emit.note("void", f"{names} {'is' if len(dep.out) == 1 else 'are'} out: round {dep.void} is void")
+        self.emit.note("void", f"{self._are_out(dep.out)}: round {dep.void} is void")
         if self.me in dep.out:
             self.emit.note("over", "every other seat voted us gone: the table goes on without us")
             return
@@ -125,6 +123,10 @@ class Seating:
             return
         self.successor, self.passed_on = nxt
         self.emit.note("over", f"the table goes on without {names} from round {dep.void}")
+
+    def _are_out(self, seats: tuple[int, ...]) -> str:
+        """'p1 is out', 'p1, p3 are out'."""
+        return f"{', '.join(self.cfg.names[s] for s in seats)} {'is' if len(seats) == 1 else 'are'} out"
 
     def began(self, number: int, game: Game) -> None:
         """Round `number` began with the totals of `game`."""
