@@ -15,6 +15,9 @@ on one machine):
            shares in), over every draw of every peer: median and 99th percentile, in ms
   move     the same for every move of any kind (a move that reveals nothing: until it is applied)
 
+With `--journal` every peer process journals its seat (`--state`), as the terminal client does at
+a LAN table: each step's records are fsync'd before it sends anything (rows `tcp+j`).
+
 Under each row, the same table in memory: every peer's shell in this one process and event loop,
 each frame handed straight to the others on the next turn of the loop, on the wall clock: no
 sockets, no processes, no handshake, so the difference is the network's own cost (but one core
@@ -38,7 +41,9 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -56,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=10, help="Crisp's game limit (default 10: a round or two)")
     parser.add_argument("--slow", type=float, default=1.2,
                         help="seconds of the slow link in memory (default 1.2; 0 skips that part)")
+    parser.add_argument("--journal", action="store_true",
+                        help="each peer process journals its seat (fsync'd before it sends), as a client at a "
+                             "LAN table does; its rows say tcp+j")
 
 
 def _peer(*args: str) -> subprocess.Popen[str]:
@@ -72,21 +80,27 @@ def _summary(proc: subprocess.Popen[str], limit_s: float) -> dict[str, Any]:
     return result
 
 
-def play_net(game: str, n: int, limit: int, limit_s: float = 900) -> list[dict[str, Any]]:
-    """One game between n peer processes; each peer's summary, the host's first."""
-    host_args = ["--create", "--game", game, "--players", str(n), "--no-mdns"]
-    host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []))
-    procs = [host]
-    try:
-        assert host.stdout is not None
-        first = host.stdout.readline()
-        port = first.rsplit("port", 1)[-1].strip()
-        procs += [_peer("--peer", f"127.0.0.1:{port}") for _ in range(n - 1)]
-        return [_summary(p, limit_s) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+def play_net(game: str, n: int, limit: int, limit_s: float = 900, journal: bool = False) -> list[dict[str, Any]]:
+    """One game between n peer processes (each journaling its seat in a directory of its own, if `journal`);
+    each peer's summary, the host's first."""
+    with tempfile.TemporaryDirectory(prefix="p2pcards-bench-") as states:
+
+        def state(i: int) -> list[str]:
+            return ["--state", str(Path(states) / str(i))] if journal else []
+
+        host_args = ["--create", "--game", game, "--players", str(n), "--no-mdns", *state(0)]
+        host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []))
+        procs = [host]
+        try:
+            assert host.stdout is not None
+            first = host.stdout.readline()
+            port = first.rsplit("port", 1)[-1].strip()
+            procs += [_peer("--peer", f"127.0.0.1:{port}", *state(i)) for i in range(1, n)]
+            return [_summary(p, limit_s) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
 
 
 def play_memory(game: str, n: int, limit: int, limit_s: float = 900) -> dict[str, Any]:
@@ -176,13 +190,13 @@ def run(args: argparse.Namespace) -> int:
         for n in sizes:
             if n > SEATS[game][1]:
                 continue
-            rs = play_net(game, n, args.limit)
+            rs = play_net(game, n, args.limit, journal=args.journal)
             seated = rs[0]["ready_at"]
             firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
             setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
             wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
             draws, moves = _latencies([r.get("latency", {}) for r in rs])
-            print(f"{game:<10} {n:>5} {'tcp':<6} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
+            print(f"{game:<10} {n:>5} {'tcp+j' if args.journal else 'tcp':<6} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
                   f"{max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
                   f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
                   f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "

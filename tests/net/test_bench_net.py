@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,7 @@ def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
 
 @pytest.mark.slow  # a whole game between two processes
 def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2)) == 0
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False)) == 0
     out = capsys.readouterr().out.splitlines()
     slow = [line.split() for line in out[out.index("") + 3:]]
     assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
@@ -30,3 +32,12 @@ def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[s
         draw, move = row[-3], row[-2]
         assert draw != "-" and move != "-", out
         assert all(int(x) >= 0 for x in draw.split("/") + move.split("/"))
+
+
+@pytest.mark.slow  # a whole game between two processes
+def test_bench_net_with_journals_plays_the_same_game_and_leaves_no_state(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=True)) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = out[2].split()
+    assert row[:3] == ["crisp", "2", "tcp+j"] and row[-1] == "2/2" and row[-3] != "-", out
+    assert not list(Path(tempfile.gettempdir()).glob("p2pcards-bench-*"))  # every journal went with its table
