@@ -140,13 +140,15 @@ def child_main(rig: Callable[[Mapping[str, Any]], SeatRig] = lambda order: SeatR
 
 @dataclass(frozen=True)
 class Crash:
-    """One seat killed with SIGKILL mid-game: once its journal holds `records` records, or `after_s`
-    seconds after the seats have their ports; started again on its port and journal if `back`."""
+    """One seat killed with SIGKILL mid-game (`together` seats from it on, at the same moment): once its
+    journal holds `records` records, or `after_s` seconds after the seats have their ports; each started
+    again on its port and journal if `back`."""
 
     seat: int
     records: int = 0
     after_s: float | None = None
     back: bool = True
+    together: int = 1
 
 
 def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = None,
@@ -197,13 +199,16 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
                     time.monotonic() < due if due is not None else
                     not journal.exists() or len(parse_journal(journal.read_bytes())[0]) < crash.records):
                 time.sleep(0.05)
-            procs[victim].send_signal(signal.SIGKILL)
-            procs[victim].wait()
-            if crash.back:
-                again = procs[victim] = _start_seat(every[victim], module)
-                assert again.stdout is not None
-                again.stdout.readline()  # its port, the same as before
-                _send_ports(again, ports if dial is None else dial(victim, ports))
+            victims = range(victim, victim + crash.together)
+            for k in victims:
+                procs[k].send_signal(signal.SIGKILL)
+            for k in victims:
+                procs[k].wait()
+                if crash.back:
+                    again = procs[k] = _start_seat(every[k], module)
+                    assert again.stdout is not None
+                    again.stdout.readline()  # its port, the same as before
+                    _send_ports(again, ports if dial is None else dial(k, ports))
         summaries = []
         for proc in procs:
             assert proc.stdout is not None

@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
                              "(ms; chances per frame); restart=T: the last seat crashes at T s of table time and "
                              "comes back from its journal; gone=T (tcp): it is killed for good and the others go on "
-                             "without it; partition=AT:FOR[:SEATS]: the links between SEATS "
+                             "without it (gone=T:N: the last N seats at once); partition=AT:FOR[:SEATS]: the links between SEATS "
                              "(joined by +; default the last seat) and the others cut from AT s of the table's time "
                              "for FOR s, then healed; the report says whether each game survived them")
     parser.add_argument("--quiet", action="store_true", help="print only the report, not the first peer's log")

@@ -6,7 +6,8 @@ it, `dup` delivers it a second time a little later, `drop` loses it. `restart=T`
 seat's peer at T seconds of table time (its peer object is dropped, frames to it are lost) and
 rebuilds it from its journal RESTART_DOWN_S later (`TablePeer.resume`, protocol.md §14.10); over
 tcp its process is killed with SIGKILL and started again on its journal. `gone=T` (over tcp) kills
-the last seat's process for good: the others vote it gone and go on without it (§14.9).
+the last seat's process for good: the others vote it gone and go on without it (§14.9); `gone=T:N`
+kills the last N seats' processes at once, and the others vote them out together.
 `partition=AT:FOR:SEATS` cuts the links between SEATS (`+`-separated; default the last seat) and
 the other seats from AT seconds of the table's time for FOR seconds, then heals them.
 
@@ -80,6 +81,7 @@ class FaultSpec:
     dup: float = 0.0
     restart: float = 0.0  # table seconds at which the last seat crashes and restarts (0: never)
     gone: float = 0.0  # over tcp: seconds at which the last seat's process is killed for good (0: never)
+    gone_seats: int = 1  # how many of the last seats `gone` kills at once
     partition: Partition | None = None
 
     @classmethod
@@ -87,6 +89,7 @@ class FaultSpec:
         """`kind=value,…` (InputError, one line, on anything else)."""
         values: dict[str, float] = {}
         partition: Partition | None = None
+        gone_seats = 1
         for part in text.split(","):
             kind, sep, value = part.strip().partition("=")
             if kind not in KINDS or not sep:
@@ -96,6 +99,11 @@ class FaultSpec:
             if kind == "partition":
                 partition = Partition.parse(value)
                 continue
+            if kind == "gone" and ":" in value:
+                value, _, count = value.partition(":")
+                if not count.isdigit() or int(count) < 1:
+                    raise InputError(f"--faults: gone=T:N kills the last N seats, N a whole number from 1, not {count!r}")
+                gone_seats = int(count)
             try:
                 number = float(value)
             except ValueError:
@@ -105,7 +113,7 @@ class FaultSpec:
                     "a chance from 0 to 1" if kind in CHANCES else "a number of seconds, 0 or more"
                     if kind in ("restart", "gone") else "a number of ms, 0 or more") + f", not {value}")
             values[kind] = number
-        return cls(**values, partition=partition)
+        return cls(**values, gone_seats=gone_seats, partition=partition)
 
     def link(self, base: LinkModel) -> LinkModel:
         """The link model with this spec's delay and jitter."""
@@ -114,7 +122,8 @@ class FaultSpec:
 
     def text(self) -> str:
         """The spec as it would be given."""
-        parts = [f"{k}={getattr(self, k):g}" for k in KINDS[:-1] if getattr(self, k)]
+        parts = [f"{k}={getattr(self, k):g}" + (f":{self.gone_seats}" if k == "gone" and self.gone_seats > 1 else "")
+                 for k in KINDS[:-1] if getattr(self, k)]
         if self.partition is not None:
             parts.append(f"partition={self.partition.text()}")
         return ",".join(parts)

@@ -179,11 +179,12 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
               for k in range(players)]
     crash_at = faults.restart or faults.gone if faults is not None else 0.0
+    killed = faults.gone_seats if faults is not None and faults.gone else 1
     try:
         summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
                                    dial=None if proxy is None else proxy.dial,
-                                   crash=Crash(players - 1, after_s=crash_at, back=faults is None or not faults.gone)
-                                   if crash_at else None, gone_after=GONE_S)
+                                   crash=Crash(players - killed, after_s=crash_at, back=faults is None or not faults.gone,
+                                               together=killed) if crash_at else None, gone_after=GONE_S)
     finally:
         if proxy is not None:
             proxy.close()
@@ -191,7 +192,7 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
                 Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
                 for k, s in enumerate(summaries)]
     if faults is not None and faults.gone:
-        summaries, outcomes = summaries[:-1], outcomes[:-1]  # killed for good: the others are judged
+        summaries, outcomes = summaries[:-killed], outcomes[:-killed]  # killed for good: the others are judged
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries), transport="tcp",
                          moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
@@ -201,7 +202,7 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     if proxy is not None:
         report.faults = dict(proxy.counts)
     if crash_at:
-        report.faults["gone" if faults is not None and faults.gone else "restart"] = 1
+        report.faults["gone" if faults is not None and faults.gone else "restart"] = killed
     return report
 
 
@@ -219,8 +220,11 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
         faults.partition.side(players)
     if faults is not None and faults.restart and faults.gone:
         raise InputError("--faults: restart and gone both act on the last seat: give one")
-    if faults is not None and (faults.restart or faults.gone) and cheat is not None and cheater == players - 1:
-        raise InputError("--faults restart/gone: the last seat crashes, so it cannot be the cheater too")
+    killed = faults.gone_seats if faults is not None and faults.gone else 1
+    if faults is not None and faults.gone and players - killed < 2:
+        raise InputError(f"--faults gone=T:{killed}: at least 2 of the {players} seats must stay")
+    if faults is not None and (faults.restart or faults.gone) and cheat is not None and cheater >= players - killed:
+        raise InputError("--faults restart/gone: a seat that crashes cannot be the cheater too")
     bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
     return seeded(games, seed, TRIES if cheat is not None else 1,
                   lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,

@@ -17,6 +17,11 @@ def test_a_fault_spec_reads_like_the_option() -> None:
     assert (spec.delay, spec.jitter, spec.reorder, spec.dup, spec.drop) == (20, 30, 0.1, 0.05, 0)
     assert spec.text() == "delay=20,jitter=30,reorder=0.1,dup=0.05"
     assert FaultSpec.parse(spec.text()) == FaultSpec(20, 30, 0.1, 0.0, 0.05)
+    two = FaultSpec.parse("gone=3:2")
+    assert (two.gone, two.gone_seats, two.text()) == (3, 2, "gone=3:2") and FaultSpec.parse("gone=3").gone_seats == 1
+    for bad in ("gone=3:0", "gone=3:x", "gone=3:1.5"):
+        with pytest.raises(InputError, match="gone=T:N"):
+            FaultSpec.parse(bad)
 
 
 @pytest.mark.parametrize("spec", ["reorder=0.3", *(pytest.param(s, marks=pytest.mark.slow) for s in ("delay=40,jitter=80", "dup=0.2"))])

@@ -34,6 +34,7 @@ def test_a_partition_reads_like_the_option() -> None:
     (["--transport", "udp"], "invalid choice"),
     (["--faults", "gone=3"], "gone=T is over tcp only"),
     (["--transport", "tcp", "--faults", "restart=3,gone=4"], "give one"),
+    (["--transport", "tcp", "--faults", "gone=3:2"], "at least 2 of the 3 seats must stay"),
     (["--transport", "tcp", "--faults", "gone=3", "--cheat", "out-of-turn", "--cheater", "2"], "cannot be the cheater"),
 ])
 def test_what_does_not_fit_is_one_line(args: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,3 +96,12 @@ def test_a_seat_killed_mid_round_over_tcp_comes_back_or_is_gone_for_good(fault: 
     out = capsys.readouterr().out
     assert f"faults ({fault}): survived in 1/1 games" in out and f"{fault.split('=')[0]} 1" in out
     assert len(out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == seats
+
+
+@pytest.mark.slow  # one game of four processes
+def test_two_seats_killed_at_once_over_tcp_are_voted_out_together(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "4", "--limit", "10", "--seed", "1",
+                 "--faults", "gone=3:2"]) == 0
+    out = capsys.readouterr().out
+    assert "faults (gone=3:2): survived in 1/1 games" in out and "gone 2" in out, out
+    assert len(out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == 2
