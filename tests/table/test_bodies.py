@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from p2pcards.crypto.encoding import Value
 from p2pcards.errors import MalformedMessage
 from p2pcards.games.base import Move
-from p2pcards.table.bodies import Aid, Fault, Leave, Order, Private, Ready, RoundResult, Shares, parse_body
+from p2pcards.table.bodies import Aid, Fault, Leave, Order, Out, Private, Ready, RoundResult, Shares, parse_body
 
 NAMES = ("ann", "bob", "cy")
 ints = st.integers(-(2**31), 2**31)
@@ -58,6 +58,9 @@ def test_a_bad_order_is_malformed(change: dict[str, Value]) -> None:
     ("shares", {"reveals": []}), ("shares", {"reveals": [1]}),
     ("move", {"m": {"a": 7}}), ("move", {"m": {"a": "é" * 11}}),  # 11 code points, 22 bytes: over 20 bytes
     ("key", {"seat": 0}), ("nonsense", {}), ("aid", {"on": 1}), ("aid", {"on": None}),
+    ("gone", {"seat": 0}), ("gone", {"seat": 3}), ("gone", {"seat": True}),
+    ("out", {"seats": []}), ("out", {"seats": [0]}), ("out", {"seats": [2, 1]}), ("out", {"seats": [1, 1]}),
+    ("out", {"seats": [3]}), ("out", {"seats": [-1]}), ("out", {"seats": 1}), ("out", {"seats": [True]}),
 ])
 def test_bad_bodies_are_malformed_never_another_error(mtype: str, body: dict[str, Value]) -> None:
     with pytest.raises(MalformedMessage):
@@ -71,6 +74,7 @@ def test_good_bodies_parse_to_their_types() -> None:
     assert parse_body("leave", {"why": 7}, NAMES, 1) == Leave("")
     assert parse_body("move", {"m": {"a": "é" * 10}}, NAMES, 0).action == "é" * 10  # 20 bytes: a shape, the engine judges
     assert parse_body("aid", Aid(True).to_wire(), NAMES, 2) == Aid(True)
+    assert parse_body("out", Out((0, 2)).to_wire(), NAMES, 1) == Out((0, 2))
     assert parse_body("private", {"to": 2, "box": b"b"}, NAMES, 0) == Private(2, b"b")
     assert parse_body("move", {"m": {"a": "draw", "s": "pile"}}, NAMES, 1) == Move("bob", "draw", source="pile")
     with pytest.raises(MalformedMessage):
