@@ -115,6 +115,11 @@ class FaultSpec:
             values[kind] = number
         return cls(**values, gone_seats=gone_seats, partition=partition)
 
+    @property
+    def crashing(self) -> int:
+        """How many of the last seats crash: `gone_seats` for `gone`, one for `restart`, else none."""
+        return self.gone_seats if self.gone else 1 if self.restart else 0
+
     def link(self, base: LinkModel) -> LinkModel:
         """The link model with this spec's delay and jitter."""
         return LinkModel(base.delay if self.delay is None else self.delay / 1000,

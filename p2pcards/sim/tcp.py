@@ -179,7 +179,7 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
               for k in range(players)]
     crash_at = faults.restart or faults.gone if faults is not None else 0.0
-    killed = faults.gone_seats if faults is not None and faults.gone else 1
+    killed = faults.crashing if faults is not None else 0
     try:
         summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
                                    dial=None if proxy is None else proxy.dial,
@@ -220,10 +220,10 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
         faults.partition.side(players)
     if faults is not None and faults.restart and faults.gone:
         raise InputError("--faults: restart and gone both act on the last seat: give one")
-    killed = faults.gone_seats if faults is not None and faults.gone else 1
+    killed = faults.crashing if faults is not None else 0
     if faults is not None and faults.gone and players - killed < 2:
         raise InputError(f"--faults gone=T:{killed}: at least 2 of the {players} seats must stay")
-    if faults is not None and (faults.restart or faults.gone) and cheat is not None and cheater >= players - killed:
+    if killed and cheat is not None and cheater >= players - killed:
         raise InputError("--faults restart/gone: a seat that crashes cannot be the cheater too")
     bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
     return seeded(games, seed, TRIES if cheat is not None else 1,
