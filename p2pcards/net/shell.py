@@ -16,11 +16,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
+from typing import NamedTuple
 
 from ..bots.base import Bot
 from ..errors import IllegalMove
 from ..games.base import Move
-from ..table.chains import frame_head
+from ..table.chains import Precedence, frame_head
 from ..table.outputs import NoteKind
 from ..table.peer import Note, Send, TablePeer
 from .store import SeatStore
@@ -35,6 +36,16 @@ MAX_LATER = 64
 LATER_CHUNK = 4  # frames that waited, taken in one go
 LATER_GAP_S = 0.002  # between two such chunks: a burst of boxes for other seats leaves the CPU to what is waited on
 IDLE_S = 0.02  # quiet for this long: the peer makes ahead what the next draw will cost it
+
+
+class _Waiting(NamedTuple):
+    """A frame that waits to be taken, with when it came (our clock) and its sender and type."""
+
+    frame: bytes
+    at: float
+    precedence: Precedence
+    sender: bytes
+    type: str
 
 
 def wall_clock() -> float:
@@ -61,8 +72,9 @@ class TableShell:
         self._wake: asyncio.TimerHandle | None = None
         self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
-        self._later: list[tuple[bytes, float]] = []  # frames that can wait, with when they came
+        self._later: list[_Waiting] = []  # frames taken SOON or LATER, in the order they came
         self._later_timer: asyncio.TimerHandle | None = None
+        self._soon: asyncio.Handle | None = None  # takes the first that waits and is SOON
         self._idle: asyncio.TimerHandle | None = None
         self._active = 0.0  # when we last emitted (loop time)
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
@@ -81,10 +93,10 @@ class TableShell:
 
     def close(self) -> None:
         """Cancel every timer; the peer is left as it is."""
-        for handle in (self._wake, self._bot_timer, self._later_timer, self._idle):
+        for handle in (self._wake, self._bot_timer, self._later_timer, self._idle, self._soon):
             if handle is not None:
                 handle.cancel()
-        self._wake = self._bot_timer = self._later_timer = self._idle = None
+        self._wake = self._bot_timer = self._later_timer = self._idle = self._soon = None
         self._later = []
         self._done.set()
 
@@ -108,48 +120,75 @@ class TableShell:
         self._emit([])
 
     def receive(self, frame: bytes) -> None:
-        """One frame from any link (one that can wait is taken within LATER_S, in the order frames came)."""
+        """One frame from any link. One that only we wait on is taken on the next turn of the loop (after
+        the frames others wait on us for, read meanwhile); one nobody waits on within LATER_S; each never
+        before an earlier frame of its sender."""
         if self.over:
             return
-        if self.peer.can_wait(frame) and len(self._later) < MAX_LATER:
-            self._later.append((frame, self.clock()))
-            if self._later_timer is None:
-                self._later_timer = self._loop.call_later(LATER_S, self._take_later)
+        precedence = self.peer.precedence(frame)
+        if precedence is Precedence.NOW or len(self._later) >= MAX_LATER:
+            self._take_before(frame_head(frame), len(self._later))
+            if not self.over:
+                self._emit(self.peer.receive(frame, self.clock()))
             return
-        self._take_before(frame)
-        if not self.over:
-            self._emit(self.peer.receive(frame, self.clock()))
+        head = frame_head(frame)  # well formed: the peer parsed it
+        assert head is not None
+        self._later.append(_Waiting(frame, self.clock(), precedence, *head))
+        if precedence is Precedence.LATER and self._later_timer is None:
+            self._later_timer = self._loop.call_later(LATER_S, self._take_later)
+        self._take([])
 
-    def _take_before(self, frame: bytes) -> None:
-        """Take the frames that waited and must come before `frame`: every move (an order may name it),
-        and every earlier frame of the senders of those moves and of `frame` (each chain is taken in
-        order); all of them when too many wait. The other seats' boxes wait on."""
-        heads = [frame_head(f) for f, _ in self._later]
-        senders = {(frame_head(frame) or (b"", ""))[0]} | {h[0] for h in heads if h is not None and h[1] == "move"}
-        later: list[tuple[bytes, float]] = []
-        rest: list[tuple[bytes, float]] = []
-        for item, head in zip(self._later, heads):
-            first = len(self._later) >= MAX_LATER or head is None or head[0] in senders
-            (later if first else rest).append(item)
-        self._later = rest
-        self._take(later)
+    def _take_before(self, head: tuple[bytes, str] | None, upto: int) -> None:
+        """Take the frames of the first `upto` that waited and must come before a frame of `head`: every move
+        (an order may name it), and every earlier frame of the senders of those moves and of `head` (each chain
+        is taken in order); all of them when too many wait. The others wait on."""
+        senders = {w.sender for w in self._later[:upto] if w.type == "move"} | {head[0] if head else b""}
+        first = [w for w in self._later[:upto] if head is None or w.sender in senders]
+        rest = [w for w in self._later[:upto] if not (head is None or w.sender in senders)]
+        self._later = rest + self._later[upto:]
+        self._take(first)
+
+    def _take_soon(self) -> None:
+        """Take the first frame that only we wait on (and what must come before it); the next one on the
+        next turn of the loop."""
+        self._soon = None
+        at = next((i for i, w in enumerate(self._later) if w.precedence is Precedence.SOON), None)
+        if at is None:
+            return
+        waiting = self._later.pop(at)
+        self._take_before((waiting.sender, waiting.type), at)
+        self._take([waiting])
 
     def _take_later(self) -> None:
-        """Take the frames that waited, LATER_CHUNK at a time: between two chunks the loop reads the links,
-        so a frame that is waited on is not held up behind a burst of boxes for other seats."""
-        later, self._later = self._later[:LATER_CHUNK], self._later[LATER_CHUNK:]
+        """Take LATER_CHUNK frames that nobody waits on, none before an earlier frame of its sender that waits
+        on: between two chunks the loop reads the links, so a frame that is waited on is not held up behind
+        a burst of boxes for other seats."""
         self._later_timer = None
-        self._take(later)
+        taken: list[_Waiting] = []
+        rest: list[_Waiting] = []
+        behind: set[bytes] = set()  # senders with a frame that stays: nothing of theirs may pass it
+        for w in self._later:
+            if len(taken) < LATER_CHUNK and w.precedence is Precedence.LATER and w.sender not in behind:
+                taken.append(w)
+            else:
+                rest.append(w)
+                behind.add(w.sender)
+        self._later = rest
+        self._take(taken)
 
-    def _take(self, later: list[tuple[bytes, float]]) -> None:
-        if not self._later and self._later_timer is not None:
+    def _take(self, waited: list[_Waiting]) -> None:
+        """Take `waited` (each at the time it came), then see that what still waits is taken in time."""
+        later = any(w.precedence is Precedence.LATER for w in self._later)
+        if not later and self._later_timer is not None:
             self._later_timer.cancel()
             self._later_timer = None
-        elif self._later and self._later_timer is None and not self.over:
+        elif later and self._later_timer is None and not self.over:
             self._later_timer = self._loop.call_later(LATER_GAP_S, self._take_later)
-        for frame, at in later:
+        if self._soon is None and not self.over and any(w.precedence is Precedence.SOON for w in self._later):
+            self._soon = self._loop.call_soon(self._take_soon)
+        for w in waited:
             if not self.over:
-                self._emit(self.peer.receive(frame, at))
+                self._emit(self.peer.receive(w.frame, w.at))
 
     def play(self, move: Move) -> None:
         """Our own move (from a UI); IllegalMove when our engine already refuses it."""

@@ -15,6 +15,7 @@ neither memory nor notes without bound.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
+from enum import IntEnum
 
 from ..crypto.envelope import ChainTracker, Envelope, Signed, parse
 from ..errors import (BrokenChain, Equivocation, EquivocationEvidence, Gap, LocalError, MalformedMessage,
@@ -28,6 +29,14 @@ MAX_HELD = 256  # frames ahead of its chain held per sender
 MAX_HELD_BYTES = 4 << 20  # their bytes, per sender
 MAX_LATER = 16  # accepted messages of the next round held per sender
 ANY_ROUND = ("ready", "fault", "aid", "gone", "out", "leave")  # handled at once, whatever their round
+
+
+class Precedence(IntEnum):
+    """Who waits on us for a frame, and so how soon a shell takes it."""
+
+    NOW = 0  # another seat may (an order, a move we order, a public share...): taken as it comes
+    SOON = 1  # we alone do (a private box to us): taken on the next turn of the loop, after what is NOW
+    LATER = 2  # nobody does (a box to another seat, a move nobody orders yet): taken a little later
 
 
 class _Rounds(Collection[int]):
@@ -149,17 +158,19 @@ class Chains:
             return None
         return seat
 
-    def can_wait(self, frame: bytes, ordering: bool, awaited: Collection[tuple[int, int]] = ()) -> bool:
-        """True for a frame nobody waits on us for: a private box to another seat, or a move unless we are
-        `ordering` or an order we hold names it (is `awaited`). A shell may take it a little later."""
+    def precedence(self, frame: bytes, ordering: bool, awaited: Collection[tuple[int, int]] = ()) -> Precedence:
+        """How soon we must take `frame`: LATER for a private box to another seat, or a move unless we are
+        `ordering` or an order we hold names it (is `awaited`); SOON for a private box to us; else NOW."""
         try:
             env = parse(frame).envelope
         except RemoteProtocolError:
-            return False  # dropped (and counted) at once
+            return Precedence.NOW  # dropped (and counted) at once
         if env.type == "move":
-            return not ordering and (self.seat(env.sender), env.seq) not in awaited
+            return Precedence.NOW if ordering or (self.seat(env.sender), env.seq) in awaited else Precedence.LATER
         to = _recipient(env)
-        return to is not None and to != self.me
+        if to is None:
+            return Precedence.NOW
+        return Precedence.SOON if to == self.me else Precedence.LATER
 
     def keep_from(self, rnd: int) -> None:
         """Round `rnd` begins: only its frames and the last one's are kept whole, to be asked for again (ours

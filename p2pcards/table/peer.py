@@ -23,6 +23,7 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .bodies import Ref, RoundResult
+from .chains import Precedence
 from .config import TableConfig
 from .coordinator import SLACK_S, TIMEOUT_S, TOLERANCE_S, Coordinator
 from .log import Entry
@@ -203,11 +204,13 @@ class TablePeer(Coordinator):
         """True while our engine is behind the log, a reveal we are owed is on its way, or our move awaits order."""
         return self.rs is None or self.stopped is not None or self.rs.busy()
 
-    def can_wait(self, frame: bytes) -> bool:
-        """True for a frame nobody waits on us for: a private box to another seat, or a move we do not order
-        and no order we hold names. A shell may take it a little later (before any frame that needs it)."""
+    def precedence(self, frame: bytes) -> Precedence:
+        """How soon a shell must take `frame`: NOW when another seat may wait on us for it; SOON for a
+        private box to us (we alone wait on it); LATER when nobody does (a private box to another seat, a
+        move we do not order and no order we hold names). The shell never takes a frame before an earlier
+        one of its sender."""
         rs = self.rs
-        return self.chains.can_wait(frame, rs is None or rs.orderer == self.me, () if rs is None else rs.log.awaited())
+        return self.chains.precedence(frame, rs is None or rs.orderer == self.me, () if rs is None else rs.log.awaited())
 
     def prepare(self) -> bool:
         """While idle: make ahead our shares of the cards likely revealed next (the one a draw takes, the

@@ -8,7 +8,7 @@ from typing import Any
 from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
 from p2pcards.net.shell import LATER_CHUNK, LATER_S, TableShell
-from p2pcards.table.chains import frame_head, private_to
+from p2pcards.table.chains import Precedence, frame_head, private_to
 from p2pcards.table.config import TableConfig
 
 
@@ -23,8 +23,8 @@ class Peer:
         self.ticks: list[float] = []
         self.taken: list[tuple[bytes, float]] = []
 
-    def can_wait(self, frame: bytes) -> bool:
-        return frame.startswith(b"box")
+    def precedence(self, frame: bytes) -> Precedence:
+        return Precedence.NOW
 
     def receive(self, frame: bytes, now: float) -> list[Any]:
         self.now = now
@@ -60,21 +60,25 @@ def test_frames_coming_faster_than_the_wake_moves_on_do_not_put_the_tick_off() -
 
 
 def test_a_frame_that_can_wait_is_taken_soon_and_never_after_a_frame_that_came_later() -> None:
-    async def main() -> tuple[Peer, list[bytes]]:
-        peer = Peer()
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+    box1, box2 = (outs[1].seal(k, "private", {"to": 2, "box": b"x"}).frame for k in (1, 2))
+    order, box3 = outs[1].seal(3, "order", {"e": []}).frame, outs[2].seal(1, "private", {"to": 3, "box": b"x"}).frame
+
+    async def main() -> tuple[FramePeer, list[bytes]]:
+        peer = FramePeer()
         shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
-        shell.receive(b"box 1")
-        shell.receive(b"box 2")
+        shell.receive(box1)
+        shell.receive(box2)
         before = [f for f, _ in peer.taken]
-        shell.receive(b"move")  # waited on: the boxes go first, in the order they came
-        shell.receive(b"box 3")
+        shell.receive(order)  # waited on: its sender's boxes go first, in the order they came
+        shell.receive(box3)
         await asyncio.sleep(LATER_S * 3)
         shell.close()
         return peer, before
 
     peer, before = asyncio.run(main())
     assert before == []
-    assert [f for f, _ in peer.taken] == [b"box 1", b"box 2", b"move", b"box 3"]
+    assert [f for f, _ in peer.taken] == [box1, box2, order, box3]
     assert peer.taken[0][1] <= peer.taken[2][1]  # each is taken at the time it came
 
 
@@ -85,9 +89,11 @@ CONTEXT = TableConfig(bytes(16), "crisp", {}, tuple(i.public for i in IDS), tupl
 class FramePeer(Peer):
     """A peer at seat 0 that lets private boxes to other seats, and moves, wait (as seat 0 when it does not order)."""
 
-    def can_wait(self, frame: bytes) -> bool:
+    def precedence(self, frame: bytes) -> Precedence:
         head = frame_head(frame)
-        return head is not None and (head[1] == "move" or private_to(frame) not in (None, 0))
+        if head is not None and (head[1] == "move" or private_to(frame) not in (None, 0)):
+            return Precedence.LATER
+        return Precedence.SOON if private_to(frame) == 0 else Precedence.NOW
 
 
 def test_a_waited_on_frame_takes_first_only_what_its_chain_and_the_moves_chains_need() -> None:
@@ -155,3 +161,47 @@ def test_in_a_whole_game_the_shares_of_drawn_cards_are_made_ahead_while_idle(mon
     summary = play_memory("crisp", 3, 10, limit_s=120)
     assert summary["finished"] == 3
     assert any(served) and not all(served)  # draws and discards from shares made ahead; the deal's looks not
+
+
+def test_a_frame_only_we_wait_on_is_taken_on_the_next_turn_after_what_others_wait_on() -> None:
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+    mine1, mine2 = (outs[k].seal(1, "private", {"to": 0, "box": b"x"}).frame for k in (1, 2))
+    order = outs[3].seal(1, "order", {"e": []}).frame
+
+    async def main() -> tuple[list[bytes], list[bytes]]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in (mine1, mine2, order):  # read in one turn: others wait on us for the order, so it goes first
+            shell.receive(frame)
+        first = [f for f, _ in peer.taken]
+        await asyncio.sleep(0)
+        second = [f for f, _ in peer.taken]
+        await asyncio.sleep(0)
+        shell.close()
+        assert second == [order, mine1]  # one a turn, in the order they came
+        return first, [f for f, _ in peer.taken]
+
+    first, every = asyncio.run(main())
+    assert first == [order]
+    assert every == [order, mine1, mine2]
+
+
+def test_a_box_to_us_is_taken_after_every_earlier_frame_of_its_sender_and_no_other() -> None:
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+    c2, b3 = outs[3].seal(1, "private", {"to": 2, "box": b"x"}).frame, outs[2].seal(1, "private", {"to": 3, "box": b"x"}).frame
+    mine = outs[3].seal(2, "private", {"to": 0, "box": b"x"}).frame  # seat 3's next frame: a box to us
+
+    async def main() -> tuple[list[bytes], list[bytes]]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in (b3, c2, mine):
+            shell.receive(frame)
+        await asyncio.sleep(0)
+        first = [f for f, _ in peer.taken]
+        await asyncio.sleep(LATER_S * 3)
+        shell.close()
+        return first, [f for f, _ in peer.taken]
+
+    first, every = asyncio.run(main())
+    assert first == [c2, mine]
+    assert every == [c2, mine, b3]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from p2pcards.crypto.envelope import Outbox, Signed
 from p2pcards.crypto.identity import generate
-from p2pcards.table.chains import Chains, frame_head, private_to
+from p2pcards.table.chains import Chains, Precedence, frame_head, private_to
 from p2pcards.table.config import TableConfig
 from p2pcards.table.outputs import Emitter
 
@@ -77,17 +77,20 @@ def test_an_accepted_message_is_handled_now_kept_for_its_round_or_dropped() -> N
         "message dropped: its sender has no seat at this table (more like it are dropped unnoted)"]
 
 
-def test_a_private_box_to_another_seat_can_wait_and_a_move_unless_we_order_it() -> None:
+def test_a_box_to_another_seat_or_a_move_we_do_not_order_can_wait_and_a_box_to_us_comes_soon() -> None:
     chains, _, _ = seat_zero()
     out = Outbox(IDS[1], CFG.context)
+    now, soon, later = Precedence.NOW, Precedence.SOON, Precedence.LATER
     for ordering in (True, False):
-        assert chains.can_wait(out.seal(1, "private", {"to": 2, "box": b"x"}).frame, ordering)
-        assert not chains.can_wait(out.seal(1, "private", {"to": 0, "box": b"x"}).frame, ordering)
-        assert chains.can_wait(out.seal(1, "move", {"m": {"a": "draw"}}).frame, ordering) is not ordering
-        assert not chains.can_wait(out.seal(1, "order", {"e": []}).frame, ordering)
-        assert not chains.can_wait(b"garbage", ordering)
+        assert chains.precedence(out.seal(1, "private", {"to": 2, "box": b"x"}).frame, ordering) is later
+        assert chains.precedence(out.seal(1, "private", {"to": 0, "box": b"x"}).frame, ordering) is soon
+        assert chains.precedence(out.seal(1, "move", {"m": {"a": "draw"}}).frame, ordering) is (now if ordering else later)
+        assert chains.precedence(out.seal(1, "order", {"e": []}).frame, ordering) is now
+        assert chains.precedence(out.seal(1, "shares", {"reveals": []}).frame, ordering) is now
+        assert chains.precedence(b"garbage", ordering) is now
     named = out.seal(1, "move", {"m": {"a": "draw"}})
-    assert chains.can_wait(named.frame, False, [(2, 0)]) and not chains.can_wait(named.frame, False, [(1, named.envelope.seq)])
+    assert chains.precedence(named.frame, False, [(2, 0)]) is later
+    assert chains.precedence(named.frame, False, [(1, named.envelope.seq)]) is now
     assert private_to(out.seal(1, "private", {"to": 2, "box": b"x"}).frame) == 2
     assert private_to(out.seal(1, "private", {"to": True, "box": b"x"}).frame) is None
     assert frame_head(out.seal(1, "aid", {"on": True}).frame) == (IDS[1].public, "aid") and frame_head(b"x") is None
