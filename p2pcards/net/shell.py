@@ -60,6 +60,8 @@ class TableShell:
                  think: float = 0.05, clock: Callable[[], float] = wall_clock,
                  on_note: Callable[[Note], None] | None = None, store: SeatStore | None = None) -> None:
         self.peer = peer
+        peer.order_first = True  # our orders leave before we apply them: `_go_on` applies them next turn
+        self._go = False  # a `_go_on` is due on the next turn
         self.store = store  # where the peer's journal goes before anything it sends (write-ahead)
         self.bot = bot
         self.think = think
@@ -236,6 +238,9 @@ class TableShell:
         if self.peer.finished or self.peer.stopped:
             self.close()
             return
+        if self.peer.pending and not self._go:
+            self._go = True
+            self._loop.call_soon(self._go_on)
         if not self.peer.busy():
             if self.first_turn is None:
                 self.first_turn = self.clock()
@@ -248,6 +253,11 @@ class TableShell:
         self._active = self._loop.time()
         if self._idle is None:
             self._idle = self._loop.call_later(IDLE_S, self._when_idle)
+
+    def _go_on(self) -> None:
+        self._go = False
+        if not self.over:
+            self._emit(self.peer.go_on(self.clock()))
 
     def _when_idle(self) -> None:
         self._idle = None

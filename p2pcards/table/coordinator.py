@@ -81,6 +81,9 @@ class Coordinator:
         if journal:
             self.keep_journal()
         self.emit.on_sign = self._record_frame
+        # Set by a shell that calls `go_on` while `pending`: a step that signs an order hands it back before
+        # we apply it ourselves, so that it leaves at once (the seats that answer it wait on nothing of ours).
+        self.order_first = False
 
     # ------------------------------------------------------------ what every part reads
 
@@ -137,14 +140,32 @@ class Coordinator:
 
     # ------------------------------------------------------------ plumbing
 
+    @property
+    def pending(self) -> bool:
+        """True while an order we signed and handed back waits to be applied by us (`go_on`)."""
+        return bool(self.emit.own) and self.emit.stopped is None
+
     def _flush(self) -> list[Output]:
-        # We apply our own messages like everyone else's, once the step that sent them is done.
+        # We apply our own messages like everyone else's, once the step that sent them is done (an order
+        # of ours, once it is sent, when `order_first`; never so while the journal is replayed).
         emit = self.emit
         while emit.own and emit.stopped is None:
-            self._handle(emit.own.pop(0))
-            self._progress()
+            if self.order_first and not self._journal.replaying and emit.own[0].envelope.type == "order":
+                break
+            self._apply_own()
         out, emit.out = emit.out, []
         return out
+
+    def _apply_own(self) -> None:
+        """Apply the first of our own messages not applied yet, and all it makes possible."""
+        self._handle(self.emit.own.pop(0))
+        self._progress()
+
+    def _own_first(self) -> None:
+        """Before any input: apply what we signed and handed back before applying it (`pending`)."""
+        for _ in range(len(self.emit.own)):
+            if self.emit.stopped is None:
+                self._apply_own()
 
     def _take(self, frame: bytes) -> None:
         """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""

@@ -17,6 +17,7 @@ class Peer:
 
     finished = False
     stopped = None
+    pending = False
 
     def __init__(self) -> None:
         self.now = 0.0
