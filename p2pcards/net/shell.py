@@ -144,10 +144,10 @@ class TableShell:
         """Take the frames of the first `upto` that waited and must come before a frame of `head`: every move
         (an order may name it), and every earlier frame of the senders of those moves and of `head` (each chain
         is taken in order); all of them when too many wait. The others wait on."""
-        senders = {w.sender for w in self._later[:upto] if w.type == "move"} | {head[0] if head else b""}
-        first = [w for w in self._later[:upto] if head is None or w.sender in senders]
-        rest = [w for w in self._later[:upto] if not (head is None or w.sender in senders)]
-        self._later = rest + self._later[upto:]
+        every = len(self._later) >= MAX_LATER
+        senders = {w.sender for w in self._later[:upto] if w.type == "move"} | ({head[0]} if head else set())
+        first = [w for w in self._later[:upto] if every or w.sender in senders]
+        self._later = [w for w in self._later[:upto] if not (every or w.sender in senders)] + self._later[upto:]
         self._take(first)
 
     def _take_soon(self) -> None:

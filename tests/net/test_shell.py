@@ -7,7 +7,7 @@ from typing import Any
 
 from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
-from p2pcards.net.shell import LATER_CHUNK, LATER_S, TableShell
+from p2pcards.net.shell import LATER_CHUNK, LATER_S, MAX_LATER, TableShell
 from p2pcards.table.chains import Precedence, frame_head, private_to
 from p2pcards.table.config import TableConfig
 
@@ -206,3 +206,20 @@ def test_a_box_to_us_is_taken_after_every_earlier_frame_of_its_sender_and_no_oth
     first, every = asyncio.run(main())
     assert first == [c2, mine]
     assert every == [c2, mine, b3]
+
+
+def test_when_too_many_frames_wait_the_next_one_takes_them_all_first_in_the_order_they_came() -> None:
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+    boxes = [outs[1 + k % 3].seal(1 + k // 3, "private", {"to": 2 if k % 3 != 1 else 3, "box": b"x"}).frame
+             for k in range(MAX_LATER + 1)]
+
+    async def main() -> list[bytes]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in boxes:
+            shell.receive(frame)
+        taken = [f for f, _ in peer.taken]
+        shell.close()
+        return taken
+
+    assert asyncio.run(main()) == boxes
