@@ -11,6 +11,8 @@ on one machine):
   CPU      process CPU per peer (mean; start-up and imports included)
   memory   the largest peak resident set among the peers
   traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
+  draws    how many draws the game had (every peer's): the 99th percentile of fewer than 100 is
+           their slowest
   draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
            shares in), over every draw of every peer: median and 99th percentile, in ms
   move     the same for every move of any kind (a move that reveals nothing: until it is applied)
@@ -184,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; "
           "under each, the same table in memory in one process")
     print(f"{'game':<10} {'peers':>5} {'':<6} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} "
-          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
+          f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draws':>6} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
           "  finished")
     for game in games:
         for n in sizes:
@@ -200,12 +202,12 @@ def run(args: argparse.Namespace) -> int:
                   f"{max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
                   f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
                   f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "
-                  f"{percentiles(draws):>15} {percentiles(moves):>15}  "
+                  f"{len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
                   f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
             m = play_memory(game, n, args.limit)
             draws, moves = _latencies(m["latency"])
             print(f"{'':<10} {'':>5} {'memory':<6} {m['setup']:>9.2f} {m['game']:>8.1f} {m['cpu']:>11.2f} "
-                  f"{'':>9} {'':>12} {'':>9} {percentiles(draws):>15} {percentiles(moves):>15}  "
+                  f"{'':>9} {'':>12} {'':>9} {len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
                   f"{m['finished']}/{n}", flush=True)
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")

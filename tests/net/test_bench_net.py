@@ -29,8 +29,8 @@ def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[s
     assert tcp[:3] == ["crisp", "2", "tcp"] and tcp[-1] == "2/2"
     assert memory[0] == "memory" and memory[-1] == "2/2"  # the same table in memory, under it
     for row in (tcp, memory):
-        draw, move = row[-3], row[-2]
-        assert draw != "-" and move != "-", out
+        draws, draw, move = int(row[-4]), row[-3], row[-2]
+        assert draws > 0 and draw != "-" and move != "-", out
         assert all(int(x) >= 0 for x in draw.split("/") + move.split("/"))
 
 
