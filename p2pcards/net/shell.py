@@ -61,7 +61,6 @@ class TableShell:
                  on_note: Callable[[Note], None] | None = None, store: SeatStore | None = None) -> None:
         self.peer = peer
         peer.order_first = True  # our orders leave before we apply them: `_go_on` applies them next turn
-        self._go = False  # a `_go_on` is due on the next turn
         self.store = store  # where the peer's journal goes before anything it sends (write-ahead)
         self.bot = bot
         self.think = think
@@ -77,6 +76,7 @@ class TableShell:
         self._later: list[_Waiting] = []  # frames taken SOON or LATER, in the order they came
         self._later_timer: asyncio.TimerHandle | None = None
         self._soon: asyncio.Handle | None = None  # takes the first that waits and is SOON
+        self._going: asyncio.Handle | None = None  # applies the orders we sent and have not applied (`_go_on`)
         self._idle: asyncio.TimerHandle | None = None
         self._active = 0.0  # when we last emitted (loop time)
         self.first_turn: float | None = None  # when the peer was first ready for a move (set-up done)
@@ -95,10 +95,10 @@ class TableShell:
 
     def close(self) -> None:
         """Cancel every timer; the peer is left as it is."""
-        for handle in (self._wake, self._bot_timer, self._later_timer, self._idle, self._soon):
+        for handle in (self._wake, self._bot_timer, self._later_timer, self._idle, self._soon, self._going):
             if handle is not None:
                 handle.cancel()
-        self._wake = self._bot_timer = self._later_timer = self._idle = self._soon = None
+        self._wake = self._bot_timer = self._later_timer = self._idle = self._soon = self._going = None
         self._later = []
         self._done.set()
 
@@ -238,9 +238,8 @@ class TableShell:
         if self.peer.finished or self.peer.stopped:
             self.close()
             return
-        if self.peer.pending and not self._go:
-            self._go = True
-            self._loop.call_soon(self._go_on)
+        if self.peer.pending and self._going is None:
+            self._going = self._loop.call_soon(self._go_on)
         if not self.peer.busy():
             if self.first_turn is None:
                 self.first_turn = self.clock()
@@ -255,9 +254,8 @@ class TableShell:
             self._idle = self._loop.call_later(IDLE_S, self._when_idle)
 
     def _go_on(self) -> None:
-        self._go = False
-        if not self.over:
-            self._emit(self.peer.go_on(self.clock()))
+        self._going = None
+        self._emit(self.peer.go_on(self.clock()))
 
     def _when_idle(self) -> None:
         self._idle = None

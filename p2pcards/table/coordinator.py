@@ -161,8 +161,13 @@ class Coordinator:
         self._handle(self.emit.own.pop(0))
         self._progress()
 
+    def _input(self, now: float) -> None:
+        """Before any input at `now`: the clock moves on, and what we signed and handed back is applied."""
+        self.now = max(self.now, now)
+        self._own_first()
+
     def _own_first(self) -> None:
-        """Before any input: apply what we signed and handed back before applying it (`pending`)."""
+        """Apply what we signed and handed back before applying it (`pending`)."""
         for _ in range(len(self.emit.own)):
             if self.emit.stopped is None:
                 self._apply_own()

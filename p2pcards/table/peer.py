@@ -120,15 +120,13 @@ class TablePeer(Coordinator):
 
     def start(self, now: float) -> list[Output]:
         """Say we are ready to play at this table (agreeing on its exact config)."""
-        self.now = now
-        self._own_first()
+        self._input(now)
         self.seating.start()
         return self._flush()
 
     def receive(self, frame: bytes, now: float) -> list[Output]:
         """Take one frame from the network; never raises on what another peer sent."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         if self.stopped is None:
             self._take(frame)
             if self.waits.due(self.now):
@@ -137,8 +135,7 @@ class TablePeer(Coordinator):
 
     def tick(self, now: float) -> list[Output]:
         """Let time pass: the orderer announces time-outs; everyone watches for peers that owe too long."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         if self.stopped is None:
             self._progress()
             self._watch()
@@ -146,14 +143,12 @@ class TablePeer(Coordinator):
 
     def go_on(self, now: float) -> list[Output]:
         """Apply what we signed and handed back first (`pending`): a shell calls it once the outputs are sent."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         return self._flush()
 
     def play(self, move: Move, now: float) -> list[Output]:
         """Send our own move; IllegalMove (nothing sent) when our engine already knows it is not allowed."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         if self.stopped is not None or self.rs is None:
             raise IllegalMove("the table is not playing a round")
         self.rs.check_move(move)
@@ -168,15 +163,13 @@ class TablePeer(Coordinator):
 
     def leave(self, now: float, why: str = "left") -> list[Output]:
         """Leave the table for good: the others vote us gone, and go on without us from the round in play."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         self.seating.leave(why)
         return self._flush()
 
     def aid(self, on: bool, now: float) -> list[Output]:
         """Tell every seat we turned our memory aid on or off (nothing is sent when it is so already)."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         self.seating.aid(on)
         return self._flush()
 
@@ -184,8 +177,7 @@ class TablePeer(Coordinator):
         """Seat `seat` is gone from the network (its link ended or fell silent, and stayed so), as
         `why` says: we vote it gone; once every other seat has, the round is void and the table goes
         on without it (protocol.md §14.9)."""
-        self.now = max(self.now, now)
-        self._own_first()
+        self._input(now)
         if 0 <= seat < self.n and seat != self.me:
             self.seating.vote_gone(seat, f"{why}: we vote it gone")
         return self._flush()
