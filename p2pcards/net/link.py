@@ -107,11 +107,15 @@ class Link:
 
     def send(self, kind: int, payload: bytes = b"") -> None:
         """Queue one frame; a link whose backlog passes MAX_BACKLOG is too slow and is closed."""
-        if self.closed is not None:
+        self.send_all(kind, [payload])
+
+    def send_all(self, kind: int, payloads: Sequence[bytes]) -> None:
+        """Queue frames of one kind in one write (one system call, one wake-up at the other end)."""
+        if self.closed is not None or not payloads:
             return
-        data = pack(kind, payload)
+        data = b"".join(pack(kind, payload) for payload in payloads)
         self.writer.write(data)
-        self.frames_out += kind != BEAT
+        self.frames_out += len(payloads) if kind != BEAT else 0
         self.bytes_out += len(data)
         if self.writer.transport.get_write_buffer_size() > MAX_BACKLOG:
             self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent")
@@ -226,9 +230,13 @@ class Links:
 
     def send(self, key: bytes, kind: int, payload: bytes = b"") -> None:
         """One frame to the peer holding `key`, if linked."""
+        self.send_all(key, kind, [payload])
+
+    def send_all(self, key: bytes, kind: int, payloads: Sequence[bytes]) -> None:
+        """Frames to the peer holding `key`, if linked, in one write."""
         link = self.links.get(key)
         if link is not None:
-            link.send(kind, payload)
+            link.send_all(kind, payloads)
 
     def broadcast(self, kind: int, payload: bytes, keys: Iterable[bytes]) -> None:
         """One frame to each of `keys` that is linked; everyone else gets nothing."""

@@ -97,8 +97,7 @@ class Seat:
     def _release(self, key: bytes | None = None) -> None:
         """Send the frames held for `key` (None: for every seat), in the order they were made."""
         for k in list(self._held) if key is None else [key]:
-            for frame in self._held.pop(k, ()):
-                self.links.send(k, FRAME, frame)
+            self.links.send_all(k, FRAME, self._held.pop(k, []))
         if not self._held and self._holding is not None:
             self._holding.cancel()
             self._holding = None

@@ -73,6 +73,23 @@ def test_two_seats_link_and_frames_flow_both_ways() -> None:
     run(main)
 
 
+def test_frames_sent_together_go_in_one_write_and_arrive_one_by_one_in_order() -> None:
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        link = a.links.links[b_id.public]
+        writes: list[bytes] = []
+        write = link.writer.write
+        link.writer.write = lambda data: (writes.append(data), write(data))[1]  # type: ignore[method-assign]
+        a.links.send_all(b_id.public, FRAME, [b"one", b"two", b"three"])
+        a.links.send_all(b_id.public, FRAME, [])  # nothing to send: no write
+        await until(lambda: b.frames == [b"one", b"two", b"three"])
+        assert len(writes) == 1 and link.frames_out == 3
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
 def test_a_stranger_with_a_valid_key_gets_no_link() -> None:
     async def main() -> None:
         a_id, stranger = generate("ann"), generate("eve")

@@ -19,8 +19,11 @@ class Links:
         self.sent: dict[bytes, list[bytes]] = {k: [] for k in keys}
 
     def send(self, key: bytes, kind: int, payload: bytes = b"") -> None:
+        self.send_all(key, kind, [payload])
+
+    def send_all(self, key: bytes, kind: int, payloads: list[bytes]) -> None:
         assert kind == FRAME
-        self.sent[key].append(payload)
+        self.sent[key].extend(payloads)
 
     def broadcast(self, kind: int, payload: bytes, keys: list[bytes]) -> None:
         for key in keys:
