@@ -138,7 +138,7 @@ class TableShell:
         self._later.append(_Waiting(frame, self.clock(), precedence, *head))
         if precedence is Precedence.LATER and self._later_timer is None:
             self._later_timer = self._loop.call_later(LATER_S, self._take_later)
-        self._take([])
+        self._plan()
 
     def _take_before(self, head: tuple[bytes, str] | None, upto: int) -> None:
         """Take the frames of the first `upto` that waited and must come before a frame of `head`: every move
@@ -179,7 +179,14 @@ class TableShell:
         self._take(taken)
 
     def _take(self, waited: list[_Waiting]) -> None:
-        """Take `waited` (each at the time it came), then see that what still waits is taken in time."""
+        """Take `waited`, each at the time it came (what still waits is seen to first)."""
+        self._plan()
+        for w in waited:
+            if not self.over:
+                self._emit(self.peer.receive(w.frame, w.at))
+
+    def _plan(self) -> None:
+        """See that what waits is taken in time: SOON on the next turn, LATER in chunks (no timer for nothing)."""
         later = any(w.precedence is Precedence.LATER for w in self._later)
         if not later and self._later_timer is not None:
             self._later_timer.cancel()
@@ -188,9 +195,6 @@ class TableShell:
             self._later_timer = self._loop.call_later(LATER_GAP_S, self._take_later)
         if self._soon is None and not self.over and any(w.precedence is Precedence.SOON for w in self._later):
             self._soon = self._loop.call_soon(self._take_soon)
-        for w in waited:
-            if not self.over:
-                self._emit(self.peer.receive(w.frame, w.at))
 
     def play(self, move: Move) -> None:
         """Our own move (from a UI); IllegalMove when our engine already refuses it."""
