@@ -114,7 +114,7 @@ def play_memory(game: str, n: int, limit: int, limit_s: float = 900) -> dict[str
         shells: list[TableShell] = []
 
         def broadcast(sender: int) -> Any:
-            return lambda frame: [loop.call_soon(s.receive, frame) for i, s in enumerate(shells) if i != sender]
+            return lambda out: [loop.call_soon(s.receive, out.frame) for i, s in enumerate(shells) if i != sender]
 
         shells += [TableShell(p, broadcast(i), make_bot(game, "random", i)) for i, p in enumerate(peers)]
         cpu, start = time.process_time(), time.time()

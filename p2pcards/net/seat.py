@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 from ..bots.base import Bot
 from ..errors import LinkBroken, MalformedMessage
-from ..table.chains import private_to
-from ..table.peer import Note, TablePeer
+from ..table.peer import Note, Send, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
 from .link import FRAME, REQUEST, Link, Links
 from .shell import LATER_S, MAX_LATER, TableShell
@@ -74,9 +73,9 @@ class Seat:
         for key in stale:
             self._missing(key, "still missing")
 
-    def _broadcast(self, frame: bytes) -> None:
-        to = private_to(frame)
-        if to is None or to >= len(self.peer.cfg.keys):
+    def _broadcast(self, out: Send) -> None:
+        frame, to = out.frame, out.to
+        if to is None or not 0 <= to < len(self.peer.cfg.keys):
             self._release()
             self.links.broadcast(FRAME, frame, self.others)
             return

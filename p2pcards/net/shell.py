@@ -56,7 +56,7 @@ def wall_clock() -> float:
 class TableShell:
     """Runs one TablePeer on an event loop: `receive` frames, `play` moves, await `done`."""
 
-    def __init__(self, peer: TablePeer, broadcast: Callable[[bytes], None], bot: Bot | None = None,
+    def __init__(self, peer: TablePeer, broadcast: Callable[[Send], None], bot: Bot | None = None,
                  think: float = 0.05, clock: Callable[[], float] = wall_clock,
                  on_note: Callable[[Note], None] | None = None, store: SeatStore | None = None) -> None:
         self.peer = peer
@@ -238,7 +238,7 @@ class TableShell:
             else:
                 self.frames_out += 1
                 self.bytes_out += len(out.frame)
-                self._broadcast(out.frame)
+                self._broadcast(out)
         if self.peer.finished or self.peer.stopped:
             self.close()
             return

@@ -27,6 +27,7 @@ from ..net.link import FRAME, Links
 from ..net.local import Crash, SeatRig, child_main, run_local_game
 from ..net.seat import GONE_AFTER_S, Seat
 from ..net.store import SeatStore
+from ..table.chains import private_to
 from ..table.config import TableConfig
 from ..table.peer import Output, Send, TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
@@ -73,16 +74,16 @@ class SimSeat(Seat):
         mtype = frame_type(sent) or "?"
         self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
 
-    def _broadcast(self, frame: bytes) -> None:
-        for sent in [frame] if self.rewrite is None else self.rewrite(self.peer.me, frame):
+    def _broadcast(self, out: Send) -> None:
+        for sent in [out.frame] if self.rewrite is None else self.rewrite(self.peer.me, out.frame):
             self._count(sent)
             if self.tap is None:
-                super()._broadcast(sent)
+                super()._broadcast(out if sent == out.frame else Send(sent, private_to(sent)))
                 continue
             for seat in self._others():
-                out = self.tap(self.peer.me, seat, sent)
-                if out is not None:
-                    self.links.send(self.peer.cfg.keys[seat], FRAME, out)
+                tapped = self.tap(self.peer.me, seat, sent)
+                if tapped is not None:
+                    self.links.send(self.peer.cfg.keys[seat], FRAME, tapped)
 
     def _others(self, *but: int) -> list[int]:
         return [s for s in range(self.peer.n) if s != self.peer.me and s not in but]
@@ -110,7 +111,7 @@ class SimSeat(Seat):
         """Send the frames our peer's own call returned (MemNet.send_as's contract: a modified client acting alone)."""
         for out in outputs:
             if isinstance(out, Send):
-                self._broadcast(out.frame)
+                self._broadcast(out)
 
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
         """A tap's frame to one seat, at `at` on its clock (MemNet.inject's contract)."""

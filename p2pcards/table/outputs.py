@@ -18,9 +18,11 @@ NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """A frame to broadcast to every other peer at the table."""
+    """A frame to broadcast to every other peer at the table; `to`, for a private box, is the one seat
+    that can open it (the only one waiting on it), else None."""
 
     frame: bytes
+    to: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,8 @@ class Emitter:
     def send(self, rnd: int, mtype: str, body: dict[str, Value]) -> None:
         """Sign and broadcast a message of round `rnd`."""
         signed = self.outbox.seal(rnd, mtype, body)
-        self.out.append(Send(signed.frame))
+        to = body.get("to") if mtype == "private" else None
+        self.out.append(Send(signed.frame, to if isinstance(to, int) else None))
         self.own.append(signed)
         self.sent[signed.envelope.seq] = (rnd, signed.frame)
         if self.on_sign is not None:

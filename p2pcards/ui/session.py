@@ -34,7 +34,7 @@ from ..net.shell import TableShell
 from ..net.store import NodeState, SeatStore, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
-from ..table.peer import Note, TablePeer
+from ..table.peer import Note, Send, TablePeer
 from ..table.resume import record_time
 
 View = CrispView | CrescendoView
@@ -492,9 +492,9 @@ def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tupl
             transcript.keep(shell.clock(), frame)
         receive(frame)
 
-    def broadcast_kept(frame: bytes) -> None:
-        transcript.keep(shell.clock(), frame)
-        broadcast(frame)
+    def broadcast_kept(out: Send) -> None:
+        transcript.keep(shell.clock(), out.frame)
+        broadcast(out)
 
     # The shell has no hook of its own for a recorder: its two doors are wrapped on this instance.
     shell.receive = receive_kept  # type: ignore[method-assign]

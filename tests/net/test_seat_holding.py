@@ -9,6 +9,7 @@ from p2pcards.net.link import FRAME
 from p2pcards.net.seat import Seat
 from p2pcards.net.shell import LATER_S
 from p2pcards.sim.table_game import make_table
+from p2pcards.table.outputs import Send
 
 
 class Links:
@@ -40,12 +41,12 @@ def test_a_box_goes_to_its_seat_at_once_and_to_the_others_later_or_before_our_ne
     async def main() -> tuple[Links, dict[bytes, list[bytes]], dict[bytes, list[bytes]], dict[bytes, list[bytes]]]:
         links = Links([one, two])
         seat = Seat(peer, links)  # type: ignore[arg-type]
-        seat._broadcast(box1)
-        seat._broadcast(box2)
+        seat._broadcast(Send(box1, 1))
+        seat._broadcast(Send(box2, 2))
         at_once = {k: list(v) for k, v in links.sent.items()}
-        seat._broadcast(aid)  # our next frame to everyone: what was held for a seat goes first, in order
+        seat._broadcast(Send(aid))  # our next frame to everyone: what was held for a seat goes first, in order
         before_aid = {k: list(v) for k, v in links.sent.items()}
-        seat._broadcast(box3)
+        seat._broadcast(Send(box3, 1))
         held = {k: list(v) for k, v in links.sent.items()}
         await asyncio.sleep(LATER_S * 3)  # nothing more to send: the held box goes LATER_S after
         seat.close()

@@ -14,10 +14,15 @@ from p2pcards.table.peer import TablePeer
 NOW = 1000.0
 
 
-def sent(outputs: list[Output]) -> list[tuple[str, object]]:
-    """The type of each frame sent, and the seat a private box is for."""
-    envs = [parse(o.frame).envelope for o in outputs if isinstance(o, Send)]
-    return [(e.type, e.body.get("to")) for e in envs]
+def sent(outputs: list[Output]) -> list[tuple[str, int | None]]:
+    """The type of each frame sent, and the seat a private box is for (which the Send says without a parse)."""
+    out = []
+    for o in outputs:
+        if isinstance(o, Send):
+            env = parse(o.frame).envelope
+            assert o.to == (env.body["to"] if env.type == "private" else None)
+            out.append((env.type, o.to))
+    return out
 
 
 class Table:
@@ -30,6 +35,7 @@ class Table:
         self.queue: deque[tuple[int, bytes]] = deque()
 
     def push(self, seat: int, outputs: list[Output]) -> None:
+        sent(outputs)
         self.queue.extend((seat, o.frame) for o in outputs if isinstance(o, Send))
         peer = self.peers[seat]
         if peer.pending:
