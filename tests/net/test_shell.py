@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from p2pcards.crypto.envelope import Outbox, parse
+from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
 from p2pcards.net.shell import LATER_CHUNK, LATER_S, MAX_LATER, TableShell
-from p2pcards.table.chains import Precedence, frame_head
+from p2pcards.table.chains import Precedence, frame_head, private_to
 from p2pcards.table.config import TableConfig
 
 
@@ -92,10 +92,9 @@ class FramePeer(Peer):
 
     def precedence(self, frame: bytes) -> Precedence:
         head = frame_head(frame)
-        to = parse(frame).envelope.body.get("to") if head is not None and head[1] == "private" else None
-        if head is not None and (head[1] == "move" or to not in (None, 0)):
+        if head is not None and (head[1] == "move" or private_to(frame) not in (None, 0)):
             return Precedence.LATER
-        return Precedence.SOON if to == 0 else Precedence.NOW
+        return Precedence.SOON if private_to(frame) == 0 else Precedence.NOW
 
 
 def test_a_waited_on_frame_takes_first_only_what_its_chain_and_the_moves_chains_need() -> None:
