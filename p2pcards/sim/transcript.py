@@ -23,7 +23,7 @@ from ..table.config import TableConfig
 from ..table.outputs import Emitter, Note
 from ..table.peer import TablePeer
 from ..table.reveals import Reveals
-from ..table.round import Parts, Round, Stage
+from ..table.round import Parts
 
 FORMAT = "p2pcards transcript"
 VERSION = 1
@@ -157,31 +157,29 @@ class Witness(TablePeer):
     """A table peer with no seat: it takes every frame of a table as a seated peer would, and sends nothing."""
 
     def __init__(self, config: TableConfig, carry: tuple[tuple[int, ...], int] | None = None) -> None:
+        boxes: dict[tuple[int, int], int] = {}
+
+        class Counting(WitnessReveals):
+            def box_seen(self, prover: int, recipient: int) -> None:
+                super().box_seen(prover, recipient)
+                boxes[(prover, recipient)] = boxes.get((prover, recipient), 0) + 1
+
         # No seat: `me` is past the last seat, and the emitter is mute (it never signs). The tolerance
         # is set by `verify` (a transcript's times are the sender's clock).
         super().__init__(config, generate("witness"), tolerance=float("inf"), timeout=float("inf"), carry=carry,
-                         emitter=MuteEmitter, parts=Parts(reveals=WitnessReveals))
-        self.boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
-        self.rounds: list[tuple[int, tuple[int, ...], str]] = []  # (round, scores, verdict) of each settled round
+                         emitter=MuteEmitter, parts=Parts(reveals=Counting))
+        self.boxes = boxes  # (sender, recipient) -> private boxes seen, over every round
+
+    @property
+    def rounds(self) -> list[tuple[int, tuple[int, ...], str]]:
+        """(round, scores, audit verdict) of each round settled."""
+        return [(r.round, r.scores, r.audit) for r in self.settled]
 
     def going_on(self) -> Witness | None:
         """The witness of the table that goes on without the seats voted out (§14.9), once this one names it."""
         if self.successor is None:
             return None
         return Witness(self.successor, self.seating.passed_on)
-
-    def _round_end(self, rs: Round) -> None:
-        before = rs.stage
-        super()._round_end(rs)
-        if before is not Stage.DONE and rs.stage is Stage.DONE and rs.result is not None:
-            self.rounds.append((rs.number, rs.result.scores, rs.result.audit))
-
-    def _dispatch(self, seat: int, signed: Any) -> None:
-        env = signed.envelope
-        if env.type == "private" and isinstance(env.body, dict) and isinstance(env.body.get("to"), int):
-            to = env.body["to"]
-            self.boxes[(seat, to)] = self.boxes.get((seat, to), 0) + 1
-        super()._dispatch(seat, signed)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import LocalError, MalformedMessage, RemoteProtocolError
 from .absences import Absences
-from .bodies import Body, Fault, parse_body
+from .bodies import Body, Fault, RoundResult, parse_body
 from .chains import ANY_ROUND, Chains
 from .config import Game, TableConfig
 from .journal import Journal
@@ -84,6 +84,7 @@ class Coordinator:
         # Set by a shell that calls `go_on` while `pending`: a step that signs an order hands it back before
         # we apply it ourselves, so that it leaves at once (the seats that answer it wait on nothing of ours).
         self.order_first = False
+        self.settled: list[RoundResult] = []  # every round we settled at this table, in order (since a resume)
 
     # ------------------------------------------------------------ what every part reads
 
@@ -276,6 +277,7 @@ class Coordinator:
             return
         result = rs.settlement.result
         assert result is not None
+        self.settled.append(result)
         self.emit.note("round", f"round {rs.number} verified and signed by all: {list(result.scores)}")
         if self.game.over:
             self.seating.finished = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,15 +37,19 @@ def honest_game(game: str = "crisp", players: int = 2) -> bytes:
 
 
 def test_an_honest_game_verifies_with_every_round_and_the_final_totals() -> None:
-    verdict = verify(Transcript.from_bytes(honest_game()))
+    transcript = Transcript.from_bytes(honest_game())
+    verdict = verify(transcript)
     assert verdict.ok and verdict.fault is None
     w = verdict.witness
     assert isinstance(w, Witness) and w.finished
     assert [number for number, _, _ in w.rounds] == list(range(1, w.round + 1))
     assert all(audit == "verified" for _, _, audit in w.rounds)
     assert verdict.lines[-1].startswith(f"verified: game over, totals {list(w.game.totals)}")
-    # The boxes sealed to a seat stay closed to a witness: it says so.
+    # The boxes sealed to a seat stay closed to a witness: it says so, and counts every one.
     assert any(line.startswith("private boxes not opened") for line in verdict.lines)
+    envs = [parse(frame).envelope for _, frame in transcript.frames]
+    boxes = Counter((w.cfg.keys.index(e.sender), e.body["to"]) for e in envs if e.type == "private")
+    assert w.boxes == dict(boxes) and boxes
 
 
 def test_verify_command_on_a_recorded_sim(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
