@@ -141,7 +141,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"without it (default {GONE_AFTER_S:.0f})")
     parser.add_argument("--state", metavar="DIR", default=None,
                         help="journal this seat in DIR; started again with the same DIR after a crash or a kill, "
-                             "the peer comes back into its round (its key, port and table are in DIR)")
+                             "the peer comes back into its round (its key, port and table are in DIR, "
+                             "readable by you alone)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")

@@ -37,10 +37,19 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _private(path: str, flags: int) -> int:
+    """Open (or make) a file its user alone may read: a seat's store holds its round seeds, from which
+    every card it was dealt can be read, and a bot's signing key."""
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # a file left by an older run keeps the mode it was made with
+    return fd
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` all at once: a crash leaves the old file or the new one, never half."""
+    """Replace `path` with `data` all at once (a crash leaves the old file or the new one, never half),
+    readable by its user alone."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with open(tmp, "wb", opener=_private) as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
@@ -66,11 +75,12 @@ def parse_journal(data: bytes) -> tuple[list[Record], int]:
 
 
 class SeatStore:
-    """The journal of seat `seat` at the table `config`, in `directory` (made if need be)."""
+    """The journal of seat `seat` at the table `config`, in `directory` (made if need be, mode 0700);
+    every file in it is its user's alone (mode 0600)."""
 
     def __init__(self, directory: Path, config: TableConfig, seat: int) -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         owner = encode([config.to_wire(), seat])
         table = directory / "table"
         if not table.exists():
@@ -78,7 +88,7 @@ class SeatStore:
         elif table.read_bytes() != owner:
             raise LocalError(f"{directory} holds the journal of another table or seat")
         self.path = directory / "journal"
-        self._file = open(self.path, "ab")
+        self._file = open(self.path, "ab", opener=_private)
         self._dirty = False  # records written since the last fsync
 
     def load(self) -> list[Record]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from p2pcards.errors import LocalError
-from p2pcards.net.store import SeatStore
+from p2pcards.net.store import SeatStore, write_atomic
 from p2pcards.sim.table_game import make_table
 
 
@@ -36,3 +38,26 @@ def test_a_store_holds_one_seat_of_one_table(tmp_path: Path) -> None:
         SeatStore(tmp_path, cfg, 1)
     with pytest.raises(LocalError):
         SeatStore(tmp_path, make_table("crisp", 2)[0].cfg, 0)
+
+
+def test_a_seat_store_is_its_users_alone_whatever_the_umask(tmp_path: Path) -> None:
+    """The journal holds the round seeds (every card of ours can be read from them) and the node file a
+    bot's key: neither may be readable by another user, even in a directory that others can list."""
+    cfg = make_table("crisp", 2)[0].cfg
+    old = os.umask(0o022)
+    try:
+        shared = tmp_path / "shared"
+        shared.mkdir(mode=0o755)
+        (shared / "journal").write_bytes(b"")  # left by an older run, readable by all
+        os.chmod(shared / "journal", 0o644)
+        store = SeatStore(shared, cfg, 1)
+        store.append([("seed", 1, b"s" * 32)])
+        store.close()
+        write_atomic(shared / "node", b"a key")
+        made = SeatStore(tmp_path / "made" / "here", cfg, 1)
+        made.close()
+    finally:
+        os.umask(old)
+    for path in [shared / "journal", shared / "table", shared / "node", tmp_path / "made" / "here" / "journal"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert stat.S_IMODE((tmp_path / "made" / "here").stat().st_mode) == 0o700
