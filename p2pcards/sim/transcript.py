@@ -10,6 +10,7 @@ many it could not open (the openings still show it every face, so the audit is c
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +20,9 @@ from ..crypto.envelope import parse
 from ..crypto.identity import generate
 from ..crypto.identity import verify as verify_signature
 from ..errors import InputError, MalformedMessage
-from ..table.config import TableConfig
-from ..table.outputs import Emitter, Note
+from ..table.config import Game, TableConfig
+from ..table.decks import Decks
+from ..table.outputs import Emitter, Note, Port
 from ..table.peer import TablePeer
 from ..table.reveals import Reveals
 from ..table.round import Parts
@@ -138,7 +140,18 @@ class MuteEmitter(Emitter):
 
 
 class WitnessReveals(Reveals):
-    """Reveals seen from no seat: no shares of our own, a face learned only once every seat's share is in."""
+    """Reveals seen from no seat: no shares of our own, a face learned only once every seat's share is in;
+    each private box that goes by is counted in `boxes` (by sender and recipient, over every round)."""
+
+    def __init__(self, decks: Decks, game: Game, keys: tuple[bytes, ...], port: Port,
+                 boxes: dict[tuple[int, int], int]) -> None:
+        super().__init__(decks, game, keys, port)
+        self.boxes = boxes
+
+    def box_seen(self, prover: int, recipient: int) -> None:
+        """Count the box, as a seated peer would (see Reveals)."""
+        super().box_seen(prover, recipient)
+        self.boxes[(prover, recipient)] = self.boxes.get((prover, recipient), 0) + 1
 
     def send_shares(self, handles: list[int], recipient: int | None) -> None:
         """A witness holds no share."""
@@ -157,18 +170,12 @@ class Witness(TablePeer):
     """A table peer with no seat: it takes every frame of a table as a seated peer would, and sends nothing."""
 
     def __init__(self, config: TableConfig, carry: tuple[tuple[int, ...], int] | None = None) -> None:
-        boxes: dict[tuple[int, int], int] = {}
-
-        class Counting(WitnessReveals):
-            def box_seen(self, prover: int, recipient: int) -> None:
-                super().box_seen(prover, recipient)
-                boxes[(prover, recipient)] = boxes.get((prover, recipient), 0) + 1
-
+        boxes: dict[tuple[int, int], int] = {}  # (sender, recipient) -> private boxes seen, over every round
         # No seat: `me` is past the last seat, and the emitter is mute (it never signs). The tolerance
         # is set by `verify` (a transcript's times are the sender's clock).
         super().__init__(config, generate("witness"), tolerance=float("inf"), timeout=float("inf"), carry=carry,
-                         emitter=MuteEmitter, parts=Parts(reveals=Counting))
-        self.boxes = boxes  # (sender, recipient) -> private boxes seen, over every round
+                         emitter=MuteEmitter, parts=Parts(reveals=functools.partial(WitnessReveals, boxes=boxes)))
+        self.boxes = boxes
 
     @property
     def rounds(self) -> list[tuple[int, tuple[int, ...], str]]:
