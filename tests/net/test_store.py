@@ -1,4 +1,4 @@
-"""The seat store: records come back as written, a torn tail is cut, a store knows its table, and no one else reads it."""
+"""The seat store: records come back as written, a torn tail is cut, it knows its table, no one else reads it."""
 
 from __future__ import annotations
 
