@@ -14,7 +14,9 @@ on one machine):
   draws    how many draws the game had (every peer's): the 99th percentile of fewer than 100 is
            their slowest
   draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
-           shares in), over every draw of every peer: median and 99th percentile, in ms
+           shares in), over every draw of every peer: median and 99th percentile, in ms (a
+           Crescendo draw from an empty Reserve waits while every seat shuffles the discards
+           afresh: in a game that has one, it is the 99th percentile)
   move     the same for every move of any kind (a move that reveals nothing: until it is applied)
 
 With `--journal` every peer process journals its seat (`--state`), as the terminal client does at
