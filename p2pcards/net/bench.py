@@ -2,21 +2,21 @@
 
 For each game and table size, one host and its guests run as separate processes linked by the
 authenticated TCP links of `p2pcards.net` (joined by address: no multicast), each played by a
-random bot. Figures, from each peer's own summary (wall-clock times compare across processes
-on one machine):
+random bot; `--repeat N` plays N such games per row. Figures, from each peer's own summary
+(wall-clock times compare across processes on one machine):
 
   set-up   from the host seating the table to the last seat's first chance to move (links,
-           ready, keys, shuffle, deal, first looks)
-  game     from the host seating the table to the last peer's end
+           ready, keys, shuffle, deal, first looks); the median game's
+  game     from the host seating the table to the last peer's end; the median game's
   CPU      process CPU per peer (mean; start-up and imports included)
   memory   the largest peak resident set among the peers
   traffic  frames and KiB each peer sent (mean; heartbeats count in bytes, not frames)
-  draws    how many draws the game had (every peer's): the 99th percentile of fewer than 100 is
+  draws    how many draws the games had (every peer's): the 99th percentile of fewer than 100 is
            their slowest
   draw     from a bot's draw to its card shown to it (the draw ordered, applied and the card's
-           shares in), over every draw of every peer: median and 99th percentile, in ms (a
-           Crescendo draw from an empty Reserve waits while every seat shuffles the discards
-           afresh: in a game that has one, it is the 99th percentile)
+           shares in), over every draw of every peer of every game: median and 99th percentile
+           (nearest rank), in ms (a Crescendo draw from an empty Reserve waits while every seat
+           shuffles the discards afresh: in a game that has one, it is the 99th percentile)
   move     the same for every move of any kind (a move that reveals nothing: until it is applied)
 
 With `--journal` every peer process journals its seat (`--state`), as the terminal client does at
@@ -65,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=10, help="Crisp's game limit (default 10: a round or two)")
     parser.add_argument("--slow", type=float, default=1.2,
                         help="seconds of the slow link in memory (default 1.2; 0 skips that part)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="games per row (default 1): the draws of every game are pooled, so that with 100 or "
+                             "more the 99th percentile is not simply the slowest")
     parser.add_argument("--journal", action="store_true",
                         help="each peer process journals its seat (fsync'd before it sends), as a client at a "
                              "LAN table does; its rows say tcp+j")
@@ -165,8 +168,35 @@ def percentiles(times: list[float]) -> str:
     if not times:
         return "-"
     ordered = sorted(times)
-    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    p99 = ordered[(99 * len(ordered) + 99) // 100 - 1]  # nearest rank: the ceil(0.99 n)-th smallest
     return f"{statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}"
+
+
+def _net_row(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) -> str:
+    """One row of figures for `games`, each every peer's summary of one game between processes."""
+    setups, walls = [], []
+    for rs in games:
+        seated = rs[0]["ready_at"]
+        firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
+        setups.append(max(firsts) - seated if seated and len(firsts) == n else float("nan"))
+        walls.append(max(r["end_at"] for r in rs) - seated if seated else float("nan"))
+    peers = [r for rs in games for r in rs]
+    draws, moves = _latencies([r.get("latency", {}) for r in peers])
+    return (f"{game:<10} {n:>5} {kind:<6} {statistics.median(setups):>9.2f} {statistics.median(walls):>8.1f} "
+            f"{statistics.mean(r['cpu_s'] for r in peers):>11.2f} {max(r['peak_rss_kib'] for r in peers) / 1024:>9.0f} "
+            f"{statistics.mean(r['frames_out'] for r in peers):>12.0f} "
+            f"{statistics.mean(r['bytes_out'] for r in peers) / 1024:>9.0f} "
+            f"{len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
+            f"{sum(bool(r.get('finished')) for r in peers)}/{len(peers)}")
+
+
+def _memory_row(n: int, games: list[dict[str, Any]]) -> str:
+    """The row under it: `games`, each one game of the same table in memory."""
+    draws, moves = _latencies([lat for m in games for lat in m["latency"]])
+    return (f"{'':<10} {'':>5} {'memory':<6} {statistics.median(m['setup'] for m in games):>9.2f} "
+            f"{statistics.median(m['game'] for m in games):>8.1f} {statistics.mean(m['cpu'] for m in games):>11.2f} "
+            f"{'':>9} {'':>12} {'':>9} {len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
+            f"{sum(m['finished'] for m in games)}/{n * len(games)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -183,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--peers: {args.peers}: table sizes are 2 to 8 peers")
     if args.limit < 1:
         raise InputError(f"--limit: must be at least 1, not {args.limit}")
+    if not 1 <= args.repeat <= 100:
+        raise InputError(f"--repeat: 1 to 100 games per row, not {args.repeat}")
     if not 0 <= args.slow <= 10:
         raise InputError(f"--slow: 0 to 10 seconds, not {args.slow:g}")
     print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; "
@@ -194,23 +226,9 @@ def run(args: argparse.Namespace) -> int:
         for n in sizes:
             if n > SEATS[game][1]:
                 continue
-            rs = play_net(game, n, args.limit, journal=args.journal)
-            seated = rs[0]["ready_at"]
-            firsts = [r["first_turn_at"] for r in rs if r.get("first_turn_at")]
-            setup = max(firsts) - seated if seated and len(firsts) == n else float("nan")
-            wall = max(r["end_at"] for r in rs) - seated if seated else float("nan")
-            draws, moves = _latencies([r.get("latency", {}) for r in rs])
-            print(f"{game:<10} {n:>5} {'tcp+j' if args.journal else 'tcp':<6} {setup:>9.2f} {wall:>8.1f} {statistics.mean(r['cpu_s'] for r in rs):>11.2f} "
-                  f"{max(r['peak_rss_kib'] for r in rs) / 1024:>9.0f} "
-                  f"{statistics.mean(r['frames_out'] for r in rs):>12.0f} "
-                  f"{statistics.mean(r['bytes_out'] for r in rs) / 1024:>9.0f} "
-                  f"{len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
-                  f"{sum(bool(r.get('finished')) for r in rs)}/{n}", flush=True)
-            m = play_memory(game, n, args.limit)
-            draws, moves = _latencies(m["latency"])
-            print(f"{'':<10} {'':>5} {'memory':<6} {m['setup']:>9.2f} {m['game']:>8.1f} {m['cpu']:>11.2f} "
-                  f"{'':>9} {'':>12} {'':>9} {len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
-                  f"{m['finished']}/{n}", flush=True)
+            print(_net_row(game, n, [play_net(game, n, args.limit, journal=args.journal) for _ in range(args.repeat)],
+                           "tcp+j" if args.journal else "tcp"), flush=True)
+            print(_memory_row(n, [play_memory(game, n, args.limit) for _ in range(args.repeat)]), flush=True)
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
         print(f"{'game':<10} {'slow link':<14} {'game s':>8} {'draw s1':>9} {'draw oth':>9} {'move s1':>9} "

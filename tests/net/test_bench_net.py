@@ -8,18 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from p2pcards.net.bench import percentiles, run
+from p2pcards.errors import InputError
+from p2pcards.net.bench import _memory_row, _net_row, percentiles, run
 
 
 def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
     assert percentiles([]) == "-"
     assert percentiles([0.002]) == "2/2"
-    assert percentiles([i / 1000 for i in range(1, 101)]) == "50/100"  # ms 1..100: median 50.5 rounds to 50
+    assert percentiles([i / 1000 for i in range(1, 100)]) == "50/99"  # fewer than 100: the slowest
+    assert percentiles([i / 1000 for i in range(1, 101)]) == "50/99"  # ms 1..100: median 50.5 rounds to 50
+    assert percentiles([i / 1000 for i in range(1, 201)]) == "100/198"  # the 198th of 200
+
+
+def test_bench_net_refuses_a_bad_repeat() -> None:
+    with pytest.raises(InputError, match="--repeat"):
+        run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=False, repeat=0))
 
 
 @pytest.mark.slow  # a whole game between two processes
 def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False)) == 0
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False, repeat=1)) == 0
     out = capsys.readouterr().out.splitlines()
     slow = [line.split() for line in out[out.index("") + 3:]]
     assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
@@ -36,8 +44,25 @@ def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[s
 
 @pytest.mark.slow  # a whole game between two processes
 def test_bench_net_with_journals_plays_the_same_game_and_leaves_no_state(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=True)) == 0
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=True, repeat=1)) == 0
     out = capsys.readouterr().out.splitlines()
     row = out[2].split()
     assert row[:3] == ["crisp", "2", "tcp+j"] and row[-1] == "2/2" and row[-3] != "-", out
     assert not list(Path(tempfile.gettempdir()).glob("p2pcards-bench-*"))  # every journal went with its table
+
+
+
+def _peer(draws: list[float], cpu: float, finished: bool = True) -> dict[str, object]:
+    return {"ready_at": 100.0, "first_turn_at": 101.0, "end_at": 110.0, "cpu_s": cpu, "peak_rss_kib": 1024,
+            "frames_out": 10, "bytes_out": 2048, "latency": {"draw": draws, "swap": [0.5]}, "finished": finished}
+
+
+def test_a_row_pools_the_draws_of_every_game() -> None:
+    one = [_peer([0.001, 0.002], 1.0), _peer([0.003], 3.0)]
+    two = [_peer([0.004], 2.0), _peer([], 2.0, finished=False)]
+    row = _net_row("crisp", 2, [one, two], "tcp").split()
+    assert row[:3] == ["crisp", "2", "tcp"] and row[3:5] == ["1.00", "10.0"] and row[5] == "2.00"  # mean CPU
+    assert row[-4:] == ["4", "2/4", "252/500", "3/4"]  # moves: the draws and 4 swaps
+    memory = _memory_row(2, [{"setup": 1.0, "game": 5.0, "cpu": 1.0, "finished": 2, "latency": [{"draw": [0.001]}]},
+                             {"setup": 3.0, "game": 7.0, "cpu": 2.0, "finished": 1, "latency": [{"draw": [0.009]}]}])
+    assert memory.split() == ["memory", "2.00", "6.0", "1.50", "2", "5/9", "5/9", "3/4"]
