@@ -42,6 +42,7 @@ SILENT_S: Final = 5.0
 GAP_S: Final = 2 * HEARTBEAT_S  # a link that brought nothing, not even a heartbeat, for longer was cut for a while
 DEAD_S: Final = 60.0
 WRITE_S: Final = 5.0
+CLOSE_S: Final = 2.0  # how long a closed link may take to send what it still holds (a goodbye) before it is cut
 MAX_PENDING: Final = 256
 MAX_LINKS: Final = 64
 MAX_BACKLOG: Final = 8 * MAX_FRAME
@@ -118,10 +119,11 @@ class Link:
         self.frames_out += len(payloads) if kind != BEAT else 0
         self.bytes_out += len(data)
         if self.writer.transport.get_write_buffer_size() > MAX_BACKLOG:
-            self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent")
+            self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent", cut=True)
 
-    def close(self, why: str, goodbye: bool = False) -> None:
-        """Close now (saying goodbye first if asked) and report `why` once."""
+    def close(self, why: str, goodbye: bool = False, cut: bool = False) -> None:
+        """Close now (saying goodbye first if asked) and report `why` once; `cut` drops what is still
+        unsent at once (the other side takes none of it)."""
         if self.closed is not None:
             return
         if goodbye:
@@ -131,14 +133,24 @@ class Link:
         for task in self._tasks:
             if task is not asyncio.current_task():
                 task.cancel()
-        self.writer.close()
+        if cut:
+            self.writer.transport.abort()
+        else:
+            self.writer.close()
         self._on_lost(self, why)
 
     async def wait_closed(self) -> None:
-        """Wait until the socket and both tasks are gone."""
+        """Wait until the socket and both tasks are gone: what is still unsent has CLOSE_S to go, then is
+        dropped (a transport closes only once its buffer is empty, so a peer that reads nothing would keep
+        the socket and its buffer for ever)."""
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.wait_closed()
+        try:
+            async with asyncio.timeout(CLOSE_S):
+                await self.writer.wait_closed()
+        except TimeoutError:
+            self.writer.transport.abort()
+        except (ConnectionError, OSError):
+            pass
 
     async def _read(self) -> None:
         try:
@@ -171,7 +183,7 @@ class Link:
                 async with asyncio.timeout(WRITE_S):
                     await self.writer.drain()
         except TimeoutError:
-            self.close(f"took none of our bytes for {WRITE_S:.0f} s")
+            self.close(f"took none of our bytes for {WRITE_S:.0f} s", cut=True)
         except (ConnectionError, OSError) as exc:
             self.close(f"connection error: {exc}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import socket
 import struct
 from collections.abc import Awaitable, Callable
 
@@ -321,3 +322,56 @@ def test_shutting_down_mid_handshake_logs_nothing() -> None:
 
     asyncio.run(main())
     assert errors == []
+
+
+def _stop_reading(side: Side, key: bytes) -> Link:
+    """`side` freezes on its link to `key`: it reads nothing more and sends no heartbeat."""
+    frozen = side.links.links[key]
+    for task in list(frozen._tasks):
+        task.cancel()
+    return frozen
+
+
+def _small_send_buffer(link: Link) -> None:
+    """The kernel holds little of what we send, so the rest waits in the link's own buffer."""
+    sock = link.writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+
+def test_a_link_closed_on_a_peer_that_reads_nothing_lets_go_of_its_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "CLOSE_S", 0.3)
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        _stop_reading(b, a_id.public)
+        link = a.links.links[b_id.public]
+        _small_send_buffer(link)
+        link.send_all(FRAME, [bytes(50_000)] * 40)  # 2 MB: under the backlog cap, far over what the sockets hold
+        await asyncio.sleep(0.1)
+        assert link.writer.transport.get_write_buffer_size() > 0
+        # Leaving says goodbye behind what is unsent; the socket is cut once CLOSE_S is up, not held for ever.
+        await asyncio.wait_for(a.links.close("done"), 3)
+        assert link.writer.transport.get_write_buffer_size() == 0
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_a_link_too_slow_for_its_backlog_is_cut_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "MAX_BACKLOG", 1 << 20)
+    monkeypatch.setattr(link_mod, "CLOSE_S", 30.0)  # a cut link does not wait for it
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        _stop_reading(b, a_id.public)
+        link = a.links.links[b_id.public]
+        _small_send_buffer(link)
+        link.send_all(FRAME, [bytes(50_000)] * 40)
+        assert link.closed is not None and "too slow" in link.closed and a.lost
+        assert b_id.public not in a.links.links
+        await asyncio.wait_for(link.wait_closed(), 3)
+        assert link.writer.transport.get_write_buffer_size() == 0
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
