@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -43,8 +44,9 @@ from .store import NodeState, SeatStore, write_atomic
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
-JOIN_S = 15.0  # how long a guest waits to be let into the lobby
+JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for a linked guest's join
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
+MAX_ADDRESSES = 16  # addresses of one seat in the host's `A` frame
 
 
 class Node:
@@ -78,6 +80,7 @@ class Node:
         self._join_failed: str | None = None
         self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
         self._redialling: set[bytes] = set()
+        self._addressed = False  # the host told us where the seats listen (once)
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
         self.resumed = False
 
@@ -276,7 +279,7 @@ class Node:
         elif kind == FRAME:
             parse(payload)  # MalformedMessage (the link is cut) unless it is a well-formed envelope
             if self.seat is not None:
-                self.seat.frame(payload)
+                self.seat.take(link, kind, payload)  # after the link's silences: the table hears of them first
             elif self.is_host:
                 self._host_lobby(link, payload)
             elif self.lobby is not None and link.key == self.lobby.host:
@@ -286,7 +289,10 @@ class Node:
             else:
                 raise LinkBroken("too many table frames before we are seated")
         elif kind == ADDRS and self.lobby is not None and link.key == self.lobby.host and not self.is_host:
-            self._spawn(self._dial_seats(payload))
+            if self.seat is None or self._addressed:
+                raise LinkBroken("the seats' addresses come once, after the seats")
+            self._addressed = True
+            self._spawn(self._dial_seats(self._seat_addresses(payload)))
         else:
             raise LinkBroken(f"a frame of kind {kind} has no place here")
 
@@ -322,24 +328,41 @@ class Node:
             else:
                 self._join_failed = "the table was seated without us"
 
-    async def _dial_seats(self, payload: bytes) -> None:
-        assert self.seat is not None, "the host sends addresses after the seats"
-        value = decode(payload)
+    def _seat_addresses(self, payload: bytes) -> dict[bytes, list[tuple[str, int]]]:
+        """Where the host says the seats before ours listen; MalformedMessage (the link is cut) unless every
+        entry is [key, [IP address, ...], port] for a seat of the table."""
+        assert self.seat is not None
         keys = self.seat.peer.cfg.keys
         me = keys.index(self.identity.public)
+        value = decode(payload)
         if not isinstance(value, list):
-            return
+            raise MalformedMessage("the seats' addresses are not a list")
+        where: dict[bytes, list[tuple[str, int]]] = {}
         for item in value:
             if not (isinstance(item, list) and len(item) == 3):
-                continue
+                raise MalformedMessage("a seat's address is not [key, hosts, port]")
             key, hosts, port = item
-            if not (isinstance(key, bytes) and isinstance(hosts, list) and type(port) is int):
-                continue
-            if key in keys and keys.index(key) < me and key not in self.links.links:
-                self.dialled[key] = [(str(h), port) for h in hosts]
+            if not (key in keys and isinstance(hosts, list) and 1 <= len(hosts) <= MAX_ADDRESSES
+                    and type(port) is int and 0 < port < 65536):
+                raise MalformedMessage("a seat's address names no seat, no host or no port")
+            try:
+                addresses = [(str(ipaddress.ip_address(h)), port) for h in hosts if isinstance(h, str)]
+            except ValueError:
+                raise MalformedMessage("a seat's host is not an IP address") from None
+            if len(addresses) != len(hosts):
+                raise MalformedMessage("a seat's host is not an IP address")
+            if keys.index(key) < me:
+                where[key] = addresses
+        return where
+
+    async def _dial_seats(self, where: Mapping[bytes, list[tuple[str, int]]]) -> None:
+        """Dial each seat before ours where the host says it listens."""
+        for key, addresses in where.items():
+            if key not in self.links.links:
+                self.dialled[key] = addresses
                 self._save_state()
                 with contextlib.suppress(LinkBroken):
-                    await self.links.dial(self.dialled[key], key, attempts=20, pause=0.25)
+                    await self.links.dial(addresses, key, attempts=20, pause=0.25)
 
     def _save_state(self) -> None:
         """What our journal needs beside it to come back: our key, our port, where the seats before ours listen."""
@@ -383,6 +406,12 @@ class Node:
         elif self.is_host:
             for frame in self.lobby_frames:
                 link.send(FRAME, frame)
+            # A place in the lobby is for a guest that joins: one that only links would keep it from others.
+            asyncio.get_running_loop().call_later(JOIN_S, self._joined_or_cut, link)
+
+    def _joined_or_cut(self, link: Link) -> None:
+        if self.seat is None and self.lobby is not None and link.key not in self.lobby.names:
+            link.close(f"no join within {JOIN_S:g} s", goodbye=True)
 
     def _quiet(self, link: Link, quiet: bool) -> None:
         if self.seat is not None:

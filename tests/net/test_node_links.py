@@ -1,0 +1,106 @@
+"""What a node does with what comes over its links before and as it is seated: rule breakers are cut."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from p2pcards.crypto.encoding import encode
+from p2pcards.crypto.envelope import GENESIS, Envelope, seal
+from p2pcards.crypto.identity import generate
+from p2pcards.errors import LinkBroken, MalformedMessage
+from p2pcards.net import node as node_mod
+from p2pcards.net.link import ADDRS, FRAME, Link, Links
+from p2pcards.net.node import Node
+
+
+def test_a_guest_that_links_but_never_joins_is_cut_so_its_place_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(node_mod, "JOIN_S", 0.3)
+
+    async def main() -> list[str]:
+        lost: list[str] = []
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 10}, "t")
+            squatter = Links(generate("eve"), None, lambda key: True, lambda *a: None,
+                             on_lost=lambda link, why: lost.append(why))
+            await squatter.dial([("127.0.0.1", host.links.port)])
+            async with asyncio.timeout(5):
+                while not lost:
+                    await asyncio.sleep(0.05)
+            assert not host.links.links  # the place is free again
+            await squatter.close("done")
+        return lost
+
+    assert "no join within 0.3 s" in asyncio.run(main())[0]
+
+
+def _seated(me_at: int = 2) -> tuple[Node, Any, list[bytes], list[tuple[str, object]]]:
+    """A node seated (as far as its link handlers look) at seat `me_at` of 4, the host at seat 0."""
+    me = generate("me")
+    keys = [generate(f"s{i}").public for i in range(4)]
+    keys[me_at] = me.public
+    node = Node(me, interfaces=["127.0.0.1"], mdns=False)
+    calls: list[tuple[str, object]] = []
+    node.lobby = SimpleNamespace(host=keys[0])  # type: ignore[assignment]
+    node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=SimpleNamespace(keys=keys)),  # type: ignore[assignment]
+                                take=lambda link, kind, payload: calls.append(("take", kind)),
+                                frame=lambda payload: calls.append(("frame", payload)))
+    return node, SimpleNamespace(key=keys[0]), keys, calls
+
+
+def test_a_table_frame_reaches_the_seat_after_the_links_silences() -> None:
+    node, host_link, keys, calls = _seated()
+    sender = generate("s1")
+    frame = seal(sender, Envelope(b"t" * 16, 1, sender.public, 0, GENESIS, "ready", {})).frame
+    node._frame(host_link, FRAME, frame)
+    assert calls == [("take", FRAME)]  # Seat.take tells the table of the link's silences, then takes the frame
+
+
+@pytest.mark.parametrize("where, why", [
+    ([[b"?" * 32, ["127.0.0.1"], 4000]], "names no seat"),
+    (["key"], "not \\[key"),
+    ({"k": 1}, "not a list"),
+    ("seat1", "not a list"),
+])
+def test_the_seats_addresses_that_break_the_rules_cut_the_hosts_link(where: Any, why: str) -> None:
+    node, host_link, keys, _ = _seated()
+    with pytest.raises(MalformedMessage, match=why):
+        node._seat_addresses(encode(where))
+
+
+@pytest.mark.parametrize("hosts, port", [
+    (["127.0.0.1\x00"], 4000), (["example.org"], 4000), ([], 4000), (["10.0.0.1"] * 17, 4000),
+    (["127.0.0.1"], 0), (["127.0.0.1"], 70000), (["127.0.0.1"], -1), ([1], 4000),
+])
+def test_a_seat_address_is_ip_literals_and_a_port(hosts: list[object], port: int) -> None:
+    node, host_link, keys, _ = _seated()
+    with pytest.raises(MalformedMessage):
+        node._seat_addresses(encode([[keys[1], hosts, port]]))
+
+
+def test_the_seats_addresses_come_once_and_name_only_the_seats_before_ours() -> None:
+    async def main() -> None:
+        node, host_link, keys, _ = _seated()
+        node.links.dial = _no_dial  # type: ignore[method-assign]
+        where = [[keys[0], ["127.0.0.1"], 4000], [keys[1], ["127.0.0.1", "::1"], 4001], [keys[3], ["127.0.0.1"], 4003]]
+        node._frame(host_link, ADDRS, encode(where))
+        await asyncio.sleep(0.05)
+        assert node.dialled == {keys[0]: [("127.0.0.1", 4000)], keys[1]: [("127.0.0.1", 4001), ("::1", 4001)]}
+        with pytest.raises(LinkBroken, match="once"):
+            node._frame(host_link, ADDRS, encode(where))
+
+    asyncio.run(main())
+
+
+def test_the_seats_addresses_before_the_seats_cut_the_hosts_link() -> None:
+    node, host_link, keys, _ = _seated()
+    node.seat = None
+    with pytest.raises(LinkBroken, match="after the seats"):
+        node._frame(host_link, ADDRS, encode([]))
+
+
+async def _no_dial(*args: object, **kwargs: object) -> Link:
+    raise LinkBroken("not in this test")
