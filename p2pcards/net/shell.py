@@ -118,8 +118,9 @@ class TableShell:
         self._emit(self.peer.start(self.clock()))
 
     def resume(self) -> None:
-        """Go on with a peer resumed from its journal (it said ready before it stopped)."""
-        self._emit([])
+        """Go on with a peer resumed from its journal (it said ready before it stopped): send what it signed
+        beyond its journal."""
+        self._emit(self.peer.go_on(self.clock()))
 
     def receive(self, frame: bytes) -> None:
         """One frame from any link. One that only we wait on is taken on the next turn of the loop (after

@@ -127,8 +127,9 @@ class Coordinator:
         self.now = max(self.now, now)
 
     def _step(self) -> None:
+        """One step of a replay: what it makes stays in `emit.out` (the journal sorts it once replayed)."""
         self._progress()
-        self._flush()
+        self._apply_pending()
 
     def _restore(self, check: Check, frames: list[bytes]) -> None:
         """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
@@ -149,13 +150,16 @@ class Coordinator:
     def _flush(self) -> list[Output]:
         # We apply our own messages like everyone else's, once the step that sent them is done (an order
         # of ours, once it is sent, when `order_first`; never so while the journal is replayed).
+        self._apply_pending()
+        out, self.emit.out = self.emit.out, []
+        return out
+
+    def _apply_pending(self) -> None:
         emit = self.emit
         while emit.own and emit.stopped is None:
             if self.order_first and not self._journal.replaying and emit.own[0].envelope.type == "order":
                 break
             self._apply_own()
-        out, emit.out = emit.out, []
-        return out
 
     def _apply_own(self) -> None:
         """Apply the first of our own messages not applied yet, and all it makes possible."""

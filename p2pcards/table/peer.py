@@ -29,7 +29,7 @@ from .coordinator import SLACK_S, TIMEOUT_S, TOLERANCE_S, Coordinator
 from .log import Entry
 from .messages import move_to_wire
 from .outputs import Note, NoteKind, Output, Send
-from .resume import Record, ResumeOutbox, carried, replayed_seeds
+from .resume import Record, ResumeOutbox, carried, frame_record, replayed_seeds
 from .round import Stage
 from .votes import Votes
 
@@ -52,7 +52,9 @@ class TablePeer(Coordinator):
                    tolerance=tolerance, timeout=timeout, slack=slack,
                    outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
         peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step, peer._restore)
-        peer._journal.records = []
+        # Signed by the replay beyond the journal: journaled before the shell sends them (`go_on`) or a seat
+        # asks for them, so that a second restart gives back these very frames.
+        peer._journal.records = [frame_record(peer.now, out.frame) for out in peer.emit.out if isinstance(out, Send)]
         peer.now = max(peer.now, now)
         if peer.rs is not None:
             peer.rs.log.back = peer.now

@@ -11,6 +11,7 @@ from p2pcards.crypto.envelope import parse
 from p2pcards.errors import LocalError
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
+from p2pcards.table.outputs import Send
 from p2pcards.table.peer import TablePeer
 from p2pcards.table.resume import Check, whole_journal
 from p2pcards.table.round import Stage
@@ -171,3 +172,28 @@ def test_a_peer_whose_shares_were_made_ahead_resumes_with_the_very_frames_it_sig
     crash_and_resume(net, 1, kept, down=3.0)
     net.run(until=600.0, stop=prepared_until(lambda net: False))
     finished_alike(net)
+
+
+def test_a_frame_signed_anew_on_resume_is_journaled_and_sent_so_a_second_restart_gives_it_back() -> None:
+    # Killed after a step signed a sealed box but before the box was stored: the replay signs it anew
+    # (sealing is random). That box must be journaled before it leaves, or a second restart would sign
+    # yet another box at that place of our chain (two frames for one place: equivocation).
+    peers = make_table("crisp", 3, CRISP, random.Random(21), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], random.Random(22))
+    net.start()
+    net.run(until=300.0, stop=mid_round(1, 6))
+    peer = net.peers[1]
+    records = list(peer.journal or [])
+    boxes = [i for i, r in enumerate(records) if r[0] == "frame" and parse(r[2]).envelope.sender == peer.identity.public
+             and parse(r[2]).envelope.type == "private"]
+    cut = records[:boxes[-1]]  # the last box we sealed, and all after it, never reached the disk
+    seq = parse(records[boxes[-1]][2]).envelope.seq
+    back = TablePeer.resume(peer.cfg, peer.identity, cut, net.now)
+    anew = back.emit.sent[seq][1]
+    assert anew != records[boxes[-1]][2]  # sealed again: another box for the same shares
+    stored = back.take_journal()
+    assert ("frame", anew) in {(kind, data) for kind, _, data in stored}  # journaled before it is sent ...
+    assert anew in [out.frame for out in back.go_on(net.now) if isinstance(out, Send)]  # ... and then sent
+    again = TablePeer.resume(peer.cfg, peer.identity, cut + stored, net.now)
+    assert again.emit.sent[seq][1] == anew and again.outbox.head == back.outbox.head
+    assert again.take_journal() == []
