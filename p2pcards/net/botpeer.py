@@ -98,7 +98,12 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
                 on_ready(node)
             await node.join(where)
         game = saved.config.game if saved is not None else node.lobby.game if node.lobby else None
-        await node.play(make_bot(game or cfg.game or "crisp", cfg.bot), think=cfg.think)
+        try:
+            await node.play(make_bot(game or cfg.game or "crisp", cfg.bot), think=cfg.think)
+        except LinkBroken:
+            if state is not None and saved is None:
+                clear(state)  # no link to every seat: we never said ready, so there is no game to come back to
+            raise
         assert node.seat is not None
         peer = node.seat.peer
         if state is not None and node.seat.shell.over:

@@ -7,7 +7,9 @@ it, the directory fsync'd). `journal` is the peer's records (table/resume.py; a 
 from the last checkpoint among them), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
 before the step that made them sends anything (a step that sends nothing only writes them: a
-killed process loses nothing written, and the next fsync covers them too). A record cut short by a crash (a torn tail) never left the peer: it is dropped on load.
+killed process loses nothing written, and the next fsync covers them too). A record cut short by
+a crash (a torn tail) never left the peer: it is dropped on load. A journal damaged anywhere else is
+refused: going on from a part of it could sign a place of our chain that was signed and sent before.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..crypto.encoding import decode, encode
+from ..crypto.encoding import MAX_FRAME, decode, encode
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
 from ..table.resume import Record
@@ -27,6 +29,7 @@ HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
 KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c", "check": b"k"}
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
+MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -58,16 +61,21 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def parse_journal(data: bytes) -> tuple[list[Record], int]:
-    """The whole records at the start of a journal's bytes, and how many bytes they take."""
+    """The whole records at the start of a journal's bytes, and how many bytes they take; what follows them
+    is a torn tail (a record cut short by a crash, or the zeros a file system may leave there). LocalError
+    for a damaged journal: a whole record that is not one, or a tail that no crash leaves."""
     records: list[Record] = []
     at = 0
-    while at + HEADER.size <= len(data):
+    while at < len(data):
+        rest = len(data) - at
+        if rest < HEADER.size + FIELDS.size or not data[at:].strip(b"\0"):
+            break
         (size,) = HEADER.unpack_from(data, at)
         start, end = at + HEADER.size, at + HEADER.size + size
-        if size < FIELDS.size or end > len(data):
-            break
         code, number = FIELDS.unpack_from(data, start)
-        if code not in NAMES:
+        if size < FIELDS.size or size > MAX_RECORD or code not in NAMES:
+            raise LocalError(f"the journal is damaged at byte {at}: not a record (a crash leaves none such)")
+        if end > len(data):
             break
         records.append((NAMES[code], number, data[start + FIELDS.size:end]))
         at = end
@@ -92,7 +100,8 @@ class SeatStore:
         self._dirty = False  # records written since the last fsync
 
     def load(self) -> list[Record]:
-        """Every whole record in the journal, in order (a torn tail is cut off the file)."""
+        """Every whole record in the journal, in order (a torn tail is cut off the file); LocalError when
+        the journal is damaged (going on from a part of it could sign a place of our chain again)."""
         data = self.path.read_bytes()
         records, size = parse_journal(data)
         if size < len(data):
@@ -148,7 +157,9 @@ class NodeState:
             owner: Any = decode(table.read_bytes())
             config, seat = owner
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
-            return cls(bytes(v["key"]), int(v["port"]), dial, TableConfig.from_wire(config), int(seat))
+            if not (isinstance(v["key"], bytes) and len(v["key"]) == 32):
+                raise ValueError("its key is not 32 bytes")
+            return cls(v["key"], int(v["port"]), dial, TableConfig.from_wire(config), int(seat))
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 
@@ -159,5 +170,5 @@ def clear(directory: Path) -> None:
         if child.is_dir() and len(child.name) == 32:  # the store of a table that went on without a seat
             clear(child)
             child.rmdir()
-        elif child.name in ("node", "table", "journal"):
+        elif child.name in ("node", "table", "journal", "node.tmp", "table.tmp"):  # .tmp: a crash mid-write
             child.unlink()

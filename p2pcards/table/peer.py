@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..crypto import deck as dk
 from ..crypto.envelope import ChainTracker
 from ..crypto.identity import Identity
-from ..errors import IllegalMove
+from ..errors import IllegalMove, LocalError, RemoteProtocolError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
@@ -48,10 +48,14 @@ class TablePeer(Coordinator):
 
         LocalError when the journal does not lead where it led before (another config or identity).
         """
-        peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
-                   tolerance=tolerance, timeout=timeout, slack=slack,
-                   outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
-        peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step, peer._restore)
+        try:
+            peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
+                       tolerance=tolerance, timeout=timeout, slack=slack,
+                       outbox=ResumeOutbox(identity, config.context, records), carry=carried(records))
+            peer._journal.replay(records, peer.outbox, peer.emit, peer._at, peer.chains.accept, peer._step,
+                                 peer._restore)
+        except RemoteProtocolError as exc:  # our own records: a frame in them that is not one is damage here
+            raise LocalError(f"the journal is damaged: {exc}") from None
         # Signed by the replay beyond the journal: journaled before the shell sends them (`go_on`) or a seat
         # asks for them, so that a second restart gives back these very frames.
         peer._journal.records = [frame_record(peer.now, out.frame) for out in peer.emit.out if isinstance(out, Send)]

@@ -108,7 +108,7 @@ class Check:
             return tuple(i for i in x if isinstance(i, int))
 
         if not isinstance(v, list) or len(v) not in (8, 9) or type(v[0]) is not int or type(v[1]) is not int \
-                or not isinstance(v[2], bytes) or not isinstance(v[6], list):
+                or not -(1 << 63) <= v[0] < 1 << 63 or not isinstance(v[2], bytes) or not isinstance(v[6], list):
             raise LocalError("a journal's checkpoint is not "
                              "[time, seq, head, totals, before, aided, votes, results, outs]")
         outs = v[8] if len(v) == 9 else []

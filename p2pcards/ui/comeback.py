@@ -109,11 +109,7 @@ def find(directory: Path, identity: Identity, now: float | None = None) -> tuple
     if node is None:
         clear(directory)  # a seat that crashed before its state was written: nothing to come back to
         return None, None
-    try:
-        public = Ed25519PrivateKey.from_private_bytes(node.key).public_key().public_bytes_raw()
-    except ValueError:
-        clear(directory)
-        return None, f"The saved game in {directory} holds no valid key and was cleared."
+    public = Ed25519PrivateKey.from_private_bytes(node.key).public_key().public_bytes_raw()  # 32 bytes: a key
     if public != identity.public:
         clear(directory)
         return None, (f"The saved game in {directory} was {node.config.names[node.seat]}'s, another identity "

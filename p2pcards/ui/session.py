@@ -175,7 +175,7 @@ class NetTable:
             assert self.state is not None
             try:
                 node.resume(SeatStore(self.state, saved.config, saved.seat), saved.config, saved.dial)
-            except (MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
+            except (LocalError, MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
                 raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
 
     async def host(self, table_name: str, seats: int | None = None) -> None:

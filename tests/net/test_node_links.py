@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,7 +15,9 @@ from p2pcards.crypto.identity import generate
 from p2pcards.errors import LinkBroken, MalformedMessage
 from p2pcards.net import node as node_mod
 from p2pcards.net.link import ADDRS, FRAME, Link, Links
+from p2pcards.net.botpeer import BotPeer, run_bot_peer
 from p2pcards.net.node import Node
+from p2pcards.net.seat import Seat
 
 
 def test_a_guest_that_links_but_never_joins_is_cut_so_its_place_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,3 +107,27 @@ def test_the_seats_addresses_before_the_seats_cut_the_hosts_link() -> None:
 
 async def _no_dial(*args: object, **kwargs: object) -> Link:
     raise LinkBroken("not in this test")
+
+
+def test_a_bot_peer_that_never_links_to_every_seat_leaves_no_journal(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """It never said ready: there is no game to come back to, and `peer --state` must not offer one."""
+    monkeypatch.setattr(Seat.play, "__defaults__", (3600.0, 0.5, False))  # link_up_s: half a second
+
+    async def main() -> None:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host, \
+                Node(generate("deaf"), interfaces=["127.0.0.1"], mdns=False) as deaf:
+            await host.host("crisp", {"limit": 10}, "t")
+            await deaf.join([("127.0.0.1", host.links.port)])
+            for server in deaf.links._servers:  # seat 1 takes no more links: seat 2 cannot dial it
+                server.close()
+            bot = BotPeer("random", "bot", peers=[("127.0.0.1", host.links.port)], interfaces=["127.0.0.1"],
+                          mdns=False, state=str(tmp_path / "bot"))
+            task = asyncio.create_task(run_bot_peer(bot))
+            await host.wait_players(3)
+            host.seat_table()
+            with pytest.raises(LinkBroken, match="no link to deaf"):
+                await task
+
+    asyncio.run(main())
+    assert list((tmp_path / "bot").iterdir()) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from p2pcards.errors import LocalError
-from p2pcards.net.store import SeatStore, write_atomic
+from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, clear, parse_journal, write_atomic
 from p2pcards.sim.table_game import make_table
 
 
@@ -30,6 +30,42 @@ def test_records_come_back_in_order_and_a_torn_tail_is_cut(tmp_path: Path) -> No
     again.close()
     assert SeatStore(tmp_path, cfg, 1).load() == records + [("seed", 2, b"t" * 32)]
 
+
+
+@pytest.mark.parametrize("tail", [
+    b"\x00\x00\x01\x00f\x00\x00\x00\x00\x00\x00\x00\x01abc",  # a record cut short, its kind and number whole
+    b"\x00\x00",  # a header cut short
+    bytes(4096),  # zeros a file system may leave past the end of what was synced
+])
+def test_every_tail_a_crash_may_leave_is_cut(tmp_path: Path, tail: bytes) -> None:
+    records = [("seed", 1, b"s" * 32), ("frame", 7, b"x" * 100)]
+    assert parse_journal(_journal(records) + tail) == (records, len(_journal(records)))
+
+
+@pytest.mark.parametrize("damage", ["kind", "short size", "huge size"])
+def test_a_damaged_journal_is_refused_not_cut(tmp_path: Path, damage: str) -> None:
+    """Cutting at damage would drop records of frames that left us: resumed, we would sign those places anew."""
+    records = [("seed", 1, b"s" * 32), ("frame", 7, b"x" * 100), ("frame", 8, b"y" * 100)]
+    data = bytearray(_journal(records))
+    second = len(_journal(records[:1]))
+    if damage == "kind":
+        data[second + 4] = ord("z")
+    elif damage == "short size":
+        data[second:second + 4] = (3).to_bytes(4, "big")
+    else:
+        data[second:second + 4] = (1 << 30).to_bytes(4, "big")
+    with pytest.raises(LocalError, match=f"damaged at byte {second}"):
+        parse_journal(bytes(data))
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 1).close()
+    (tmp_path / "journal").write_bytes(bytes(data))
+    with pytest.raises(LocalError):
+        SeatStore(tmp_path, cfg, 1).load()
+    assert (tmp_path / "journal").read_bytes() == bytes(data)  # nothing cut
+
+
+def _journal(records: list[tuple[str, int, bytes]]) -> bytes:
+    return b"".join(HEADER.pack(FIELDS.size + len(d)) + FIELDS.pack(KINDS[k], n) + d for k, n, d in records)
 
 def test_a_store_holds_one_seat_of_one_table(tmp_path: Path) -> None:
     cfg = make_table("crisp", 2)[0].cfg
@@ -61,3 +97,21 @@ def test_a_seat_store_is_its_users_alone_whatever_the_umask(tmp_path: Path) -> N
     for path in [shared / "journal", shared / "table", shared / "node", tmp_path / "made" / "here" / "journal"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     assert stat.S_IMODE((tmp_path / "made" / "here").stat().st_mode) == 0o700
+
+
+def test_a_node_file_with_a_key_of_the_wrong_size_is_no_seat_to_come_back_to(tmp_path: Path) -> None:
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 1).close()
+    write_atomic(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
+    assert NodeState.load(tmp_path) is not None
+    write_atomic(tmp_path / "node", NodeState(bytes(31), 4000, {}, cfg, 1).to_bytes())
+    with pytest.raises(LocalError, match="32 bytes"):
+        NodeState.load(tmp_path)
+
+
+def test_clearing_a_store_takes_what_a_crash_mid_write_left_too(tmp_path: Path) -> None:
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 1).close()
+    (tmp_path / "node.tmp").write_bytes(b"a key half written")
+    clear(tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import parse
 from p2pcards.errors import LocalError
 from p2pcards.sim.memnet import MemNet
@@ -197,3 +198,20 @@ def test_a_frame_signed_anew_on_resume_is_journaled_and_sent_so_a_second_restart
     again = TablePeer.resume(peer.cfg, peer.identity, cut + stored, net.now)
     assert again.emit.sent[seq][1] == anew and again.outbox.head == back.outbox.head
     assert again.take_journal() == []
+
+
+def test_a_damaged_journal_is_a_local_error_not_a_crash() -> None:
+    peers = make_table("crisp", 2, CRISP, random.Random(3), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], random.Random(4))
+    net.start()
+    net.run(until=60.0, stop=mid_round(1, 2))
+    peer = net.peers[1]
+    records = list(peer.journal or [])
+    at = next(i for i, r in enumerate(records) if r[0] == "frame")
+    garbled = records[:at] + [("frame", records[at][1], b"not a frame")] + records[at + 1:]
+    with pytest.raises(LocalError, match="damaged"):
+        TablePeer.resume(peer.cfg, peer.identity, garbled, net.now)
+    check = Check(2, 1.0, 0, bytes(32), (0, 0), (0, 0), (), (), [])
+    kind, rnd, data = check.record()
+    with pytest.raises(LocalError):
+        Check.parse((kind, rnd, encode([(1 << 64) - 1, *decode(data)[1:]])))  # a time no clock gives

@@ -67,7 +67,7 @@ def test_an_unfinished_game_of_ours_is_offered_with_who_was_there(tmp_path: Path
 @pytest.mark.parametrize("damage, message", [
     ("other", "another identity"),
     ("node", "could not be read"),
-    ("key", "no valid key"),
+    ("key", "its key is not 32 bytes"),
     ("stale", "long over"),
     ("no node", None),
 ])
