@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -46,6 +47,9 @@ PROTOCOL_VERSION: Final = 1
 MAX_TXT_VALUE: Final = 200  # bytes of one value; a key=value string must stay within 255
 MAX_INSTANCE: Final = 63  # bytes of a DNS-SD instance name
 RESOLVE_MS: Final = 3000
+MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
+FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
+TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +94,12 @@ class TableAd:
             ad = cls(name, bytes.fromhex(t["id"]), t["game"], t["host"], t["fpr"], int(t["port"]),
                      tuple(addresses), tuple(sorted(opts.items())), int(t["taken"]), int(t["free"]),
                      t["role"], int(t["pv"]))
-            if ad.role not in ("table", "peer") or not 0 < ad.port < 65536 or not 1 <= len(ad.table) <= 64:
+            if t["txtvers"] != "1" or ad.version != PROTOCOL_VERSION:
+                raise ValueError(f"txtvers {t['txtvers']}, protocol version {ad.version}: not ours")
+            if ad.role not in ("table", "peer") or not 0 < ad.port < 65536 or not TABLE_ID.fullmatch(t["id"]):
                 raise ValueError("bad role, port or id")
+            if not FINGERPRINT.fullmatch(ad.fingerprint):
+                raise ValueError("bad fingerprint")
             if ad.game not in SEATS or not 0 <= ad.taken <= 16 or not 0 <= ad.free <= 16:
                 raise ValueError("bad game or seats")
             check_host_options(ad.game, ad.opts)
@@ -152,6 +160,7 @@ class Discovery:
         self._announced: list[Announcement] = []
         self._browser: AsyncServiceBrowser | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._resolving: dict[str, bool] = {}  # names being resolved now (one task each): changed since
         self._changed = asyncio.Condition()
         self._version = 0
 
@@ -220,9 +229,20 @@ class Discovery:
             if self.seen.pop(name, None) is not None:
                 self._bump()
             return
+        if name not in self.seen and len(self.seen) >= MAX_SEEN:
+            return  # too many ads: a flood of names is not kept
+        if name in self._resolving:
+            self._resolving[name] = True  # changed while we resolve it: once more after
+            return
+        self._resolving[name] = False
         task = asyncio.get_running_loop().create_task(self._resolve(name))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda t: self._resolved(name, t.cancelled()))
+
+    def _resolved(self, name: str, cancelled: bool) -> None:
+        if self._resolving.pop(name, False) and not cancelled:  # cancelled: we are closing
+            self._on_change(self.zc.zeroconf, SERVICE, name, ServiceStateChange.Updated)
 
     async def _resolve(self, name: str) -> None:
         info = AsyncServiceInfo(SERVICE, name)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
+from zeroconf import ServiceStateChange
 
 from p2pcards.errors import InputError, MalformedMessage
-from p2pcards.net.discovery import Discovery, TableAd, wire_options
+from p2pcards.net.discovery import MAX_SEEN, SERVICE, Discovery, TableAd, wire_options
 
 LOOPBACK = ["127.0.0.1"]
 
@@ -83,7 +85,9 @@ def test_a_txt_record_that_breaks_the_rules_is_no_table() -> None:
     good = ad("x").txt()
     assert TableAd.from_txt("x", good, ["127.0.0.1"]).free == 2
     for key, value in [("game", "chess"), ("port", "0"), ("opts", '{"limit":0}'), ("opts", '{"speed":1}'),
-                       ("id", "zz"), ("free", "99"), ("opts", "x" * 300)]:
+                       ("id", "zz"), ("id", "AB" * 16), ("id", "ab cd"), ("free", "99"), ("opts", "x" * 300),
+                       ("pv", "2"), ("txtvers", "2"), ("fpr", "1234"), ("fpr", "12345 12345 12345 12345 1234x"),
+                       ("fpr", "١٢٣٤٥ 12345 12345 12345 12345")]:
         with pytest.raises(MalformedMessage):
             TableAd.from_txt("x", {**good, key: value}, [])
     with pytest.raises(MalformedMessage):
@@ -99,3 +103,32 @@ def test_every_txt_string_stays_within_dns_sd_limits() -> None:
 def test_an_unknown_interface_is_one_clear_error() -> None:
     with pytest.raises(InputError, match="no such IPv4 interface"):
         Discovery(["no-such-if0"])
+
+
+def test_what_anyone_on_the_network_makes_us_resolve_and_keep_is_bounded() -> None:
+    async def main() -> tuple[list[str], int]:
+        disco = Discovery(LOOPBACK)
+        disco.zc = SimpleNamespace(zeroconf=None)  # type: ignore[assignment]
+        resolved: list[str] = []
+        go = asyncio.Event()
+
+        async def resolve(name: str) -> None:
+            resolved.append(name)
+            await go.wait()
+
+        disco._resolve = resolve  # type: ignore[method-assign]
+        for change in (ServiceStateChange.Added, ServiceStateChange.Updated, ServiceStateChange.Updated):
+            disco._on_change(None, SERVICE, "a", change)  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        assert resolved == ["a"]  # one at a time per name ...
+        go.set()
+        await asyncio.sleep(0.01)
+        assert resolved == ["a", "a"]  # ... and once more for what changed meanwhile, not once per change
+        disco.seen = {f"t{i}": ad(f"t{i}") for i in range(MAX_SEEN)}
+        disco._on_change(None, SERVICE, "one too many", ServiceStateChange.Added)  # type: ignore[arg-type]
+        disco._on_change(None, SERVICE, "t7", ServiceStateChange.Updated)  # type: ignore[arg-type]
+        await asyncio.sleep(0.01)
+        return resolved, len(disco._tasks)
+
+    resolved, running = asyncio.run(main())
+    assert resolved == ["a", "a", "t7"] and running == 0
