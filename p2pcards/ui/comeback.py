@@ -53,7 +53,7 @@ class Lock:
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.directory.chmod(0o700)
-            self._file = open(path, "a", encoding="utf-8")
+            self._file = open(path, "a", encoding="utf-8", opener=lambda p, flags: os.open(p, flags, 0o600))
         except OSError as exc:
             raise InputError(f"the state directory {self.directory}: {exc.strerror or exc}") from None
         try:

@@ -46,6 +46,7 @@ def test_one_client_at_a_time_holds_the_state_directory_and_it_is_the_users_alon
     state = tmp_path / "deep" / "state"
     with Lock(state):
         assert state.stat().st_mode & 0o777 == 0o700  # the node file beside the journal holds a signing key
+        assert all(f.stat().st_mode & 0o777 == 0o600 for f in state.iterdir())  # the lock too, whatever the umask
         with pytest.raises(InputError, match="another p2pcards client of yours is running"):
             with Lock(state):
                 pass
