@@ -247,7 +247,8 @@ class Coordinator:
         if seed is not None:
             self._journal.record(("seed", number, seed))
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
-                  self.absences.since, self.game.dealer_of(number))  # the round's dealer orders its log
+                  self.absences.since, self.game.dealer_of(number),  # the round's dealer orders its log
+                  start=self.game.clock)
         self.rs = rs = new_round(self.cfg, number, self.me, seed, self.emit.port(number), self.rules, self.parts,
                                  log, lambda: self.now)
         self.emit.note("round", f"round {number} begins")

@@ -42,7 +42,8 @@ class Log:
 
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
                  ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0,
-                 away: Callable[[int, float], bool] = lambda seat, since: False, orderer: int = 0) -> None:
+                 away: Callable[[int, float], bool] = lambda seat, since: False, orderer: int = 0,
+                 start: float = 0.0) -> None:
         self.seats = seats
         self.tolerance = tolerance
         self.slack = slack
@@ -59,10 +60,10 @@ class Log:
         self.last_seq: dict[int, int] = {}  # the last move of each seat that was ordered
         self.own_unordered: set[Ref] = set()
         self.issued = 0  # orderer only: orders sent so far
-        self.issued_time = 0.0
+        self.issued_time = start  # the game's clock: no entry goes before the rounds before
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
         self.next_index = 0
-        self.last_time = 0.0
+        self.last_time = start
         self.back = 0.0  # when we came back from a crash: what was stamped before, only the others can time
         self.passed_at: float | None = None  # our clock when we made our pass of deck 0 (no deal comes before it)
         self._hash = bytes(32)

@@ -90,12 +90,13 @@ class Check:
     votes: tuple[tuple[int, int, int], ...]
     results: Value
     outs: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    clock: float = 0.0  # the game's: the time of the last entry of the rounds before
 
     def record(self) -> Record:
         """The checkpoint as a journal record."""
         return ("check", self.round, encode([_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
                                              list(self.aided), [list(v) for v in self.votes], self.results,
-                                             [[seat, list(out)] for seat, out in self.outs]]))
+                                             [[seat, list(out)] for seat, out in self.outs], _bits(self.clock)]))
 
     @classmethod
     def parse(cls, record: Record) -> Check:
@@ -107,20 +108,25 @@ class Check:
                 raise LocalError("a journal's checkpoint is not lists of integers")
             return tuple(i for i in x if isinstance(i, int))
 
-        if not isinstance(v, list) or len(v) not in (8, 9) or type(v[0]) is not int or type(v[1]) is not int \
-                or not -(1 << 63) <= v[0] < 1 << 63 or not isinstance(v[2], bytes) or not isinstance(v[6], list):
+        if not isinstance(v, list) or len(v) not in (8, 9, 10):
             raise LocalError("a journal's checkpoint is not "
-                             "[time, seq, head, totals, before, aided, votes, results, outs]")
-        outs = v[8] if len(v) == 9 else []
+                             "[time, seq, head, totals, before, aided, votes, results, outs, clock]")
+        now, seq, head, clock = v[0], v[1], v[2], v[9] if len(v) == 10 else 0
+        if not (isinstance(now, int) and isinstance(seq, int) and isinstance(clock, int) and isinstance(head, bytes)
+                and isinstance(v[6], list) and all(-(1 << 63) <= x < 1 << 63 for x in (now, seq, clock))):
+            raise LocalError("a journal's checkpoint is not "
+                             "[time, seq, head, totals, before, aided, votes, results, outs, clock]")
+        outs = v[8] if len(v) >= 9 else []
         if not isinstance(outs, list) or not all(isinstance(x, list) and len(x) == 2 and type(x[0]) is int
                                                   for x in outs):
             raise LocalError("a journal's checkpoint holds an out that is not [seat, seats]")
         votes = tuple(ints(x) for x in v[6])
         if any(len(x) != 3 for x in votes):
             raise LocalError("a journal's checkpoint holds a vote that is not [seat, voter, round]")
-        return cls(record[1], record_time(v[0]), v[1], v[2], ints(v[3]), ints(v[4]), ints(v[5]),
+        return cls(record[1], record_time(now), seq, head, ints(v[3]), ints(v[4]), ints(v[5]),
                    tuple((a, b, c) for a, b, c in votes), v[7],
-                   tuple((x[0], ints(x[1])) for x in outs if isinstance(x, list) and isinstance(x[0], int)))
+                   tuple((x[0], ints(x[1])) for x in outs if isinstance(x, list) and isinstance(x[0], int)),
+                   record_time(clock))
 
 
 def _listed(v: object) -> Value:

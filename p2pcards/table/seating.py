@@ -135,12 +135,12 @@ class Seating:
     def check(self, number: int, now: float, outbox: Outbox, game: Game) -> Check:
         """The checkpoint of what the rounds before round `number` left us (begun at `now`, our chain at `outbox`)."""
         return Check(number, now, outbox.next_seq, outbox.head, tuple(game.totals), self.votes.totals_at[number - 1],
-                     tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game),
-                     tuple(sorted(self.votes.outs.items())))
+                      tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game),
+                     tuple(sorted(self.votes.outs.items())), game.clock)
 
     def restore(self, check: Check, game: Game) -> None:
         """Back where we were, with `game`, when the rounds before round `check.round` were done (resume)."""
-        game.totals, game.round_no = list(check.totals), check.round - 1
+        game.totals, game.round_no, game.clock = list(check.totals), check.round - 1, check.clock
         restore_results(game, check.results)
         self.ready, self.aided = set(range(self.cfg.seats)), set(check.aided)
         for seat, voter, rnd in check.votes:

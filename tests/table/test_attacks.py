@@ -211,3 +211,38 @@ def test_a_fault_report_carries_the_evidence_a_peer_that_saw_nothing_checks_for_
     blind.receive(report[0], 0.3)  # it never saw either message: only the report's evidence
     assert blind.faults and blind.faults[0].blame == "p1", blind.faults
     assert "stopped the table" not in blind.faults[0].detail  # its own verdict, not the reporter's word
+
+
+def test_an_orderer_that_stamps_its_round_before_the_rounds_before_is_blamed_and_nobody_crashes() -> None:
+    """The engine's clock runs on from round to round: a round-2 deal and tick stamped just before the last
+    entry of round 1 would have the engines' clock go backwards. It is the orderer's fault, at receipt."""
+    from p2pcards.bots.base import RandomBot
+    from p2pcards.crypto.envelope import Envelope, seal
+    from p2pcards.sim.memnet import MemNet
+
+    rng = random.Random(1)
+    peers = make_table("crisp", 3, None, random.Random(rng.random()))
+    forged: dict[str, int] = {}
+
+    def backdate(sender: int, frame: bytes) -> list[bytes]:
+        env = parse(frame).envelope
+        peer = net.peers[sender]
+        if not forged and env.round >= 2 and env.type == "order" and env.body["k"] == "deal":
+            forged["orderer"] = sender
+            t = int(min(q.game.clock for q in net.peers) * 1000) - 1
+            deal = seal(peer.identity, Envelope(env.table, env.round, env.sender, env.seq, env.prev, "order",
+                                                {**env.body, "t": t}))
+            tick = seal(peer.identity, Envelope(env.table, env.round, env.sender, env.seq + 1, deal.hash, "order",
+                                                {"i": 1, "t": t, "k": "tick", "refs": [], "frames": [], "why": ""}))
+            return [deal.frame, tick.frame]
+        return [] if forged.get("orderer") == sender else [frame]
+
+    net = MemNet(peers, [RandomBot(random.Random(rng.random()), 0.05) for _ in range(3)], rng, rewrite=backdate)
+    net.start()
+    net.run(until=36000)
+    assert forged
+    for seat, peer in enumerate(net.peers):
+        if seat != forged["orderer"]:
+            assert peer.stopped is not None and "stamped before the one it follows" in peer.stopped
+            assert peer.faults[0].blame == peer.names[forged["orderer"]]
+            peer.tick(net.now + 1)  # and it goes on taking input: no exception

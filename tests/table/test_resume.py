@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -215,3 +216,11 @@ def test_a_damaged_journal_is_a_local_error_not_a_crash() -> None:
     kind, rnd, data = check.record()
     with pytest.raises(LocalError):
         Check.parse((kind, rnd, encode([(1 << 64) - 1, *decode(data)[1:]])))  # a time no clock gives
+
+
+def test_a_checkpoint_keeps_the_games_clock_so_a_resumed_round_is_judged_from_the_same_time() -> None:
+    check = Check(3, 100.5, 7, bytes(32), (1, 2), (0, 1), (1,), ((2, 0, 1),), [], ((0, (2,)),), 98.25)
+    assert Check.parse(check.record()) == check
+    kind, rnd, data = check.record()
+    older = Check.parse((kind, rnd, encode(decode(data)[:9])))  # written before checkpoints kept the clock
+    assert older == dataclasses.replace(check, clock=0.0)
