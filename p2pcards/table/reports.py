@@ -28,8 +28,8 @@ class View:
 def weigh(names: Sequence[str], reporter: int, report: Fault, view: View) -> tuple[str, int | None]:
     """Our own fault in answer to `reporter`'s report: its detail and whom we blame (protocol.md §14, 2 to 4)."""
     waiting = list(view.waited)
-    if report.stall and view.owed and report.blame not in view.owed:
-        waiting = list(view.owed)
+    if not waiting and report.stall and report.blame not in view.owed and reporter in view.owed:
+        waiting = [reporter]  # a time-out we do not see, from the seat we wait on: it stalls us itself
     who = names[reporter]
     if waiting:
         return (f"{who} stopped the table ({report.why}); we were waiting on "
