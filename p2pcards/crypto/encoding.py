@@ -78,8 +78,9 @@ def _check(value: object, depth: int) -> None:
     raise MalformedMessage(f"type not allowed: {type(value).__name__}")
 
 
-def decode(data: bytes, max_size: int = MAX_FRAME) -> Value:
-    """Decode exactly one canonical msgpack value; MalformedMessage on anything else or over a cap."""
+def decode(data: bytes, max_size: int = MAX_FRAME, max_bin: int = MAX_BIN, max_array: int = MAX_ARRAY) -> Value:
+    """Decode exactly one canonical msgpack value; MalformedMessage on anything else or over a cap (a file
+    that holds frames raises the bin and array caps)."""
     if not isinstance(data, bytes):
         raise MalformedMessage("not bytes")
     if len(data) > max_size:
@@ -91,8 +92,8 @@ def decode(data: bytes, max_size: int = MAX_FRAME) -> Value:
             use_list=True,
             strict_map_key=True,
             max_str_len=MAX_STR,
-            max_bin_len=MAX_BIN,
-            max_array_len=MAX_ARRAY,
+            max_bin_len=max_bin,
+            max_array_len=max_array,
             max_map_len=MAX_MAP,
             max_ext_len=0,
             ext_hook=_reject_ext,

@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..crypto.encoding import Value, decode, digest, encode
+from ..crypto.encoding import MAX_FRAME, Value, decode, digest, encode
 from ..crypto.envelope import parse
 from ..crypto.identity import generate
 from ..crypto.identity import verify as verify_signature
@@ -93,13 +93,13 @@ class Transcript:
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:
         """Parse a transcript; MalformedMessage on anything but the exact format with a matching digest."""
-        outer = decode(data, MAX_TRANSCRIPT)
+        outer = decode(data, MAX_TRANSCRIPT, max_bin=MAX_TRANSCRIPT)  # the body, one bin
         if not isinstance(outer, dict) or set(outer) != {"body", "digest"}:
             raise MalformedMessage("not a transcript")
         body, dig = outer["body"], outer["digest"]
         if not isinstance(body, bytes) or dig != digest(PERSON, body):
             raise MalformedMessage("the transcript's digest does not match its contents (the file was changed)")
-        v = decode(body, MAX_TRANSCRIPT)
+        v = decode(body, MAX_TRANSCRIPT, max_bin=MAX_FRAME, max_array=MAX_TRANSCRIPT)  # every frame of a game
         if not isinstance(v, dict) or set(v) != {"format", "v", "config", "frames"} or v["format"] != FORMAT:
             raise MalformedMessage("not a transcript")
         if v["v"] != VERSION:

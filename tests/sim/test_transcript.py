@@ -221,3 +221,10 @@ def test_a_recording_made_again_from_both_tables_journals_verifies(tmp_path: Pat
     verdict = verify(transcript)
     assert verdict.ok, verdict.lines
     assert verdict.witness is not None and verdict.witness.game.totals == nxt[0].game.totals
+
+
+def test_a_long_games_transcript_loads_whole() -> None:
+    # A whole Crescendo game is well over half a MiB in thousands of frames: more than one frame may hold.
+    frames = [(i, bytes([i % 256]) * 400) for i in range(5000)]
+    back = Transcript.from_bytes(Transcript(make_table("crisp", 2)[0].cfg, frames).to_bytes())
+    assert back.frames == frames
