@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,26 @@ CRESCENDO_MOVES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+MAX_DIGITS = 15  # no count, position or time in a scenario needs more
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"the number {text[:20]}... is out of range")
+    return int(text)
+
+
+def _real(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or abs(value) >= 10 ** MAX_DIGITS:
+        raise ValueError(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _not_a_number(name: str) -> float:
+    raise ValueError(f"{name} is not a number")
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Read a scenario file; InputError with a one-line reason when it cannot be read or parsed."""
     try:
@@ -52,9 +73,13 @@ def load(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_integer, parse_float=_real, parse_constant=_not_a_number)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{path} is nested too deeply") from None
+    except ValueError as exc:  # from the number hooks below
+        raise InputError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise InputError("a scenario is a JSON object")
     return data

@@ -74,6 +74,12 @@ def test_a_scenario_prints_its_result(capsys: pytest.CaptureFixture[str]) -> Non
     (lambda d: {**d, "moves": [{"by": "bob", "do": "fly"}]}, "unknown move"),
     (lambda d: {**d, "moves": [{"by": "bob", "do": "replace", "slot": "top"}]}, "left, middle or right"),
     (lambda d: {**d, "moves": [{"do": "wait", "seconds": -1}]}, "negative"),
+    (lambda d: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    (lambda d: json.dumps(good()).replace('"draw"}]', '"draw", "x": ' + "9" * 5000 + "}]"), "out of range"),
+    (lambda d: json.dumps({**d, "moves": [{"do": "wait", "seconds": 0}]}).replace(": 0}", ": 1e400}"), "out of range"),
+    (lambda d: json.dumps({**d, "moves": [{"do": "wait", "seconds": 10 ** 400}]}), "out of range"),
+    (lambda d: json.dumps({**d, "moves": [{"do": "wait", "seconds": 0}]}).replace(": 0}", ": NaN}"), "NaN is not"),
+    (lambda d: json.dumps({**d, "options": {"crisp_window_s": 0}}).replace(": 0}", ": Infinity}"), "Infinity"),
 ])
 def test_a_malformed_scenario_gets_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          mutate: object, message: str) -> None:
