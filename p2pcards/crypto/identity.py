@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.bindings import crypto_sign_open
@@ -212,6 +213,8 @@ def load(directory: Path | None = None) -> Identity:
         raise IdentityError(f"the identity key {path} is readable by others; run `chmod 600 {path}`")
     try:
         key = serialization.load_pem_private_key(data, password=None)
+    except UnsupportedAlgorithm:  # a key on a curve this build of OpenSSL lacks: not ours either way
+        raise IdentityError(f"the identity key {path} is not an Ed25519 key; it was left untouched") from None
     except (ValueError, TypeError) as exc:
         raise IdentityError(
             f"the identity key {path} is corrupt ({exc}); it was left untouched. "

@@ -48,6 +48,30 @@ def test_corrupt_key_is_an_error_and_kept(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+
+# A throwaway key on sect163k1, a curve OpenSSL builds may not support at all (made with `openssl ecparam`).
+FOREIGN_CURVE_KEY = b"""-----BEGIN PRIVATE KEY-----
+MGMCAQAwEAYHKoZIzj0CAQYFK4EEAAEETDBKAgEBBBUBuB1ORVHn7CmXjKt1hziA
+hTtDSUahLgMsAAQDzJFU+DK0f1c3CjzfAWDY2lHMmDsHv4KRAJFnCrrYFu5a9oGt
+cPvXOhw=
+-----END PRIVATE KEY-----
+"""
+
+
+def test_a_key_of_another_kind_is_an_error_and_kept(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    other = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    path = tmp_path / identity.KEY_FILE
+    for pem in (other, FOREIGN_CURVE_KEY):
+        path.write_bytes(pem)
+        path.chmod(0o600)
+        with pytest.raises(IdentityError, match="not an Ed25519 key"):
+            identity.load(tmp_path)
+        assert path.read_bytes() == pem
+
 def test_key_readable_by_others_is_refused(tmp_path: Path) -> None:
     """Like ssh, a key file others can read is not used."""
     identity.create(tmp_path)
