@@ -109,3 +109,22 @@ def test_an_illegal_move_is_recorded_and_changes_nothing(tmp_path: Path, capsys:
 def test_a_missing_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenario", "/nonexistent/file.json"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("game, options, says", [
+    ("crisp", {"limit": 10 ** 23}, "limit must be a whole number from 1 to"),
+    ("crisp", {"crisp_window_s": 1e300}, "crisp_window_s must be a number of seconds from 0 to"),
+    ("crisp", {"draw_seconds": 0}, "draw_seconds must be a number of seconds above 0"),
+    ("crescendo", {"number_window_s": 86_401}, "number_window_s must be a number from 0 to"),
+    ("crescendo", {"number_tie_ms": -1}, "number_tie_ms must be a number from 0 to"),
+])
+def test_an_option_out_of_range_is_refused_by_the_engine(game: str, options: dict[str, object], says: str) -> None:
+    from p2pcards.errors import InputError
+    from p2pcards.games.crescendo import CrescendoOptions
+    from p2pcards.games.crisp import CrispOptions
+
+    kind = CrispOptions if game == "crisp" else CrescendoOptions
+    with pytest.raises(InputError, match=says):
+        kind.from_dict(options)
+    with pytest.raises(InputError, match=says):
+        kind.from_dict({k: float("nan") for k in options} if "limit" not in options else options)

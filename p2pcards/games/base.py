@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalMove, LocalError
+
+MAX_SECONDS = 86_400.0  # no timed rule of either game lasts a day: bounds every time option
+
+
+def is_duration(value: object, positive: bool = False, most: float = MAX_SECONDS) -> bool:
+    """True for a finite number (not a bool) from 0 (above 0 when `positive`) to `most`."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and (value > 0 if positive else value >= 0) and value <= most)
 
 Handle = int  # a card's identity for one round; its face may be unknown to this engine
 F = TypeVar("F")  # a face: str for Crisp, int | str for Crescendo

@@ -8,7 +8,8 @@ from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import IllegalMove, InputError, LocalError
-from .base import EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, Window, illegal, tie_order
+from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, Window, illegal,
+                   is_duration, tie_order)
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
@@ -59,11 +60,11 @@ class CrescendoOptions:
         return opts
 
     def validate(self) -> None:
-        """InputError unless both options are numbers >= 0."""
-        for name in ("number_window_s", "number_tie_ms"):
+        """InputError unless both options are times from 0 to a day."""
+        for name, most in (("number_window_s", MAX_SECONDS), ("number_tie_ms", MAX_SECONDS * 1000)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise InputError(f"{name} must be a number >= 0, not {value!r}")
+            if not is_duration(value, most=most):
+                raise InputError(f"{name} must be a number from 0 to {most:g}, not {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a plain dict."""

@@ -10,6 +10,7 @@ from ..cards import CRISP_DECK, crisp_rank, crisp_value
 from ..errors import IllegalMove, InputError
 from .base import (
     CRISP_SLOTS,
+    MAX_SECONDS,
     EngineBase,
     Event,
     Faces,
@@ -21,9 +22,11 @@ from .base import (
     RoundInput,
     Window,
     illegal,
+    is_duration,
 )
 
 LIMIT_CHOICES = (50, 100, 150)
+MAX_LIMIT = 1_000_000  # what a scenario or a test may set; a host offers LIMIT_CHOICES
 DRAW_SECONDS_CHOICES = (30, 45, 60, None)
 FACE_RANKS = frozenset({"J", "Q", "K"})
 
@@ -80,16 +83,17 @@ class CrispOptions:
 
     def validate(self) -> None:
         """InputError unless every option has a sensible value."""
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
-            raise InputError(f"limit must be a positive whole number, not {self.limit!r}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or not 1 <= self.limit <= MAX_LIMIT:
+            raise InputError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {self.limit!r}")
         if not isinstance(self.discard_draw, bool):
             raise InputError(f"discard_draw must be true or false, not {self.discard_draw!r}")
-        if self.draw_seconds is not None and not _positive_number(self.draw_seconds):
-            raise InputError(f"draw_seconds must be a positive number or null, not {self.draw_seconds!r}")
+        if self.draw_seconds is not None and not is_duration(self.draw_seconds, positive=True):
+            raise InputError(f"draw_seconds must be a number of seconds above 0 and at most {MAX_SECONDS:g}, "
+                             f"or null, not {self.draw_seconds!r}")
         for name in ("crisp_window_s", "next_start_s"):
             value = getattr(self, name)
-            if not _number(value) or value < 0:
-                raise InputError(f"{name} must be a number of seconds >= 0, not {value!r}")
+            if not is_duration(value):
+                raise InputError(f"{name} must be a number of seconds from 0 to {MAX_SECONDS:g}, not {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a plain dict."""
@@ -102,12 +106,6 @@ class CrispOptions:
         }
 
 
-def _number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _positive_number(x: object) -> bool:
-    return _number(x) and x > 0  # type: ignore[operator]
 
 
 @dataclass(frozen=True, slots=True)

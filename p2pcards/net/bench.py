@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..games.crisp import MAX_LIMIT
 from ..sim.memnet import LinkModel
 from ..sim.table_game import make_table, play_table
 from ..table.config import SEATS
@@ -211,8 +212,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--games: {', '.join(bad) or 'none given'}: the games are {', '.join(SEATS)}")
     if not sizes or any(not 2 <= s <= 8 for s in sizes):
         raise InputError(f"--peers: {args.peers}: table sizes are 2 to 8 peers")
-    if args.limit < 1:
-        raise InputError(f"--limit: must be at least 1, not {args.limit}")
+    if not 1 <= args.limit <= MAX_LIMIT:
+        raise InputError(f"--limit: 1 to {MAX_LIMIT}, not {args.limit}")
+    if not any(n <= SEATS[g][1] for g in games for n in sizes):
+        raise InputError(f"--peers {args.peers}: " + "; ".join(f"{g} seats {SEATS[g][0]} to {SEATS[g][1]}" for g in games))
     if not 1 <= args.repeat <= 100:
         raise InputError(f"--repeat: 1 to 100 games per row, not {args.repeat}")
     if not 0 <= args.slow <= 10:

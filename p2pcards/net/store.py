@@ -159,7 +159,11 @@ class NodeState:
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
             if not (isinstance(v["key"], bytes) and len(v["key"]) == 32):
                 raise ValueError("its key is not 32 bytes")
-            return cls(v["key"], int(v["port"]), dial, TableConfig.from_wire(config), int(seat))
+            cfg, port = TableConfig.from_wire(config), int(v["port"])
+            if not (type(seat) is int and 0 <= seat < cfg.seats and 0 <= port < 65536
+                    and all(0 < p < 65536 for where in dial.values() for _, p in where)):
+                raise ValueError("a seat or a port out of range")
+            return cls(v["key"], port, dial, cfg, seat)
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 

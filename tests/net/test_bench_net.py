@@ -20,9 +20,14 @@ def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
     assert percentiles([i / 1000 for i in range(1, 201)]) == "100/198"  # the 198th of 200
 
 
-def test_bench_net_refuses_a_bad_repeat() -> None:
-    with pytest.raises(InputError, match="--repeat"):
-        run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=False, repeat=0))
+@pytest.mark.parametrize("games, peers, limit, repeat, says", [
+    ("crisp", "2", 5, 0, "--repeat"),
+    ("crisp", "2", 10 ** 23, 1, "--limit"),
+    ("crescendo", "7,8", 5, 1, "crescendo seats 2 to 6"),
+])
+def test_bench_net_refuses_what_it_cannot_run(games: str, peers: str, limit: int, repeat: int, says: str) -> None:
+    with pytest.raises(InputError, match=says):
+        run(argparse.Namespace(games=games, peers=peers, limit=limit, slow=0, journal=False, repeat=repeat))
 
 
 @pytest.mark.slow  # a whole game between two processes

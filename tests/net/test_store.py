@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from p2pcards.crypto.encoding import encode
 from p2pcards.errors import LocalError
 from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, clear, parse_journal, write_atomic
 from p2pcards.sim.table_game import make_table
@@ -106,6 +107,14 @@ def test_a_node_file_with_a_key_of_the_wrong_size_is_no_seat_to_come_back_to(tmp
     assert NodeState.load(tmp_path) is not None
     write_atomic(tmp_path / "node", NodeState(bytes(31), 4000, {}, cfg, 1).to_bytes())
     with pytest.raises(LocalError, match="32 bytes"):
+        NodeState.load(tmp_path)
+    for port, dial in ((70000, {}), (-5, {}), (4000, {bytes(32): [("127.0.0.1", 0)]})):
+        write_atomic(tmp_path / "node", NodeState(bytes(32), port, dial, cfg, 1).to_bytes())
+        with pytest.raises(LocalError, match="out of range"):
+            NodeState.load(tmp_path)
+    write_atomic(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
+    write_atomic(tmp_path / "table", encode([cfg.to_wire(), 99]))  # a seat the table does not have
+    with pytest.raises(LocalError, match="out of range"):
         NodeState.load(tmp_path)
 
 
