@@ -34,7 +34,7 @@ from ..table.lobby import check_host_options
 from ..table.peer import Note
 from .discovery import Discovery
 from .node import Node
-from .store import NodeState, SeatStore, clear
+from .store import STORE_FILES, NodeState, SeatStore, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -71,7 +71,13 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
                        disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
     """Run one bot peer in this loop until its table finishes or stops; returns a summary."""
     state = Path(cfg.state) if cfg.state else None
+    if state is not None and state.exists() and not state.is_dir():
+        raise InputError(f"--state {state}: not a directory")
     saved = NodeState.load(state) if state is not None else None
+    if state is not None and saved is None and any((state / name).exists() for name in STORE_FILES):
+        # Before we join anyone: files of a seat's names that are no seat to come back to are not ours to write over.
+        raise InputError(f"--state {state} holds {', '.join(n for n in STORE_FILES if (state / n).exists())} but no "
+                         "seat to come back to: remove them or give another directory")
     if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
         key = Ed25519PrivateKey.from_private_bytes(saved.key)
         identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, False
@@ -145,8 +151,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds a seat may be missing before we vote it gone and the table goes on "
                              f"without it (default {GONE_AFTER_S:.0f})")
     parser.add_argument("--state", metavar="DIR", default=None,
-                        help="journal this seat in DIR; started again with the same DIR after a crash or a kill, "
-                             "the peer comes back into its round (its key, port and table are in DIR, "
+                        help="journal this seat in DIR (a directory of its own: one that holds other files named "
+                             "journal, node or table is refused); started again with the same DIR after a crash or "
+                             "a kill, the peer comes back into its round (its key, port and table are in DIR, "
                              "readable by you alone)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",

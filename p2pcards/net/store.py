@@ -30,6 +30,7 @@ FIELDS: Final = struct.Struct(">cq")
 KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c", "check": b"k"}
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
+STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -174,5 +175,5 @@ def clear(directory: Path) -> None:
         if child.is_dir() and len(child.name) == 32:  # the store of a table that went on without a seat
             clear(child)
             child.rmdir()
-        elif child.name in ("node", "table", "journal", "node.tmp", "table.tmp"):  # .tmp: a crash mid-write
+        elif child.name in STORE_FILES or child.name in ("node.tmp", "table.tmp"):  # .tmp: a crash mid-write
             child.unlink()
