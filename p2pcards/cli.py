@@ -8,6 +8,7 @@ import math
 import os
 import random
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -74,6 +75,12 @@ def out_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"no directory {parent!r} to write {text!r} in")
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    try:  # a directory we may not write in (or no real one: /proc) is refused now too
+        tempfile.TemporaryFile(dir=parent).close()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write in {parent!r}: {exc.strerror or exc}") from None
+    if os.path.exists(text) and not os.access(text, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: it is read-only")
     return text
 
 

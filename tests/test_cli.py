@@ -128,3 +128,9 @@ def test_an_option_out_of_range_is_refused_by_the_engine(game: str, options: dic
         kind.from_dict(options)
     with pytest.raises(InputError, match=says):
         kind.from_dict({k: float("nan") for k in options} if "limit" not in options else options)
+
+
+def test_a_file_to_write_where_nothing_can_be_written_is_refused_before_the_work(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crisp", "--record", "/proc/x.bin"]) == 2
+    assert "cannot write in '/proc'" in capsys.readouterr().err

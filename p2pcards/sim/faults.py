@@ -25,6 +25,9 @@ from ..table.peer import Note, TablePeer
 from .memnet import LinkModel, MemNet
 
 KINDS = ("delay", "jitter", "reorder", "drop", "dup", "restart", "gone", "partition")  # partition last: not a number
+MAX_DELAY_MS = 10_000.0  # a link slower than 10 s per frame is a link gone
+MAX_AT_S = 3600.0  # when a crash or a cut comes, on the table's clock
+MAX_CUT_S = 600.0  # how long a cut lasts: far past the vote that puts the cut-off seats out
 CHANCES = ("reorder", "drop", "dup")
 RESTART_DOWN_S = 2.0  # how long a restarted peer is down
 
@@ -49,8 +52,9 @@ class Partition:
         except ValueError:
             raise InputError(f"--faults: partition={value!r} is not AT:FOR or AT:FOR:SEATS "
                              "(seconds, seconds, seats joined by +)") from None
-        if not (0 <= at < float("inf") and 0 < span < float("inf")) or (seats is not None and min(seats) < 0):
-            raise InputError(f"--faults: partition={value!r}: AT 0 or more, FOR more than 0, seats from 0")
+        if not (0 <= at <= MAX_AT_S and 0 < span <= MAX_CUT_S) or (seats is not None and min(seats) < 0):
+            raise InputError(f"--faults: partition={value!r}: AT from 0 to {MAX_AT_S:g} s, FOR above 0 and at most "
+                             f"{MAX_CUT_S:g} s (seats cut longer are voted gone anyway), seats from 0")
         return cls(at, span, seats)
 
     def side(self, players: int) -> frozenset[int]:
@@ -108,10 +112,11 @@ class FaultSpec:
                 number = float(value)
             except ValueError:
                 raise InputError(f"--faults: {kind}={value!r} is not a number") from None
-            if not number >= 0 or number == float("inf") or (kind in CHANCES and number > 1):
+            most = 1 if kind in CHANCES else MAX_AT_S if kind in ("restart", "gone") else MAX_DELAY_MS
+            if not 0 <= number <= most:
                 raise InputError(f"--faults: {kind} is " + (
-                    "a chance from 0 to 1" if kind in CHANCES else "a number of seconds, 0 or more"
-                    if kind in ("restart", "gone") else "a number of ms, 0 or more") + f", not {value}")
+                    "a chance from 0 to 1" if kind in CHANCES else f"a number of seconds from 0 to {most:g}"
+                    if kind in ("restart", "gone") else f"a number of ms from 0 to {most:g}") + f", not {value}")
             values[kind] = number
         return cls(**values, gone_seats=gone_seats, partition=partition)
 

@@ -22,6 +22,12 @@ def test_a_fault_spec_reads_like_the_option() -> None:
     for bad in ("gone=3:0", "gone=3:x", "gone=3:1.5"):
         with pytest.raises(InputError, match="gone=T:N"):
             FaultSpec.parse(bad)
+    # A fault that would keep a game from ever ending is refused: every time has a bound.
+    for bad, says in (("partition=1:1e300", "at most 600 s"), ("partition=1e9:5", "AT from 0 to 3600"),
+                      ("delay=1e300", "ms from 0 to 10000"), ("restart=1e9", "seconds from 0 to 3600"),
+                      ("jitter=nan", "ms from 0")):
+        with pytest.raises(InputError, match=says):
+            FaultSpec.parse(bad)
 
 
 @pytest.mark.parametrize("spec", ["reorder=0.3", *(pytest.param(s, marks=pytest.mark.slow) for s in ("delay=40,jitter=80", "dup=0.2"))])
