@@ -57,7 +57,7 @@ BAD = [
     (["bench", "net", "--peers", "1"], "--peers: 1: table sizes are 2 to 8 peers"),
     (["bench", "net", "--peers", "2,x"], "--peers wants numbers"),
     (["bench", "net", "--games", "poker"], "--games: poker"),
-    (["bench", "net", "--limit", "0"], "--limit: must be at least 1, not 0"),
+    (["bench", "net", "--limit", "0"], "--limit: 1 to 1000000, not 0"),
     (["bench", "net", "--slow", "11"], "--slow: 0 to 10 seconds, not 11"),
     (["botgame"], "required"),
     (["botgame", "chess"], "invalid choice"),

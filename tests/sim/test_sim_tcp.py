@@ -25,7 +25,7 @@ def test_a_partition_reads_like_the_option() -> None:
 
 @pytest.mark.parametrize("args, error", [
     (["--faults", "partition=3"], "is not AT:FOR"),
-    (["--faults", "partition=3:0"], "FOR more than 0"),
+    (["--faults", "partition=3:0"], "FOR above 0"),
     (["--faults", "partition=1:2:5"], "seats are 0 to 2"),
     (["--faults", "partition=1:2:0+1+2"], "some must stay on the other side"),
     (["--transport", "tcp", "--cheat", "wrong-special"], "a cheat at crescendo"),
