@@ -72,6 +72,7 @@ BAD = [
     (["sim", "crisp", "--limit", "-5"], "--limit"),
     (["sim", "crisp", "--good", "4"], "--good"),
     (["sim", "crisp", "--cheat", "bribe"], "no cheat 'bribe'"),
+    (["sim", "crisp", "--cheat", ""], "no cheat ''"),
     (["sim", "crisp", "--faults", "drop=2"], "--faults: drop is a chance"),
     (["sim", "crisp", "--faults", "lag=3"], "--faults: 'lag=3' is not kind=value"),
     (["sim", "crisp", "--games", "0"], "--games"),

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     seed = seed_of(args)
     if args.record is not None and (args.games > 1 or args.tables is not None):
         raise InputError("--record: one game only (not with --games or --tables)")
-    cheat = cheat_cli.kind_of(args.cheat, args.game) if args.cheat else None
+    cheat = cheat_cli.kind_of(args.cheat, args.game) if args.cheat is not None else None
     faults = FaultSpec.parse(args.faults) if args.faults is not None else None
     if cheat is not None and args.good is not None:
         raise InputError("--good: not with --cheat (a cheating table seats random bots)")
