@@ -134,3 +134,12 @@ def test_a_file_to_write_where_nothing_can_be_written_is_refused_before_the_work
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crisp", "--record", "/proc/x.bin"]) == 2
     assert "cannot write in '/proc'" in capsys.readouterr().err
+
+
+def test_play_refuses_a_record_file_it_cannot_write_and_leaves_no_file_when_it_refuses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--bots", "2", "--record", "/proc/x.bin"]) == 2
+    assert "cannot write in '/proc'" in capsys.readouterr().err
+    target = tmp_path / "game.p2pt"
+    assert main(["play", "--bots", "9", "--record", str(target)]) == 2  # refused for its --bots
+    assert not target.exists()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..cli import out_file
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="play at once against N bot peers on this machine (Crisp 1-7, Crescendo 1-5)")
     parser.add_argument("--game", choices=sorted(SEATS), default="crisp", help="the game (default crisp)")
     parser.add_argument("--name", default=None, help="your display name (kept for next time)")
-    parser.add_argument("--record", metavar="FILE", default=None,
+    parser.add_argument("--record", metavar="FILE", type=out_file, default=None,
                         help="save your game's transcript (every signed frame you sent or received) to FILE when "
                              "you leave; `p2pcards verify FILE` checks it offline")
     parser.add_argument("--state", metavar="DIR", default=None,
@@ -65,15 +66,6 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def writable(path: str) -> None:
-    """InputError now, not after the game, when `path` cannot be written."""
-    try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise InputError(f"--record {path}: {exc.strerror or exc}") from None
-
-
 def check_bots(game: str, bots: int) -> None:
     """InputError unless the table has room for us and `bots` bots."""
     low, high = SEATS[game]
@@ -88,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
     from .session import NetTable
 
     options = table_options(args)
-    if args.record is not None:
-        writable(args.record)
     if args.bots is None:
         from .lobby import run_lobby
         peer = _address(args.peer) if args.peer is not None else None
