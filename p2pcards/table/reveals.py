@@ -127,10 +127,10 @@ class Reveals:
 
     def take(self, prover: int, recipient: int | None, reveals: Iterable[dk.Reveal]) -> None:
         """Reveals that `prover` sent for `recipient`, kept until their deck is final (`take_early` verifies)."""
+        held = sum(len(r.positions) for s, r in self.early if s == prover)  # counted once a frame, not once a reveal
         for rv in reveals:
             if rv.prover != prover or rv.recipient != recipient:
                 raise MalformedMessage("shares proved for another seat, or for another recipient")
-            held = sum(len(r.positions) for s, r in self.early if s == prover)
             if held + len(rv.positions) > MAX_EARLY:
                 self.dropped[prover] = self.dropped.get(prover, 0) + 1
                 if self.dropped[prover] == 1:
@@ -138,6 +138,7 @@ class Reveals:
                                    f"dropped (over {MAX_EARLY} positions held)", prover)
                 continue
             self.early.append((prover, rv))
+            held += len(rv.positions)
 
     def take_early(self) -> None:
         """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn."""
