@@ -7,7 +7,8 @@ second signed message for one place in a chain is equivocation: its sender is bl
 
 What another peer can make us keep is bounded per sender: `held` to `MAX_HELD` frames and
 `MAX_HELD_BYTES` bytes (beyond, a frame is dropped), `later` to `MAX_LATER` messages (an honest
-seat sends at most its key and its pass before we begin a round: more is its fault). Frames
+seat sends at most its key and its pass before we begin a round: more is its fault), and what we
+accept to `MAX_ROUND_BYTES` a round (more is its fault: we keep it to answer requests). Frames
 dropped are counted in `dropped` by (seat or None, reason) and noted once each, so junk costs
 neither memory nor notes without bound.
 """
@@ -28,6 +29,7 @@ from .outputs import Emitter
 MAX_HELD = 256  # frames ahead of its chain held per sender
 MAX_HELD_BYTES = 4 << 20  # their bytes, per sender
 MAX_LATER = 16  # accepted messages of the next round held per sender
+MAX_ROUND_BYTES = 8 << 20  # frames one sender may send in one round (an honest seat sends well under 1 MiB)
 ANY_ROUND = ("ready", "fault", "aid", "gone", "out", "leave")  # handled at once, whatever their round
 
 
@@ -78,6 +80,7 @@ class Chains:
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
         self.dropped: dict[tuple[int | None, str], int] = {}  # (seat or None, reason) -> frames dropped
+        self.volume: dict[tuple[bytes, int], int] = {}  # (sender, round) -> bytes of its frames we accepted
 
     def seat(self, key: bytes) -> int | None:
         """The seat of an identity key, or None when it has no seat here."""
@@ -121,6 +124,15 @@ class Chains:
             return
         except RemoteProtocolError as exc:
             self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))
+            return
+        env = signed.envelope
+        key = (env.sender, env.round)
+        self.volume[key] = self.volume.get(key, 0) + len(frame)
+        seat = self.seat(env.sender)
+        if self.volume[key] > MAX_ROUND_BYTES and seat is not None:
+            # What we accept we keep (to answer requests for it) until two rounds on: bounded per sender.
+            self.emitter.fault(f"{self.names[seat]} sent over {MAX_ROUND_BYTES >> 20} MiB in round {env.round}: "
+                               "more than any round needs", seat)
             return
         self.handle(signed)
         self.retry_held()

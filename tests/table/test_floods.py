@@ -18,7 +18,7 @@ from p2pcards.crypto.identity import generate
 from p2pcards.sim.table_game import make_table
 from p2pcards.bots.base import RandomBot
 from p2pcards.sim.memnet import MemNet
-from p2pcards.table.chains import MAX_HELD_BYTES, MAX_LATER
+from p2pcards.table.chains import MAX_HELD_BYTES, MAX_LATER, MAX_ROUND_BYTES
 from p2pcards.table.log import MAX_MOVES
 from p2pcards.table.peer import Send, TablePeer
 
@@ -156,3 +156,22 @@ def test_a_peer_keeps_whole_frames_of_this_round_and_the_last_only() -> None:
     rival = seal(peers[HONEST].identity, Envelope(peer.cfg.context, 0, key, 0, GENESIS, "aid", {"on": True}))
     peer.receive(rival.frame, net.now)
     assert peer.faults and peer.faults[0].blame == "p1" and "old seq" in peer.faults[0].detail
+
+
+def test_a_flood_of_big_valid_frames_costs_bounded_memory_and_is_its_senders_fault() -> None:
+    """Shares for a deck that never comes are dropped with a note, but every frame we accept we keep (to
+    answer requests for it): past MAX_ROUND_BYTES in one round, it is its sender's fault."""
+    peers, net = _dealt()
+    victim, out = peers[0], peers[ATTACKER].outbox
+    rnd, positions = victim.round, 1000
+    reveals = [{"deck": 2 ** 32 - 1 - k, "prover": ATTACKER, "recipient": None, "positions": list(range(positions)),
+                "shares": bytes(32 * positions), "proofs": bytes(64 * positions)} for k in range(10)]
+    before = victim.chains.received(ATTACKER)
+    size = 0
+    for _ in range(3 * MAX_ROUND_BYTES // (96 * positions * 10)):  # three times what a round may carry
+        frame = out.seal(rnd, "shares", {"reveals": reveals}).frame
+        size = len(frame)
+        victim.receive(frame, net.now)
+    assert victim.faults and victim.faults[0].blame == "p2" and "MiB in round" in victim.faults[0].detail
+    kept = [victim.chains.frame(ATTACKER, seq) for seq in range(before, victim.chains.received(ATTACKER))]
+    assert sum(len(f or b"") for f in kept) <= MAX_ROUND_BYTES + size  # taken no further once it stopped
