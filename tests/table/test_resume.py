@@ -46,6 +46,17 @@ def mid_round(seat: int, applied: int) -> object:
     return stop
 
 
+def journal_mid_round(players: int, seeds: tuple[int, int], applied: int,
+                      until: float) -> tuple[MemNet, TablePeer, list[tuple[str, int, bytes]]]:
+    """A journaling Crisp table run until seat 1 has applied `applied` entries: the net, seat 1 and its journal."""
+    peers = make_table("crisp", players, CRISP, random.Random(seeds[0]), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], random.Random(seeds[1]))
+    net.start()
+    net.run(until=until, stop=mid_round(1, applied))
+    peer = net.peers[1]
+    return net, peer, list(peer.journal or [])
+
+
 @pytest.mark.parametrize("seat, lost_tail", [(1, 0), (0, 2)])  # seat 0 orders round 1's log
 def test_a_crashed_peer_resumes_its_round_and_the_table_finishes_alike(seat: int, lost_tail: int) -> None:
     rng = random.Random(7 + seat)
@@ -68,12 +79,7 @@ def test_a_crashed_peer_resumes_its_round_and_the_table_finishes_alike(seat: int
 
 
 def test_resume_gives_back_the_frame_signed_at_a_place_never_a_new_one() -> None:
-    peers = make_table("crisp", 2, CRISP, random.Random(3), journal=True)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], random.Random(4))
-    net.start()
-    net.run(until=60.0, stop=mid_round(1, 2))
-    peer = net.peers[1]
-    records = list(peer.journal or [])
+    net, peer, records = journal_mid_round(2, (3, 4), 2, 60.0)
     back = TablePeer.resume(peer.cfg, peer.identity, records, net.now)
     assert back.outbox.next_seq == peer.outbox.next_seq and back.outbox.head == peer.outbox.head
     assert back.round == peer.round and back.log_hash == peer.log_hash
@@ -180,12 +186,7 @@ def test_a_frame_signed_anew_on_resume_is_journaled_and_sent_so_a_second_restart
     # Killed after a step signed a sealed box but before the box was stored: the replay signs it anew
     # (sealing is random). That box must be journaled before it leaves, or a second restart would sign
     # yet another box at that place of our chain (two frames for one place: equivocation).
-    peers = make_table("crisp", 3, CRISP, random.Random(21), journal=True)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], random.Random(22))
-    net.start()
-    net.run(until=300.0, stop=mid_round(1, 6))
-    peer = net.peers[1]
-    records = list(peer.journal or [])
+    net, peer, records = journal_mid_round(3, (21, 22), 6, 300.0)
     boxes = [i for i, r in enumerate(records) if r[0] == "frame" and parse(r[2]).envelope.sender == peer.identity.public
              and parse(r[2]).envelope.type == "private"]
     cut = records[:boxes[-1]]  # the last box we sealed, and all after it, never reached the disk
@@ -202,12 +203,7 @@ def test_a_frame_signed_anew_on_resume_is_journaled_and_sent_so_a_second_restart
 
 
 def test_a_damaged_journal_is_a_local_error_not_a_crash() -> None:
-    peers = make_table("crisp", 2, CRISP, random.Random(3), journal=True)
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], random.Random(4))
-    net.start()
-    net.run(until=60.0, stop=mid_round(1, 2))
-    peer = net.peers[1]
-    records = list(peer.journal or [])
+    net, peer, records = journal_mid_round(2, (3, 4), 2, 60.0)
     at = next(i for i, r in enumerate(records) if r[0] == "frame")
     garbled = records[:at] + [("frame", records[at][1], b"not a frame")] + records[at + 1:]
     with pytest.raises(LocalError, match="damaged"):
