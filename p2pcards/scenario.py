@@ -78,7 +78,7 @@ def load(path: str | Path) -> dict[str, Any]:
         raise InputError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InputError(f"{path} is nested too deeply") from None
-    except ValueError as exc:  # from the number hooks below
+    except ValueError as exc:  # from the number hooks above
         raise InputError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise InputError("a scenario is a JSON object")
