@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
 from .outputs import Emitter, Send
-from .resume import Check, Record, carry_record, frame_record, last_check, record_time
+from .resume import Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
 
 RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
 
@@ -40,7 +40,7 @@ class Journal:
         if self.records is not None and not self.replaying:
             self.records.append(record)
 
-    def replay(self, records: Sequence[Record], outbox: Outbox, emit: Emitter, at: Callable[[float], None],
+    def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter, at: Callable[[float], None],
                accept: Callable[[bytes], None], step: Callable[[], None],
                check: Callable[[Check, list[bytes]], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
@@ -48,11 +48,10 @@ class Journal:
         A journal with a checkpoint is replayed from its last one: `check` is handed it and the frames
         before it. Our own frames come back from the outbox as the steps that made them make them
         again; a move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
-        What the last steps sign beyond the journal (we stopped before storing it) is left in `emit.out`,
-        to be journaled and sent; the rest was sent before we stopped, and a seat that missed it asks.
+        What the last steps sign beyond the journal (we stopped before storing it: `outbox.fresh`) is left
+        in `emit.out`, to be journaled and sent; the rest was sent before we stopped, and a seat that missed
+        it asks.
         """
-        me = outbox.identity.public
-        ours = {data for kind, _, data in records if kind == "frame" and parse(data).envelope.sender == me}
         self.replaying = True
         try:
             start = last_check(records)
@@ -75,4 +74,4 @@ class Journal:
                 step()
         finally:
             self.replaying = False
-            emit.out = [out for out in emit.out if isinstance(out, Send) and out.frame not in ours]
+            emit.out = [out for out in emit.out if isinstance(out, Send) and out.frame in outbox.fresh]

@@ -170,6 +170,7 @@ class ResumeOutbox(Outbox):
     def __init__(self, identity: Identity, table: bytes, records: Iterable[Record]) -> None:
         start, head = 0, GENESIS
         self.signed: dict[int, bytes] = {}  # seq -> the frame we signed there before the restart
+        self.fresh: set[bytes] = set()  # the frames signed anew, beyond the journal
         for kind, num, data in records:
             if kind == "outbox":
                 start, head = num, data
@@ -188,7 +189,9 @@ class ResumeOutbox(Outbox):
         """The frame we signed at the next place before the restart, or a new one beyond them."""
         frame = self.signed.pop(self.next_seq, None)
         if frame is None:
-            return super().seal(round, type, body)
+            made = super().seal(round, type, body)
+            self.fresh.add(made.frame)
+            return made
         signed = parse(frame)
         env = signed.envelope
         # Every body but a sealed box (random by design) is a function of the seed and the log, and so
