@@ -7,6 +7,7 @@ import importlib
 import math
 import os
 import random
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -30,6 +31,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "peer": ("p2pcards.net.botpeer", "one headless peer played by a bot: finds or hosts a table on this network and plays"),
     "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
 }
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every `finally` runs: child processes, temporary files, goodbyes."""
+
+
+def _terminated(signum: int, frame: object) -> NoReturn:
+    raise Terminated()
 
 
 class Parser(argparse.ArgumentParser):
@@ -153,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"p2pcards: unknown command {name!r} (see p2pcards --help)", file=sys.stderr)
         return 2
+    # A command that runs an event loop may take SIGTERM over for the loop's life (`peer` does).
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         args = load_command(name).parse_args(args_list[1:])
         status: int = args._module.run(args)
@@ -161,11 +172,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"p2pcards {name}: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return status
 
 

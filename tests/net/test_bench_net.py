@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -75,3 +80,32 @@ def test_a_row_pools_the_draws_of_every_game() -> None:
     memory = _memory_row(2, [{"setup": 1.0, "game": 5.0, "cpu": 1.0, "finished": 2, "latency": [{"draw": [0.001]}]},
                              {"setup": 3.0, "game": 7.0, "cpu": 2.0, "finished": 1, "latency": [{"draw": [0.009]}]}])
     assert memory.split() == ["memory", "2.00", "6.0", "1.50", "2", "5/9", "5/9", "3/4"]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"  # reaped by no one here
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.slow  # two peer processes
+def test_bench_net_stopped_by_sigterm_takes_its_peers_and_journals_with_it(tmp_path: Path) -> None:
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    bench = subprocess.Popen([sys.executable, "-m", "p2pcards", "bench", "net", "--games", "crisp", "--peers", "2",
+                              "--slow", "0", "--journal"], env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("p2pcards-bench-*/1/journal")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        peers = [int(p) for p in Path(f"/proc/{bench.pid}/task/{bench.pid}/children").read_text().split()]
+        assert len(peers) == 2 and list(tmp_path.iterdir())
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(20) == 128 + signal.SIGTERM
+        assert list(tmp_path.iterdir()) == []  # the peers' journals went with the bench
+        deadline = time.monotonic() + 10
+        while not all(_gone(p) for p in peers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert all(_gone(p) for p in peers)
+    finally:
+        bench.kill()

@@ -1,0 +1,47 @@
+"""SIGTERM to the client in a real terminal (tmux): it leaves the table as `Q` would, bots and all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_ui_terminal import Terminal, wait_for
+
+from p2pcards.sim.transcript import Transcript
+from p2pcards.table.chains import frame_head
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)"),
+]
+
+
+def test_sigterm_leaves_the_table_saves_the_record_and_ends_the_bots(tmp_path: Path) -> None:
+    env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color")
+    record = tmp_path / "game.bin"
+    term = Terminal(f"{sys.executable} -m p2pcards play --bots 2 --name Tess --record {record}; "
+                    f"echo EXIT=$?; sleep 60", env)
+    try:
+        wait_for(term, "Crisp · round 1", 60)
+        client = subprocess.run(["pgrep", "-f", f"^{sys.executable} -m p2pcards play --bots 2 --name Tess"],
+                                capture_output=True, text=True).stdout.split()
+        assert len(client) == 1
+        bots = Path(f"/proc/{client[0]}/task/{client[0]}/children").read_text().split()
+        assert len(bots) == 2
+        os.kill(int(client[0]), signal.SIGTERM)
+        screen = wait_for(term, "EXIT=", 20)
+        assert f"EXIT={128 + signal.SIGTERM}" in screen and "Traceback" not in screen
+        kinds = [frame_head(frame) for _, frame in Transcript.load(str(record)).frames]
+        assert any(head is not None and head[1] == "leave" for head in kinds), "the record holds our leave"
+        deadline = time.monotonic() + 20
+        while any(Path(f"/proc/{b}").exists() for b in bots) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(Path(f"/proc/{b}").exists() for b in bots), "the bots quit with us"
+    finally:
+        term.close()
