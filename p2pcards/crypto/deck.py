@@ -557,6 +557,10 @@ def verify_reveal(
         raise BadProof("reveal does not answer the request it claims to", blame, prover)
     if prover == recipient:
         raise BadProof("the recipient sent its own share", blame, prover)
+    if recipient is not None and not 0 <= recipient < ctx.seats:
+        raise BadProof("shares for no seat", blame, prover)
+    if not len(reveal.shares) == len(reveal.proofs) == len(reveal.positions):
+        raise BadProof("not one share and one proof per position", blame, prover)
     public = keys.publics[prover]
     for pos, d, proof in zip(reveal.positions, reveal.shares, reveal.proofs):
         if not 0 <= pos < len(deck):

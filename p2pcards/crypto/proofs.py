@@ -10,7 +10,7 @@ it is used for one proof only, so no nonce ever answers two challenges.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from ..errors import BadProof, InvalidPoint, LocalError
@@ -91,7 +91,7 @@ class Commitment:
     """The first move of a Chaum–Pedersen proof on base `c1`, made ahead: nonce k, k·G and k·c1. Use once."""
 
     c1: bytes
-    k: bytes
+    k: bytes = field(repr=False)  # the secret nonce: with the proof it answers, it gives the round key away
     t1: bytes
     t2: bytes
 

@@ -277,7 +277,9 @@ def verify(st: Statement, proof: ShuffleProof) -> bool:
     The input list must already be verified (it is the previous, verified deck).
     """
     n = len(st.in_c1)
-    if not (len(proof.u) == len(proof.b) == len(proof.k_b) == len(proof.k_e) == n == len(st.out_c1)):
+    sizes = [len(st.in_c2), len(st.out_c1), len(st.out_c2), len(proof.u), len(proof.b), len(proof.k_b), len(proof.k_e)]
+    sizes += [len(t) for t in (st.in_tags, st.out_tags) if t is not None]
+    if n == 0 or any(size != n for size in sizes):  # zip would drop what one list holds beyond another
         return False
     hs, h_total = generators(n)
     u, b, v, k_e = proof.u, proof.b, proof.v, proof.k_e
