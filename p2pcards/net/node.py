@@ -173,8 +173,10 @@ class Node:
             if key not in config.keys:
                 self.links.links[key].close("the table is seated without you", goodbye=True)
         self.links.broadcast(FRAME, seats, config.keys)
+        # A seat whose hello said port 0 listens nowhere: it is left out (an `A` entry with port 0 would
+        # cut every guest's link to us), so the seats after it find no way to it and give up naming it.
         where: list[Any] = [[k, [self.links.links[k].address], self.links.links[k].hello.port]
-                            for k in config.keys if k in self.links.links]
+                            for k in config.keys if k in self.links.links and self.links.links[k].hello.port]
         self.links.broadcast(ADDRS, encode(where), config.keys)
         self._make_seat()
         if self.ad is not None:
@@ -300,11 +302,16 @@ class Node:
         assert self.lobby is not None
         if parse(frame).envelope.sender != link.key:
             raise MalformedMessage("a guest may only send its own join")
+        # A join refused is said in the goodbye, so that the guest can tell its player why.
+        if link.key not in self.lobby.names and len(self.lobby.names) >= self.seats_wanted:
+            link.close(f"the table is full ({self.seats_wanted} seats)", goodbye=True)
+            return
         before = len(self.lobby.names)
         self.lobby.receive(frame)
         errors, self.lobby.errors = self.lobby.errors, []
         if errors or len(self.lobby.names) == before or link.key not in self.lobby.names:
-            raise MalformedMessage(f"not a join: {errors[-1] if errors else 'nothing new'}")
+            link.close(f"your join was refused: {errors[-1] if errors else 'you joined already'}", goodbye=True)
+            return
         self.lobby_frames.append(frame)
         # Every link in the lobby was sent the history when it came: it gets each join after that too,
         # joined yet or not, or a later guest's chain would start at a gap.
@@ -423,7 +430,7 @@ class Node:
             if link.key in self.dialled and link.key not in self.links.links and "said goodbye" not in why:
                 self._spawn(self._redial(link.key))
         elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
-            self._join_failed = f"the host went away: {why}"
+            self._join_failed = f"the host {why}" if why.startswith("said goodbye") else f"the host went away: {why}"
             self.changed.set()
         elif self.lobby is not None and link.key in self.lobby.names:
             self.note("missing", f"{self.lobby.names[link.key]} left the lobby: {why}", self.lobby.names[link.key])

@@ -15,11 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ..crypto.encoding import Value, decode, encode
+from ..crypto.envelope import MAX_TABLE_ID
 from ..errors import MalformedMessage
 
 GRACE_S: Final = 0.2
 RETRY_S: Final = 0.5
 MAX_ASK: Final = 64
+MAX_REQUEST: Final = 96  # bytes: three ints of up to 9 bytes and a table id of up to 64, with headers
 BURST: Final = 20.0  # requests answered at once per asker, refilled at this many per second
 
 Gap = tuple[int, int, int]  # (sender's seat, first seq, last seq)
@@ -34,9 +36,9 @@ def pack_request(table: bytes, sender: int, first: int, count: int) -> bytes:
 def parse_request(payload: bytes) -> tuple[bytes, int, int, int]:
     """(table id, sender's seat, first seq, count) of a request; MalformedMessage unless it is well formed
     (whether the table has that seat is for the answerer to check: it may be one it sat at before)."""
-    v: Value = decode(payload, 64)
+    v: Value = decode(payload, MAX_REQUEST)
     if not isinstance(v, list) or len(v) != 4 or not all(type(x) is int for x in v[:3]) \
-            or not isinstance(v[3], bytes) or len(v[3]) != 16:
+            or not isinstance(v[3], bytes) or not 1 <= len(v[3]) <= MAX_TABLE_ID:
         raise MalformedMessage("a request is [sender, first seq, count, table id]")
     sender, first, count = (x for x in v[:3] if isinstance(x, int))
     if sender < 0 or first < 0 or not 1 <= count <= MAX_ASK:

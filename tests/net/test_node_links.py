@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from p2pcards.crypto.encoding import encode
+from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import GENESIS, Envelope, seal
 from p2pcards.crypto.identity import generate
 from p2pcards.errors import LinkBroken, MalformedMessage
@@ -131,3 +131,54 @@ def test_a_bot_peer_that_never_links_to_every_seat_leaves_no_journal(tmp_path: P
 
     asyncio.run(main())
     assert list((tmp_path / "bot").iterdir()) == []
+
+
+def test_a_guest_whose_hello_says_port_0_is_left_out_of_the_seats_addresses() -> None:
+    async def main() -> None:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host, \
+                Node(generate("eve"), interfaces=["127.0.0.1"], mdns=False) as eve, \
+                Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as bo:
+            await host.host("crisp", {"limit": 10}, "t")
+            sent: list[tuple[int, bytes]] = []
+            broadcast = host.links.broadcast
+            host.links.broadcast = lambda kind, payload, keys: (  # type: ignore[method-assign]
+                sent.append((kind, payload)), broadcast(kind, payload, keys))[1]
+            eve.links.port = 0  # its hello says it listens nowhere
+            await eve.join([("127.0.0.1", host.links.port)])
+            await bo.join([("127.0.0.1", host.links.port)])
+            await asyncio.wait_for(host.wait_players(3), 5)
+            host.seat_table()
+            await asyncio.wait_for(bo.wait_seated(), 5)
+            where = [decode(payload) for kind, payload in sent if kind == ADDRS]
+            assert len(where) == 1 and [bytes(k) for k, _, _ in where[0]] == [bo.identity.public]
+            await asyncio.sleep(0.2)
+            assert host.identity.public in bo.links.links  # bo kept its link to the host
+
+    asyncio.run(main())
+
+
+def test_a_join_the_host_refuses_is_told_why_in_the_goodbye() -> None:
+    async def main() -> list[str]:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 10}, "t", seats=3)
+            told = []
+            async with Node(generate("ada"), interfaces=["127.0.0.1"], mdns=False) as ada, \
+                    Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as bo:
+                for late in (ada, generate("host"), bo, generate("cy")):  # the second's name is taken; the fourth
+                    if isinstance(late, Node):                             # finds the table full
+                        await late.join([("127.0.0.1", host.links.port)])
+                        continue
+                    async with Node(late, interfaces=["127.0.0.1"], mdns=False) as refused:
+                        await refused.join([("127.0.0.1", host.links.port)])
+                        with pytest.raises(LinkBroken) as exc:
+                            await asyncio.wait_for(refused.wait_seated(), 5)
+                        told.append(str(exc.value))
+                await asyncio.wait_for(host.wait_players(3), 5)
+                assert host.players == ["host", "ada", "bo"]
+                host.seat_table()
+                await asyncio.wait_for(bo.wait_seated(), 5)
+            return told
+
+    taken, full = asyncio.run(main())
+    assert taken.startswith("the host said goodbye: your join was refused: a name must be new"), taken
+    assert full == "the host said goodbye: the table is full (3 seats)", full

@@ -98,8 +98,10 @@ def test_a_gap_below_a_held_frame_is_missing_and_asked_of_its_sender_first() -> 
 def test_requests_are_checked_and_answers_rate_limited() -> None:
     table = bytes(range(16))
     assert parse_request(pack_request(table, 1, 5, 3)) == (table, 1, 5, 3)
+    for size in (1, 32, 64):  # any table id a config may have (§6.1)
+        assert parse_request(pack_request(bytes(size), 2 ** 31, 2 ** 32 - 1, MAX_ASK))[0] == bytes(size)
     for bad in (pack_request(table, -1, 0, 1), pack_request(table, 0, -1, 1), pack_request(table, 0, 0, MAX_ASK + 1),
-                pack_request(table[:15], 0, 0, 1), encode([0, 0, 1]), b"\x93", b"\xc0"):
+                pack_request(b"", 0, 0, 1), pack_request(bytes(65), 0, 0, 1), encode([0, 0, 1]), b"\x93", b"\xc0"):
         with pytest.raises(MalformedMessage):
             parse_request(bad)
     rec = Recovery(3, 0, list, lambda seat, seq: b"f%d" % seq)
