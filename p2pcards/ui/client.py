@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalMove, LocalError
 from ..games.base import Move
@@ -17,7 +17,7 @@ from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import RED_SUITS, back_word, card_word, note_words
+from .words import RED_SUITS, back_word, card_word, goes_on, note_words
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -54,17 +54,27 @@ class TableClient:
         """True while our memory aid is on: the table has been told, so every player sees it."""
         return self.session.me in self.session.aided()
 
+    def view(self) -> View | None:
+        """The session's view; once the game ended without the engine's last round (too few seats remain after a
+        vote), that view over, with no turn, move or window still open."""
+        view = self.session.view()
+        if view is None or view.over or not self.session.finished():
+            return view
+        if isinstance(view, CrescendoView):
+            return replace(view, over=True, turn=None, legal=(), window_open=False, window_until=None)
+        return replace(view, over=True, turn=None, legal=(), windows=(), call_until=None, draw_until=None)
+
     # ------------------------------------------------------------ input
 
     def absorb(self, now: float) -> None:
         """Take the session's new notes into the log and follow the clock-driven parts of the view."""
         self.now = now
-        view = self.session.view()
+        view = self.view()
         if view is None:
             return
         me = view.players[view.me]
         for note in self.session.take_notes():
-            if note.kind == "over":
+            if note.kind == "over" and not goes_on(note):
                 self.winners = note.detail[:1].upper() + note.detail[1:] + "."
             words = note_words(note, view.players, self.session.game, me)
             if words is not None:
@@ -90,7 +100,7 @@ class TableClient:
             self.status = ("", "Staying at the table.")
             return None
         if k in ("Q", "c-c", "c-q"):
-            view = self.session.view()
+            view = self.view()
             if view is None or view.over or self.session.stopped() is not None or self.session.finished():
                 return "leave"
             self.confirm_quit = True
@@ -113,7 +123,7 @@ class TableClient:
                 self.chooser = None
                 self.status = ("", "Cancelled.")
             return None
-        view = self.session.view()
+        view = self.view()
         if view is None:
             self.status = ("class:warn", "The table is still starting.")
             return None
@@ -136,7 +146,7 @@ class TableClient:
 
     def _toggle_aid(self) -> None:
         """Turn our memory aid on or off, telling every seat (it is shown next to our name on every screen)."""
-        if self.session.view() is None or self.session.stopped() is not None:
+        if self.view() is None or self.session.stopped() is not None:
             self.status = ("class:warn", "The memory aid can be turned on once the table is playing.")
             return
         try:
@@ -233,7 +243,7 @@ class TableClient:
         self.now = now
         if self.show_rules:
             return fit(self._rules_lines(width, height), width, height)
-        view = self.session.view()
+        view = self.view()
         if view is None:
             text = self.error or "Starting the table: bot peers are getting ready …"
             return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
@@ -319,10 +329,12 @@ class TableClient:
     def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> list[Line]:
         # Card states are told by their brackets, never by colour alone.
         cards = bool(view.round and view.known)
-        rows: list[Line] = [[("class:dim", f"{'':2}{' player':<9}{'score':>6}"
+        # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
+        name_w = max(4, min(8, width - 36))
+        rows: list[Line] = [[("class:dim", f"{'':2}{' player'[:name_w + 1]:<{name_w + 1}}{'score':>6}"
                                            "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen")]] if cards else []
         for seat in range(len(view.players)):
-            line = self._seat(view, seat, 8, 5)
+            line = self._seat(view, seat, name_w, 5)
             for pos in range(3 if cards else 0):
                 line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
             rows += tagged(line, self._tags(view, seat, "called CRISP"), width)
@@ -508,8 +520,8 @@ class TableClient:
         else:
             text = self.rules(game, dict(self.session.options))
         wrapped = wrap(text, width - 2)
-        body = wrapped[self.rules_top: self.rules_top + height - 3]
         self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 3)))
+        body = wrapped[self.rules_top: self.rules_top + height - 3]
         return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
                 + [[]] * (height - 3 - len(body))
                 + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table")]])

@@ -109,6 +109,18 @@ class Room(Protocol):
 T = TypeVar("T")
 
 
+def options_words(options: Mapping[str, object]) -> str:
+    """A table's options in words, in one order for host and guests: `limit 50, 30 s per draw, discard draws`."""
+    out = [f"limit {options['limit']}"] if "limit" in options else []
+    if "draw_seconds" in options:
+        seconds = options["draw_seconds"]
+        out.append("no time limit per draw" if seconds is None else f"{seconds} s per draw")
+    if "discard_draw" in options:
+        out.append("discard draws" if options["discard_draw"] else "no discard draws")
+    out += [f"{k} {v}" for k, v in options.items() if k not in ("limit", "draw_seconds", "discard_draw")]
+    return ", ".join(out) or "default options"
+
+
 def _cycle(values: Sequence[T], now: T) -> T:
     """The value after `now` in `values`, round and round."""
     return values[(list(values).index(now) + 1) % len(values)] if now in values else values[0]
@@ -132,6 +144,7 @@ class LobbyClient:
     new: NewTable | None = None
     room: Room | None = None  # the table we host or joined, until it is seated
     rules_for: str | None = None
+    rules_opts: Mapping[str, object] = field(default_factory=dict)  # the options of the table whose rules are shown
     rules_top: int = 0
     seen: list[str] = field(default_factory=list)
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
@@ -192,7 +205,8 @@ class LobbyClient:
         elif k == "up":
             self.selected = max(0, self.selected - 1)
         elif k == "?":
-            self.rules_for = tables[self.selected].game if tables and tables[self.selected].game in SEATS else "crisp"
+            ad = tables[self.selected] if tables and tables[self.selected].game in SEATS else None
+            self.rules_for, self.rules_opts = (ad.game, ad.options) if ad is not None else ("crisp", {})
             self.rules_top = 0
         elif k == "enter":
             if not self.joinable:
@@ -273,7 +287,7 @@ class LobbyClient:
         elif k in ("escape", "Q"):
             return "leave"
         elif k == "?":
-            self.rules_for, self.rules_top = room.game, 0
+            self.rules_for, self.rules_opts, self.rules_top = room.game, room.options, 0
         else:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
         return None
@@ -300,8 +314,11 @@ class LobbyClient:
                         [("class:dim", " Type it, then Enter. A key of your own is made for you too.")], [],
                         [self.status] if self.status[1] else []], width, height)
         if self.rules_for is not None:
-            text = self.rules(self.rules_for, {}) if self.rules else "The rules text is not part of this build yet."
-            body = wrap(text, width - 2)[self.rules_top: self.rules_top + height - 2]
+            text = (self.rules(self.rules_for, dict(self.rules_opts)) if self.rules
+                    else "The rules text is not part of this build yet.")
+            wrapped = wrap(text, width - 2)
+            self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 2)))
+            body = wrapped[self.rules_top: self.rules_top + height - 2]
             return fit([[("class:title", f" Rules of {self.rules_for.capitalize()} ")]] +
                         [[("", " " + t)] for t in body] + [[("class:key", " Esc"), ("", " back")]], width, height)
         me = self.identity
@@ -338,10 +355,12 @@ class LobbyClient:
         if not tables:
             out.append([("class:dim", " No table announced on this network yet.")])
         for i, ad in enumerate(tables):
-            opts = ", ".join(f"{k} {v}" for k, v in ad.options.items()) or "default options"
+            known = ad.game in SEATS  # a host given by address: its game, seats and options show on joining
+            opts = options_words(ad.options) if known else "?"
+            seats = f"{ad.taken}/{ad.seats}" if known else "?"
             mark = "▶" if i == self.selected else " "
             out.append([("class:turn" if i == self.selected else "", f"{mark} {ad.name[:16]:<16}"),
-                        ("", f" {ad.game:<9} seats {ad.taken}/{ad.seats}  {opts[:18]:<18} "),
+                        ("", f" {ad.game:<9} seats {seats:<3}  {opts[:18]:<18} "),
                         ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
         out.append([])
         if self.asking == "game":
@@ -377,7 +396,7 @@ class LobbyClient:
         return out + [[], [("class:key", " Enter"), ("", " open the table  "), ("class:key", "Esc"), ("", " back")]]
 
     def _room_lines(self, room: Room) -> list[Line]:
-        opts = ", ".join(f"{k} {v}" for k, v in room.options.items()) or "default options"
+        opts = options_words(room.options)
         players = room.lobby_players()
         out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
                            [("class:dim", f" {opts}")],

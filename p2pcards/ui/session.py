@@ -430,8 +430,8 @@ class NetTable:
         return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1)
 
     def finished(self) -> bool:
-        """True once the game is over and verified."""
-        return self.peer is not None and self.peer.finished
+        """True once the game is over and verified (or ended by a vote), with no table going on after it."""
+        return self.peer is not None and self.peer.finished and self.peer.successor is None
 
     def stopped(self) -> str | None:
         """Why the table stopped, or None."""

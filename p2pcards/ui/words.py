@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..cards import Back
@@ -9,6 +10,8 @@ from ..games.base import CRISP_SLOTS
 from ..table.peer import Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+VERBS = {"votes": "vote", "is": "are", "was": "were", "has": "have"}  # a note's verb after "You"
+TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 8 digits are enough to tell it
 RED_SUITS = frozenset("HD")
 
 
@@ -125,6 +128,22 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     return text
 
 
+def goes_on(note: Note) -> bool:
+    """True for the note that the table goes on without seats voted out (protocol.md §14.9): not a game over."""
+    return note.kind == "over" and note.detail.startswith("the table goes on") and not note.detail.endswith(" us")
+
+
+def _sentence(text: str, names: Sequence[str], me: str) -> str:
+    """A note as a sentence: a player's name it starts with kept as spelled (ours as You), else a capital."""
+    who, rest = _split_player(text, names)
+    if who is None:
+        return text[:1].upper() + text[1:] + "."
+    if who == me:
+        verb, _, tail = rest.partition(" ")
+        return f"You {VERBS.get(verb, verb)} {tail}." if tail else f"You {VERBS.get(verb, verb)}."
+    return f"{who} {rest}."
+
+
 def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[str, str] | None:
     """A table note as (style, plain words); None for notes a player need not read."""
     blame = f" ({note.blame} is blamed)" if note.blame else ""
@@ -132,17 +151,22 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
         words = event_words(note.detail, names, game, me)
         return None if words is None else ("", words)
     if note.kind == "rejected":
+        if note.detail.startswith(("message dropped", "frames of")):  # a frame, not a move: no one's move was refused
+            text = TABLE_ID.sub(lambda m: m.group()[:8] + "…", note.detail)
+            return ("class:dim", f"{text[:1].upper()}{text[1:]}{blame}.")
         return ("class:warn", f"Move refused: {note.detail}{blame}.")
     if note.kind == "fault":
         return ("class:warn", f"FAULT: {note.detail}{blame}. The round is void.")
     if note.kind == "audit":
         return ("class:warn", f"Audit: {note.detail}{blame}.")
     if note.kind == "void":
-        return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
+        return ("class:warn", _sentence(note.detail, names, me))
     if note.kind == "over":
-        return ("class:good", f"Game over. {note.detail[:1].upper() + note.detail[1:]}.")
+        if goes_on(note):
+            return ("class:warn", _sentence(note.detail, names, me))
+        return ("class:good", f"Game over. {_sentence(note.detail, names, me)}")
     if note.kind == "missing":
-        return ("class:warn", note.detail[:1].upper() + note.detail[1:] + ".")
+        return ("class:warn", _sentence(note.detail, names, me))
     if note.kind == "back":
         return ("class:good", note.detail + ".")
     if note.kind == "aid":

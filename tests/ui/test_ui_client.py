@@ -13,6 +13,7 @@ from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Move
 from p2pcards.rulestext import rules_text
+from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import PEEK_S, TableClient, plain
 from p2pcards.ui.session import Progress, Stall
@@ -213,6 +214,15 @@ def test_the_rules_are_one_key_away_and_their_tables_keep_their_columns() -> Non
     assert "Rules of" not in screen(client) and "l look at a card" in screen(client)
 
 
+def test_the_rules_scrolled_past_their_end_between_two_draws_show_their_last_page() -> None:
+    client, _ = crisp_client()
+    client.rules = rules_text
+    client.key("?")
+    for _ in range(50):
+        client.key("pagedown")
+    assert "next_start_s = 2" in screen(client)
+
+
 def test_a_stopped_table_offers_only_to_leave() -> None:
     client, session = crisp_client()
     session.stopped = lambda: "Bo sent nothing owed for 15 s"  # type: ignore[method-assign]
@@ -220,6 +230,42 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     assert "The table stopped: Bo sent nothing owed for 15 s. Press Q to leave." in text
     assert " Q leave the table" in text and "d draw" not in text
     assert client.key("Q") == "leave"  # no question: there is no round left to void
+
+
+def test_a_game_ended_by_a_vote_shows_it_is_over_not_the_turn_it_stopped_on() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    session.others(2.5)  # Bo's turn: then he leaves, and too few seats remain for the game
+    session.finished = lambda: True  # type: ignore[method-assign]
+    session.pending.append(Note("over", "too few seats remain without Bo: the game ends"))
+    text = screen(client, 2.5)
+    assert "Game over. Too few seats remain without Bo: the game ends." in text
+    assert "The game is over. Q quit" in text
+    assert "is to play" not in text and "▶" not in text and "wait for the others" not in text
+    client.key("d")
+    assert client.status[1] == "The game is over."
+    assert client.key("Q") == "leave"  # nothing left to leave mid-game: no question
+
+
+def test_a_crescendo_game_ended_by_a_vote_shows_no_window_still_open() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    client.key("p")
+    session.others(1.0)
+    client.key("d")
+    client.key("x")  # a NUMBER window opens
+    session.finished = lambda: True  # type: ignore[method-assign]
+    text = screen(client, 1.0)
+    assert "NUMBER" not in text and "is to play" not in text and "The game is over. Q quit" in text
+
+
+def test_a_table_going_on_without_a_seat_is_not_a_game_over() -> None:
+    client, session = crisp_client()
+    session.pending.append(Note("over", "the table goes on without Bo from round 1"))
+    text = screen(client)
+    assert "The table goes on without Bo from round 1." in text and "Game over" not in text
+    assert client.winners == ""
 
 
 def test_quitting_asks_first() -> None:
@@ -242,6 +288,13 @@ def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
     if height >= 24:
         text = plain(lines)
         assert all(n[:8] in text for n in names)
+
+
+def test_every_crisp_card_shows_in_40_columns() -> None:
+    client, _ = crisp_client(names=("you", "Bartholomew"))
+    rows = [line for line in screen(client, width=40, height=12).splitlines() if " L " in line]
+    assert rows[0] == "▶1 you *    0  L (A♠)   M [ ? ]  R (5♠)"
+    assert rows[1] == " 2 Bart     0  L [ ? ]  M [ ? ]  R [ ? ]"
 
 
 def test_the_last_reveal_of_eight_seats_shows_every_score_and_the_winners_in_80_by_24() -> None:

@@ -9,8 +9,9 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pcards.crypto.identity import generate
+from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
-from p2pcards.ui.lobby import BotGame, LobbyClient, TableAd, run_lobby_app
+from p2pcards.ui.lobby import BotGame, LobbyClient, PeerDirectory, TableAd, run_lobby_app
 
 
 class Directory:
@@ -187,3 +188,39 @@ def test_the_lobby_offers_only_the_keys_open_now() -> None:
     assert "↑↓ Enter join a table" in plain(lobby.lines(80, 24))
     offline = plain(LobbyClient(generate("zoe"), directory).lines(80, 24))
     assert "join a table" not in offline and "new table" not in offline and "play against bots" in offline
+
+
+def test_the_rules_of_a_table_are_its_own_and_scrolling_stops_at_their_end() -> None:
+    me = generate("zoe")
+    directory = Directory()
+    directory.announce(KITCHEN)
+    lobby = LobbyClient(me, directory, rules_text, joinable=True)
+    lobby.key("?")
+    for _ in range(40):
+        lobby.key(" ")
+    text = plain(lobby.lines(80, 24))
+    assert "reaches 50 or" in text  # the kitchen's limit, not the default 100
+    lobby.key("up")
+    lines = plain(lobby.lines(80, 24)).splitlines()
+    assert len(lines) == 24 and lines[-1] == " Esc back"  # one line up from the end, not 40 pages past it
+    lobby.key("escape")
+    lobby.room = Room([("zoe", me.fingerprint)])
+    lobby.key("?")
+    for _ in range(40):
+        lobby.key("pagedown")
+    assert "reaches 50 or" in plain(lobby.lines(80, 24)) and "Rules of Crisp" in plain(lobby.lines(80, 24))
+
+
+def test_a_tables_options_read_as_words_in_one_order_for_host_and_guest() -> None:
+    me = generate("zoe")
+    host, guest = Room([("zoe", me.fingerprint)]), Room([("zoe", me.fingerprint)])
+    host.options = {"limit": 150, "draw_seconds": None, "discard_draw": False}  # type: ignore[assignment]
+    guest.options = {"discard_draw": False, "draw_seconds": None, "limit": 150}  # type: ignore[assignment]
+    shown = [plain(LobbyClient(me, Directory(), joinable=True, room=room).lines(80, 24)) for room in (host, guest)]
+    assert all(" limit 150, no time limit per draw, no discard draws" in text for text in shown)
+    assert "None" not in shown[0] + shown[1] and "False" not in shown[0] + shown[1]
+
+
+def test_a_host_given_by_address_shows_no_seats_or_options_it_does_not_know() -> None:
+    text = plain(LobbyClient(generate("zoe"), PeerDirectory("10.0.0.2", 4242), joinable=True).lines(100, 24))
+    assert "10.0.0.2:4242" in text and "seats ?" in text and "0/0" not in text and "default options" not in text

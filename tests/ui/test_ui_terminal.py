@@ -163,7 +163,7 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
         term = Terminal(f"{command} --name Tess", env)
         wait_for(term, address, 30)
         term.keys("Enter")  # join the one table given by address; the host seats it once Bob and we are in
-        wait_for(term, "d draw", 60)
+        wait_for(term, " d draw", 60)  # the key, not "no discard draws" in the lobby
         term.keys("d")
         drew = re.search(r"You drew: (\S+)", wait_for(term, "You drew: ", 10))
         assert (home / "state" / "journal").stat().st_size > 0  # our seat, journaled before anything is sent

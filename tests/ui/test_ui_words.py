@@ -44,3 +44,24 @@ def test_refusals_and_faults_say_who_is_blamed() -> None:
     assert refused == ("class:warn", "Move refused: Bo crisp: Bo's crisp window closed at 12.5 s (Bo is blamed).")
     fault = note_words(Note("fault", "Cy sent nothing owed for 15 s", "Cy"), NAMES, "crisp", "Bo")
     assert fault is not None and "FAULT" in fault[1] and "(Cy is blamed)" in fault[1] and "void" in fault[1]
+
+
+def test_notes_of_a_seat_voted_out_keep_names_as_spelled_and_say_the_game_goes_on() -> None:
+    names = ("root", "Ada", "Bo")
+    assert note_words(Note("missing", "root votes Ada gone", None), names, "crisp", "root") == \
+        ("class:warn", "You vote Ada gone.")
+    assert note_words(Note("missing", "root votes Ada gone", None), names, "crisp", "Bo") == \
+        ("class:warn", "root votes Ada gone.")
+    assert note_words(Note("void", "root is out: round 2 is void"), names, "crisp", "Bo") == \
+        ("class:warn", "root is out: round 2 is void.")
+    on = note_words(Note("over", "the table goes on without Ada from round 1"), names, "crisp", "root")
+    assert on == ("class:warn", "The table goes on without Ada from round 1.")
+    assert note_words(Note("over", "too few seats remain without Ada: the game ends"), names, "crisp", "root") == \
+        ("class:good", "Game over. Too few seats remain without Ada: the game ends.")
+
+
+def test_a_frame_of_the_table_before_is_dropped_quietly_not_as_a_move_refused() -> None:
+    table = "b18f01f515d34d9a149af5cbd414893c0ee0eb832948bc6d52b69c151d8fa1a3"
+    note = Note("rejected", f"message dropped: message for table {table} (more like it are dropped unnoted)")
+    assert note_words(note, NAMES, "crisp", "Bo") == \
+        ("class:dim", "Message dropped: message for table b18f01f5… (more like it are dropped unnoted).")
