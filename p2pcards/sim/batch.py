@@ -19,7 +19,7 @@ from typing import Any
 from ..bots.base import Bot
 from ..errors import InputError
 from ..table.peer import TablePeer
-from .catalogue import CheatKind, fired, judge
+from .catalogue import CheatKind, cheat_moves, fired, judge
 from .outcome import Outcome, agreed
 from .cheaters import Run, run_table
 from .faults import FaultSpec, FaultTap, restart_last_seat
@@ -62,8 +62,9 @@ class GameReport:
 
 
 def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None, cheater: int | None,
-                fired: bool, **traffic: Any) -> GameReport:
-    """Judge a finished game from every peer's outcome (`cheater`'s is left out); `traffic` fills the rest."""
+                fired: bool, played: Sequence[str] = (), **traffic: Any) -> GameReport:
+    """Judge a finished game from every peer's outcome (`cheater`'s is left out); `played` are the cheating bot's
+    moves as text (`cheat_moves`), `traffic` fills the rest."""
     honest = [o for i, o in enumerate(outcomes) if i != cheater]
     report = GameReport(
         seed=seed, rounds=max(o.rounds for o in outcomes), agreed=agreed(honest),
@@ -73,7 +74,8 @@ def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None,
         totals={o.name: list(o.totals) for o in honest}, **traffic)
     if cheat is not None and cheater is not None:
         report.cheat, report.cheater, report.fired = cheat.name, cheater, fired
-        report.verdict = judge(honest, outcomes[cheater].name, cheat.expect) if fired else "the cheat had no chance"
+        report.verdict = (judge(honest, outcomes[cheater].name, cheat.expect, played) if fired
+                          else "the cheat had no chance")
     return report
 
 
@@ -82,6 +84,7 @@ def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater
     net = run.net
     return report_from([Outcome.of(p) for p in run.peers], seed, cheat, cheater,
                        cheat is not None and cheater is not None and fired(run, cheater),
+                       cheat_moves([run.bots[cheater]]) if cheater is not None else [],
                        moves=net.stats.by_type.get("move", 0), frames=net.stats.frames, bytes=net.stats.bytes,
                        wall_s=wall, table_s=net.now, cpu_s=list(net.cpu))
 

@@ -6,6 +6,9 @@ its expected outcome (`Expect`):
 
 - "rejected": every honest peer rejects the move with blame on the cheater and the game goes on;
 - "void": every honest peer stops with the round void, its first fault blaming the cheater;
+- "void-claim": the same, but a peer that the first report reaches before it sees the fault itself
+  (a lie in a box sealed to another seat: protocol.md §14, step 4) may blame no one, naming the
+  cheater as the reporter's word only; at least one honest peer blames the cheater by its own check;
 - "dropped": the frame proves nothing about anyone (it does not verify), so every honest peer
   drops it with a note, blames no one, and the game goes on;
 - "ignored": a frame already taken, seen again: nothing changes and the game goes on.
@@ -50,7 +53,7 @@ from .cheaters import (
 from .memnet import MemNet
 from .outcome import Outcome
 
-Expect = Literal["rejected", "void", "dropped", "ignored"]
+Expect = Literal["rejected", "void", "void-claim", "dropped", "ignored"]
 Rig = Callable[[int, int], dict[str, Any]]  # (cheating seat, players) -> run_table's keyword arguments
 BOTH = ("crisp", "crescendo")
 SMALL_ORDER = bytes.fromhex("ec" + "ff" * 30 + "7f")  # (0, -1): the point of order 2 of edwards25519
@@ -319,7 +322,7 @@ CATALOGUE = _kinds(
               _rewrite("pass", mark_card)),
     CheatKind("two-passes", BOTH, "a second well-proven pass for its place in the shuffle", "void",
               _rewrite("pass", second_pass)),
-    CheatKind("lying-share", BOTH, "decryption shares whose proofs do not hold", "void",
+    CheatKind("lying-share", BOTH, "decryption shares whose proofs do not hold", "void-claim",
               _peer(LyingSharePeer, lambda seat, n: {"lie": "share"})),
     CheatKind("withhold-public", BOTH, "keeps its shares of public cards to itself", "void",
               _peer(WithholdingPeer, lambda seat, n: {"withhold": withhold_public})),
@@ -381,27 +384,40 @@ def fired_in(parts: Sequence[object]) -> bool:
     return False
 
 
-def judge(honest: Sequence[Outcome], name: str, expect: Expect) -> str | None:
+def cheat_moves(parts: Sequence[object]) -> list[str]:
+    """The moves a cheat's bot played instead of the honest bot's, as text (`str(move)`), among a cheat's parts."""
+    return [str(m) for part in parts if isinstance(part, CheatBot) for m in part.fired]
+
+
+def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[str] = ()) -> str | None:
     """None when every honest peer did what `expect` says about the cheater `name`; else what went wrong.
 
     Random bots lose races (a claim after its window): the rules reject such moves with blame on
-    their honest movers, so only faults and dropped frames must blame no one but the cheater.
+    their honest movers, so only faults and dropped frames must blame no one but the cheater. For
+    the same reason a "rejected" cheat is caught only when one of its own `moves` (the cheating
+    bot's, as text) is rejected with blame on the cheater: the cheater's random bot losing a race
+    is no proof that the cheating move was refused.
     """
     for p in honest:
         who = p.name
-        if expect == "void":
+        if expect in ("void", "void-claim"):
             if p.stopped is None or not p.faults:
                 return f"{who} did not stop the table ({'finished' if p.finished else 'still waiting'})"
-            if p.faults[0].blame != name:
-                return f"{who}'s first fault blames {p.faults[0].blame or 'nobody'}, not {name}"
+            first = p.faults[0]
+            claim = expect == "void-claim" and first.blame is None and f"blaming {name} on its word only" in first.detail
+            if first.blame != name and not claim:
+                return f"{who}'s first fault blames {first.blame or 'nobody'}, not {name}"
             continue
         if not p.finished or p.stopped is not None:
             return f"{who} did not finish: {p.stopped or 'still waiting'}"
         dropped = [n for n in p.notes if n.kind == "rejected" and n.detail.startswith("message dropped")]
         if any(n.blame for n in dropped):
             return f"{who} blamed {[n.blame for n in dropped if n.blame]} for a frame it dropped"
-        if expect == "rejected" and name not in p.blames:
-            return f"{who} never rejected a move of {name}"
+        if expect == "rejected" and not any(n.kind == "rejected" and n.blame == name and n.detail.startswith(f"{m}: ")
+                                            for n in p.notes for m in moves):
+            return f"{who} never rejected the cheating move of {name} ({'; '.join(moves) or 'none played'})"
         if expect == "dropped" and not dropped:
             return f"{who} never noted the dropped frame"
+    if expect == "void-claim" and not any(p.faults[0].blame == name for p in honest):
+        return f"no honest peer found the fault of {name} itself"
     return None

@@ -105,7 +105,7 @@ class FaultSpec:
                 continue
             if kind == "gone" and ":" in value:
                 value, _, count = value.partition(":")
-                if not count.isdigit() or int(count) < 1:
+                if not (count.isascii() and count.isdigit()) or int(count) < 1:  # "²" is a digit int() refuses
                     raise InputError(f"--faults: gone=T:N kills the last N seats, N a whole number from 1, not {count!r}")
                 gone_seats = int(count)
             try:

@@ -31,7 +31,7 @@ from ..table.chains import private_to
 from ..table.config import TableConfig
 from ..table.peer import Output, Send, TablePeer
 from .batch import TRIES, GameReport, check_cheat, report_from, seeded
-from .catalogue import CATALOGUE, CheatKind, Rewriter, fired_in
+from .catalogue import CATALOGUE, CheatKind, Rewriter, cheat_moves, fired_in
 from .cheaters import CheatBot, Tap, frame_type
 from .faults import FaultSpec
 from .outcome import Outcome
@@ -166,6 +166,7 @@ class SimRig(SeatRig):
         assert isinstance(seat, SimSeat)
         return {"outcome": Outcome.of(peer).to_json(),
                 "fired": fired_in([self.cheat_bot, peer, self.rewriter, seat.tap]),
+                "cheat_moves": cheat_moves([self.cheat_bot]),
                 "cpu_s": time.process_time(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0),
                 "table_s": seat.shell.clock() - seat.started if seat.started is not None else 0.0}
@@ -195,7 +196,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     if faults is not None and faults.gone:
         summaries, outcomes = summaries[:-killed], outcomes[:-killed]  # killed for good: the others are judged
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
-                         any(s.get("fired") for s in summaries), transport="tcp",
+                         any(s.get("fired") for s in summaries),
+                         [m for s in summaries for m in s.get("cheat_moves", [])], transport="tcp",
                          moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
                          bytes=sum(s.get("bytes", 0) for s in summaries), wall_s=time.perf_counter() - start,
                          table_s=max(s.get("table_s", 0.0) for s in summaries),

@@ -72,9 +72,12 @@ class Chains:
         self.names = cfg.names
         self._seats = {key: i for i, key in enumerate(cfg.keys)}
         self.tracker = tracker or ChainTracker(cfg.context, cfg.keys, BODIES, check_body=check_body)
-        self.tracker.rounds = _Rounds(current)
+        # A witness (a transcript's reader, no seat) sends no result, so the seats go on without it: any round
+        # may be ahead of it, and it keeps every message of one it has not begun (the file bounds them).
+        self.witness = me >= len(cfg.keys)
+        self.tracker.rounds = range(2 ** 32) if self.witness else _Rounds(current)
         # Our own chain is our Outbox: a frame of ours that comes back (replayed by anyone) is not news.
-        if me < len(cfg.keys):  # a witness (no seat) has no chain of its own
+        if not self.witness:  # a witness has no chain of its own
             self.tracker.forget(cfg.keys[me])
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
@@ -201,7 +204,7 @@ class Chains:
 
     def defer(self, signed: Signed, seat: int) -> None:
         """Keep an accepted message of the next round until it begins; more than `MAX_LATER` from one seat is its fault."""
-        if sum(1 for s in self.later if s.envelope.sender == signed.envelope.sender) >= MAX_LATER:
+        if not self.witness and sum(1 for s in self.later if s.envelope.sender == signed.envelope.sender) >= MAX_LATER:
             self.emitter.fault(f"{self.names[seat]} sent more than {MAX_LATER} messages of a round not begun", seat)
             return
         self.later.append(signed)

@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from p2pcards.bots.base import View
 from p2pcards.cli import main
+from p2pcards.games.base import Move
 from p2pcards.sim.batch import play_batch
-from p2pcards.sim.catalogue import CATALOGUE
+from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge
+from p2pcards.sim.outcome import Outcome
 from p2pcards.sim.transcript import Transcript, record, verify
+from p2pcards.table.outputs import Note
 
 CRISP = {"limit": 30}
 
@@ -111,3 +115,48 @@ def test_a_batch_reports_every_game_and_writes_json(tmp_path: Path, capsys: pyte
     assert [g["seed"] for g in data["games"]] == [5, 6]
     assert all(g["blamed"]["p0"][0] == "p1" and g["blamed"]["p2"][0] == "p1" for g in data["games"])
     assert all(len(g["cpu_s"]) == 3 and g["frames"] > 0 for g in data["games"])
+
+
+def test_a_rejected_cheat_is_caught_only_by_the_rejection_of_its_own_move() -> None:
+    # The cheater's random bot also loses races (a NUMBER claim after another): the rules reject those with
+    # blame on it. That is no proof that the cheating move was refused: the judge must find that move's rejection.
+    honest = [Outcome("p0", True, None, (1, 2, 3), (0,), 1,
+                      (Note("rejected", "p1 number 6: only one NUMBER claim between one turn and the next", "p1"),), ())]
+    assert judge(honest, "p1", "rejected", ["p1 lock 0"]) is not None
+    assert judge(honest, "p1", "rejected", []) is not None
+    caught = [dataclasses.replace(honest[0], notes=honest[0].notes + (Note("rejected", "p1 lock 0: no lock", "p1"),))]
+    assert judge(caught, "p1", "rejected", ["p1 lock 0"]) is None
+
+
+def _legal_move(view: View) -> Move | None:
+    """No cheat at all: the first legal move of its own turn."""
+    if view.turn != view.me or view.over:
+        return None
+    return next((m for m in view.legal if m.action not in ("number", "number_tie")), None)
+
+
+def test_a_cheating_move_that_is_legal_is_not_caught() -> None:
+    # At this seed the cheater's random bot loses a NUMBER race (rejected, blamed on p1): the "cheat" is a legal
+    # move, so it must not count as caught.
+    legal = CheatKind("legal", ("crescendo",), "a legal move", "rejected", _bot(_legal_move))
+    [report] = play_batch("crescendo", 3, {}, 1, 1, cheat=legal, cheater=1, timeout=5.0, until=300.0)
+    assert report.fired
+    assert report.verdict is not None and "never rejected the cheating move of p1" in report.verdict
+    assert not report.ok
+
+
+def test_a_lie_in_a_box_may_reach_a_peer_as_the_reporters_word_only() -> None:
+    # Over TCP the report of the seat that opened a lying box can reach a third seat before its own box does:
+    # that seat stops blaming no one, naming p1 on the reporter's word (protocol.md §14, step 4).
+    def stopped(name: str, blame: str | None, detail: str) -> Outcome:
+        return Outcome(name, False, "stopped", (0, 0, 0), (0,), 1, (), (Note("fault", detail, blame),))
+
+    seen = stopped("p0", "p1", "a box from p1 holds shares whose proofs fail")
+    word = stopped("p2", None, "p0 stopped the table, blaming p1 on its word only: a box from p1 holds bad shares")
+    assert CATALOGUE["lying-share"].expect == "void-claim"
+    assert judge([seen, word], "p1", "void-claim") is None
+    assert judge([seen, word], "p1", "void") is not None  # where everyone sees the fault, a word is not enough
+    assert judge([word, dataclasses.replace(word, name="p0")], "p1", "void-claim") == \
+        "no honest peer found the fault of p1 itself"
+    other = stopped("p2", None, "p0 stopped the table, blaming p3 on its word only: …")
+    assert judge([seen, other], "p1", "void-claim") is not None

@@ -19,7 +19,7 @@ def test_a_fault_spec_reads_like_the_option() -> None:
     assert FaultSpec.parse(spec.text()) == FaultSpec(20, 30, 0.1, 0.0, 0.05)
     two = FaultSpec.parse("gone=3:2")
     assert (two.gone, two.gone_seats, two.text()) == (3, 2, "gone=3:2") and FaultSpec.parse("gone=3").gone_seats == 1
-    for bad in ("gone=3:0", "gone=3:x", "gone=3:1.5"):
+    for bad in ("gone=3:0", "gone=3:x", "gone=3:1.5", "gone=3:\u00b2", "gone=3:-1"):
         with pytest.raises(InputError, match="gone=T:N"):
             FaultSpec.parse(bad)
     # A fault that would keep a game from ever ending is refused: every time has a bound.

@@ -228,3 +228,23 @@ def test_a_long_games_transcript_loads_whole() -> None:
     frames = [(i, bytes([i % 256]) * 400) for i in range(5000)]
     back = Transcript.from_bytes(Transcript(make_table("crisp", 2)[0].cfg, frames).to_bytes())
     assert back.frames == frames
+
+
+@pytest.mark.parametrize("mtype", ["key", "pass", "order"])
+def test_a_frame_missing_from_the_file_is_waited_on_not_blamed_on_the_seats_ahead(mtype: str) -> None:
+    # A witness sends no result, so the seats go on without it: with one frame of round 1 missing, it is
+    # left behind while the file holds every later round. That is the missing frame's seat owing it (an
+    # incomplete game), not a fault of the seats ahead ("more than 16 messages of a round not begun").
+    rng = random.Random(3)
+    peers = make_table("crisp", 3, {"limit": 40}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    transcript = record(net, peers[0].cfg)
+    net.start()
+    net.run()
+    envs = [parse(frame).envelope for _, frame in transcript.frames]
+    assert max(e.round for e in envs) > 1
+    i = next(k for k, e in enumerate(envs) if e.type == mtype and e.round == 1)
+    verdict = verify(Transcript(transcript.config, transcript.frames[:i] + transcript.frames[i + 1:]))
+    assert not verdict.ok and verdict.fault is None, verdict.lines[-1]
+    sender = transcript.config.names[transcript.config.keys.index(envs[i].sender)]
+    assert verdict.lines[-1] == f"INCOMPLETE: the game stops in round 1, waiting on {sender}"
