@@ -106,11 +106,11 @@ class TableConfig:
             raise MalformedMessage("bad options")
         try:
             return cls(
-                _bytes(v["table"]), str(v["game"]),
+                _bytes(v["table"]), _str(v["game"]),
                 options_from_wire(opts),
                 tuple(_bytes(k) for k in _list(v["keys"])),
                 tuple(_str(n) for n in _list(v["names"])),
-                int(v["dealer"]),  # type: ignore[arg-type]
+                _int(v["dealer"]),
                 tuple(_bytes(n) for n in _list(v["nonces"])),
             )
         except (InputError, TypeError, ValueError) as exc:
@@ -171,6 +171,12 @@ def _bytes(v: Value) -> bytes:
 def _str(v: Value) -> str:
     if not isinstance(v, str):
         raise MalformedMessage("expected a str")
+    return v
+
+
+def _int(v: Value) -> int:
+    if type(v) is not int:  # not a bool, nor a str or bin that int() would read
+        raise MalformedMessage("expected an int")
     return v
 
 

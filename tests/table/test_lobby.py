@@ -134,6 +134,15 @@ def test_a_config_whose_names_are_not_names_is_malformed() -> None:
             TableConfig.from_wire({**base, "names": names})  # type: ignore[dict-item]
 
 
+def test_a_config_reads_its_dealer_and_game_only_as_the_int_and_str_they_are() -> None:
+    keys = [generate(n).public for n in ("a", "b")]
+    base = TableConfig(bytes(16), "crisp", {}, tuple(keys), ("a", "b"), 1).to_wire()
+    assert TableConfig.from_wire(base).first_dealer == 1
+    for bad in ({"dealer": "1"}, {"dealer": b"1"}, {"dealer": True}, {"game": b"crisp"}):
+        with pytest.raises(MalformedMessage):
+            TableConfig.from_wire({**base, **bad})  # type: ignore[dict-item]
+
+
 def test_a_guest_refuses_seats_that_do_not_carry_the_nonce_it_sent() -> None:
     table = secrets.token_bytes(16)
     host_id, ann_id = generate("host"), generate("ann")
