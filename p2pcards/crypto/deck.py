@@ -579,16 +579,6 @@ def own_share(secret: RoundSecret, deck: EncryptedDeck, position: int) -> bytes:
     return group.mul(secret.key, deck.c1[position])
 
 
-def share_with_key(key: bytes, deck: EncryptedDeck, position: int) -> bytes:
-    """The share of a departed seat whose round key was published (check it with `check_published_key`)."""
-    return group.mul(key, deck.c1[position])
-
-
-def check_published_key(keys: RoundKeys, seat: int, key: bytes) -> bool:
-    """True when `key` is the round secret key of `seat` (key·G equals its announced public key)."""
-    return group.is_scalar(key) and int.from_bytes(key, "little") != 0 and group.mul_base(key) == keys.publics[seat]
-
-
 def combine(
     ctx: RoundContext,
     book: CardBook,

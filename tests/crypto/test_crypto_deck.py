@@ -88,17 +88,6 @@ def test_fresh_shuffle_of_known_cards() -> None:
     assert report.faces[1] == tuple(faces[i] for i in pos)
 
 
-def test_departed_seat_published_key() -> None:
-    """A seat that leaves publishes its round key; the others finish the reveal with it."""
-    rnd, final = play(3, "crisp", 10)
-    gone = rnd.secrets[2]
-    assert D.check_published_key(rnd.keys, 2, gone.key)
-    assert not D.check_published_key(rnd.keys, 1, gone.key)
-    pub = [D.make_reveal(rnd.ctx, rnd.keys, s, final, [3], None) for s in rnd.secrets[:2]]
-    shares = [p.shares[0] for p in pub] + [D.share_with_key(gone.key, final, 3)]
-    assert D.combine(rnd.ctx, rnd.book, final, 3, shares) in CRISP_DECK[:10]
-
-
 def test_round_secret_is_reproducible_from_seed() -> None:
     """A crashed peer rebuilds the same secret, hence the same passes, from its persisted seed."""
     rnd, final = play(2, "crisp", 6)

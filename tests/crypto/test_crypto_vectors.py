@@ -66,7 +66,7 @@ def test_envelope_vector_verifies() -> None:
 
 def test_deck_vector_audits() -> None:
     """The stored two-seat round audits as verified from its seeds, and opens to the stored card."""
-    ctx = D.RoundContext(bytes.fromhex(STORED["table_hex"]), STORED["round"], ("alice", "bob"))
+    ctx = D.RoundContext(bytes.fromhex(STORED["table_hex"]), STORED["round"], tuple(STORED["players"]))
     r = STORED["round_keys"]
     secrets = [D.round_secret(ctx, i, bytes.fromhex(s)) for i, s in enumerate(r["seeds_hex"])]
     anns = [D.announce(ctx, s) for s in secrets]

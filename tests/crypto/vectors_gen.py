@@ -21,6 +21,7 @@ from p2pcards.table.config import TableConfig
 
 PATH = Path(__file__).with_name("vectors.json")
 TABLE = bytes.fromhex("7032702d7461626c652d766563746f72")  # b"p2p-table-vector"
+PLAYERS = ("alice", "bob")  # the seats' names: the `players` of a shuffle statement (§4.12)
 ROUND = 7
 
 
@@ -56,7 +57,7 @@ ENCODING_CASES: list[Value] = [
 
 def compute() -> dict[str, Any]:
     """Every vector, recomputed from the code."""
-    out: dict[str, Any] = {"table_hex": TABLE.hex(), "round": ROUND}
+    out: dict[str, Any] = {"table_hex": TABLE.hex(), "round": ROUND, "players": list(PLAYERS)}
     out["encoding"] = [{"value": to_json(v), "hex": encode(v).hex()} for v in ENCODING_CASES]
 
     out["base_point_hex"] = group.BASE.hex()
@@ -77,7 +78,7 @@ def compute() -> dict[str, Any]:
         for c in ["AS", "10H", 1, 100, "J4"]
     ]
 
-    ctx = D.RoundContext(TABLE, ROUND, ("alice", "bob"))
+    ctx = D.RoundContext(TABLE, ROUND, PLAYERS)
     seeds = [bytes([0x11] * 32), bytes([0x22] * 32)]
     secrets = [D.round_secret(ctx, i, seeds[i]) for i in range(2)]
     anns = [D.announce(ctx, s) for s in secrets]
