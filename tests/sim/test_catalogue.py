@@ -135,6 +135,7 @@ def _legal_move(view: View) -> Move | None:
     return next((m for m in view.legal if m.action not in ("number", "number_tie")), None)
 
 
+@pytest.mark.slow  # a whole Crescendo game
 def test_a_cheating_move_that_is_legal_is_not_caught() -> None:
     # At this seed the cheater's random bot loses a NUMBER race (rejected, blamed on p1): the "cheat" is a legal
     # move, so it must not count as caught.
