@@ -7,6 +7,7 @@ and captured without a terminal.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,8 @@ class TableClient:
     rules_top: int = 0
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
     seen_at: dict[tuple[int, object], float] = field(default_factory=dict)
+    # A game taken up again after a crash: the faces its first view holds were seen before, and stay hidden.
+    seen_before: bool = False
     rounds_seen: int = 0
     error: str | None = None
     winners: str = ""
@@ -58,6 +61,10 @@ class TableClient:
         """The session's view; once the game ended without the engine's last round (too few seats remain after a
         vote), that view over, with no turn, move or window still open."""
         view = self.session.view()
+        if view is not None and self.seen_before:
+            self.seen_before = False
+            self.seen_at.update({(seat, face): -math.inf for seat, row in enumerate(view.known)
+                                 for face in row if face is not None})
         if view is None or view.over or not self.session.finished():
             return view
         if isinstance(view, CrescendoView):

@@ -27,7 +27,7 @@ from ..table.config import SEATS
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import clear
-from .client import Line, fit, wrap
+from .client import Line, TableClient, fit, wrap
 from .comeback import Lock, Saved, find
 from .session import NetTable, TableSession, wait_changed
 
@@ -667,4 +667,5 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                                    state=state, saved=choice.node)
             else:
                 session = choice
-            return await run_table(session, rules, input, output, clock=clock)
+            client = TableClient(session, rules, seen_before=isinstance(choice, Saved))  # no second look after a crash
+            return await run_table(session, rules, input, output, clock=clock, client=client)

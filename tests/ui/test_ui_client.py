@@ -478,3 +478,15 @@ def test_crescendo_status_says_setup_only_while_setup_choices_are_open() -> None
     after = screen(client)
     assert session.view().phase != "setup"
     assert "setup:" not in after and "turn 1 (CRESCENDO from turn 7)" in after
+
+
+def test_a_game_taken_up_again_keeps_the_cards_seen_before_hidden() -> None:
+    # After a crash the journal gives back every face we had seen: a second look at them would be a free peek.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    client = TableClient(session, seen_before=True)
+    first = screen(client, now=100.0)
+    assert "A♠" not in first and "L [ · ]" in first and "R [ · ]" in first
+    client.key("d")
+    assert "You drew: Q♥" in screen(client, now=100.5)  # what comes after the crash shows as ever
+    fresh = TableClient(session)
+    assert "L (A♠)" in screen(fresh, now=100.0)  # a game begun now shows its first look
