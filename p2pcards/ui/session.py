@@ -189,7 +189,12 @@ class NetTable:
         assert self.node is not None
         await self.node.join(where)
         assert self.node.lobby is not None
-        self.table_name = where.name if isinstance(where, TableAd) else f"{where[0][0]}:{where[0][1]}"
+        if isinstance(where, TableAd):
+            self.table_name = where.name
+        else:  # joined by address: no ad names the table, but the host's `table` message names the host
+            host = self.node.lobby.names.get(self.node.lobby.host)
+            address = f"{where[0][0]}:{where[0][1]}"
+            self.table_name = f"{host}'s table at {address}" if host else address
         self.game = self.node.lobby.game or self.game
         self.options = dict(self.node.lobby.options)
 

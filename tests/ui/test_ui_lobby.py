@@ -9,9 +9,11 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pcards.crypto.identity import generate
+from p2pcards.net.node import Node
 from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
 from p2pcards.ui.lobby import BotGame, LobbyClient, PeerDirectory, TableAd, run_lobby_app
+from p2pcards.ui.session import NetTable
 
 
 class Directory:
@@ -224,3 +226,18 @@ def test_a_tables_options_read_as_words_in_one_order_for_host_and_guest() -> Non
 def test_a_host_given_by_address_shows_no_seats_or_options_it_does_not_know() -> None:
     text = plain(LobbyClient(generate("zoe"), PeerDirectory("10.0.0.2", 4242), joinable=True).lines(100, 24))
     assert "10.0.0.2:4242" in text and "seats ?" in text and "0/0" not in text and "default options" not in text
+
+
+def test_a_table_joined_by_address_is_named_after_its_host() -> None:
+    async def main() -> str:
+        async with Node(generate("Hana"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 50}, "den")
+            guest = NetTable(generate("Ivo"), interfaces=["127.0.0.1"], mdns=False)
+            await guest.open()
+            try:
+                await guest.join([("127.0.0.1", host.links.port)])
+                return guest.table_name
+            finally:
+                await guest.leave()
+
+    assert asyncio.run(main()).startswith("Hana's table at 127.0.0.1:")
