@@ -80,6 +80,8 @@ class Chains:
         if not self.witness:  # a witness has no chain of its own
             self.tracker.forget(cfg.keys[me])
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
+        self.held_at: dict[tuple[bytes, int], float] = {}  # when each held frame came
+        self.came: float | None = None  # when the message being handled came (None: now)
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
         self.dropped: dict[tuple[int | None, str], int] = {}  # (seat or None, reason) -> frames dropped
@@ -113,15 +115,19 @@ class Chains:
         """Where the frames held ahead of their chains go: (seat, seq)."""
         return [(seat, seq) for key, seq in self.held if (seat := self.seat(key)) is not None]
 
-    def accept(self, frame: bytes) -> None:
-        """Take a frame from the network: hand it on, hold it, drop it, or blame its sender."""
+    def accept(self, frame: bytes, came: float | None = None) -> None:
+        """Take a frame from the network that came at `came`: hand it on, hold it, drop it, or blame its sender.
+
+        Its stamps are judged by when it came (protocol.md §7.2): a frame held ahead of its chain by when
+        it came, not when its turn did, and one that a later frame of its chain came before (lost or held
+        up on the way) by when that later one came, since it was on its way by then."""
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
             self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
             return
         except Gap:
-            self.hold(frame)
+            self.hold(frame, came)
             return
         except Replay:
             return
@@ -129,6 +135,9 @@ class Chains:
             self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))
             return
         env = signed.envelope
+        overtaken = [at for (sender, _), at in self.held_at.items() if sender == env.sender]
+        if came is not None and overtaken:
+            came = min(came, *overtaken)
         key = (env.sender, env.round)
         self.volume[key] = self.volume.get(key, 0) + len(frame)
         seat = self.seat(env.sender)
@@ -137,8 +146,15 @@ class Chains:
             self.emitter.fault(f"{self.names[seat]} sent over {MAX_ROUND_BYTES >> 20} MiB in round {env.round}: "
                                "more than any round needs", seat)
             return
-        self.handle(signed)
+        self._handle(signed, came)
         self.retry_held()
+
+    def _handle(self, signed: Signed, came: float | None) -> None:
+        outer, self.came = self.came, came
+        try:
+            self.handle(signed)
+        finally:
+            self.came = outer
 
     def rebuild(self, frames: Iterable[bytes], rnd: int) -> None:
         """Take the frames a journal holds before its checkpoint of round `rnd` into their chains only (resume):
@@ -209,7 +225,7 @@ class Chains:
             return
         self.later.append(signed)
 
-    def hold(self, frame: bytes) -> None:
+    def hold(self, frame: bytes, came: float | None = None) -> None:
         """Keep a frame that skips ahead of its sender's chain (two different ones for one place: equivocation)."""
         env = parse(frame).envelope  # it parsed (and its signature verified) before the tracker found the gap
         place = (env.sender, env.seq)
@@ -228,6 +244,8 @@ class Chains:
             self.drop("held", f"frames of {self.names[seat]} ahead of its chain dropped over the cap", seat)
             return
         self.held[place] = frame
+        if came is not None:
+            self.held_at[place] = came
         self.held_bytes[env.sender] = (count + 1, size + len(frame))
 
     def retry_held(self) -> None:
@@ -240,6 +258,7 @@ class Chains:
                 if seq > self.tracker.head(sender)[0]:
                     continue
                 frame = self.held.pop(place)  # its turn, or a place filled meanwhile (a replay or a rival)
+                came = self.held_at.pop(place, None)
                 count, size = self.held_bytes[sender]
                 self.held_bytes[sender] = (count - 1, size - len(frame))
                 try:
@@ -249,7 +268,7 @@ class Chains:
                     return
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
-                self.handle(signed)
+                self._handle(signed, came)
                 if self.emitter.stopped is not None:
                     return
                 progress = True

@@ -74,6 +74,7 @@ class Coordinator:
         self.rs: Round | None = None
         self.absences = Absences()  # when our network layer missed each seat's link
         self.now = 0.0
+        self._replay_at = 0.0  # a journal's record time, while it is replayed
         self._opener = Opener(identity)
         self.waits = Waits(self.n, self.me, timeout)
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
@@ -119,12 +120,21 @@ class Coordinator:
         self._journal.record(frame_record(self.now, frame))
 
     def _accepted(self, signed: Signed) -> None:
-        """A frame of another seat, accepted into its chain: journal it, then handle it."""
-        self._record_frame(signed.frame)
+        """A frame of another seat, accepted into its chain: journal it (at when it came), then handle it."""
+        self._journal.record(frame_record(self._came(), signed.frame))
         self._handle(signed)
+
+    def _came(self) -> float:
+        """When the frame being handled came (a replay: when it came the first time)."""
+        return self.now if self.chains.came is None else self.chains.came
 
     def _at(self, now: float) -> None:
         self.now = max(self.now, now)
+        self._replay_at = now
+
+    def _replayed(self, frame: bytes) -> None:
+        """A journal's frame taken again, as it came the first time."""
+        self.chains.accept(frame, self._replay_at)
 
     def _step(self) -> None:
         """One step of a replay: what it makes stays in `emit.out` (the journal sorts it once replayed)."""
@@ -181,7 +191,7 @@ class Coordinator:
         """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
         outer, self.emit.in_hand = self.emit.in_hand, frame
         try:
-            self.chains.accept(frame)
+            self.chains.accept(frame, self.now)
             self._progress()
         finally:
             self.emit.in_hand = outer
@@ -210,7 +220,7 @@ class Coordinator:
         if rs is None or env.round != self.round:
             raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
         body = parse_body(env.type, env.body, self.names, seat)
-        rs.take(seat, signed, body, self.now, self.chains.take_relayed, self._opener)
+        rs.take(seat, signed, body, self._came(), self.chains.take_relayed, self._opener)
 
     def _table_message(self, seat: int, rnd: int, body: Body) -> None:
         """A message of no round: a fault report (a peer that stopped tells everyone), or the seating's

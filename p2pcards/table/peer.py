@@ -52,7 +52,7 @@ class TablePeer(Coordinator):
             outbox = ResumeOutbox(identity, config.context, records)
             peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                        tolerance=tolerance, timeout=timeout, slack=slack, outbox=outbox, carry=carried(records))
-            peer._journal.replay(records, outbox, peer.emit, peer._at, peer.chains.accept, peer._step, peer._restore)
+            peer._journal.replay(records, outbox, peer.emit, peer._at, peer._replayed, peer._step, peer._restore)
         except RemoteProtocolError as exc:  # our own records: a frame in them that is not one is damage here
             raise LocalError(f"the journal is damaged: {exc}") from None
         # Signed by the replay beyond the journal: journaled before the shell sends them (`go_on`) or a seat

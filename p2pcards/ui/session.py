@@ -471,11 +471,18 @@ class NetTable:
 
 def journaled(path: Path) -> list[tuple[float, bytes]]:
     """Every frame of the journal at `path`, in its order, at the time it was taken or signed (the frames
-    held when the journal began, at time 0: the first time after them), as a recording made all along."""
+    held when the journal began, at time 0: the first time after them), as a recording made all along.
+
+    A frame that a later one of its chain came before is journaled at when that one came (§7.2); a
+    recording is in time order, so such a frame is kept at the time of the frame before it."""
     records, _ = parse_journal(path.read_bytes())
     frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
-    start = next((t for t, _ in frames if t > 0), 0.0)
-    return [(max(t, start), f) for t, f in frames]
+    last = next((t for t, _ in frames if t > 0), 0.0)
+    kept = []
+    for t, frame in frames:
+        last = max(last, t)
+        kept.append((last, frame))
+    return kept
 
 
 def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tuple[float, bytes]] = ()) -> None:

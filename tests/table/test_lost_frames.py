@@ -6,6 +6,8 @@ import random
 
 import pytest
 
+from p2pcards.bots.base import RandomBot
+from p2pcards.crypto.envelope import parse
 from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.sim.table_game import make_table, play_table
 from p2pcards.table.peer import TablePeer
@@ -149,3 +151,31 @@ def test_gaps_lie_below_held_frames_and_after_a_silent_seats_head() -> None:
     # Seat 1: frames 5 and 7 held ahead of 3; seat 2 silent and owed; seat 3 holds nothing and is not.
     assert find_gaps({1: {5, 7, 2}}, heads.__getitem__, {2}) == [(1, 3, 4), (1, 6, 6), (2, 10, 10 + MAX_ASK - 1)]
     assert find_gaps({1: {3}}, heads.__getitem__, {1}) == []  # the next frame is held: nothing to ask
+
+
+def test_a_frame_that_a_later_one_of_its_chain_came_before_is_judged_by_when_that_one_came() -> None:
+    # The first tick the orderer sends to p1 is lost on that link for 3 s, asked for and lost again: the
+    # orderer's next frames reach p1 meanwhile. Judged by its own late arrival, the tick would look stamped
+    # long before p1's clock (an honest orderer blamed); it was on its way before the frames that came first.
+    held: list[float] = []
+    held_seq: list[int] = []
+    overtaken: list[bool] = []
+
+    def hold_first_tick(sender: int, receiver: int, frame: bytes) -> bytes | None:
+        env = parse(frame).envelope
+        if receiver == 1 and env.type == "order" and env.body.get("k") == "tick" and env.round == 1 and (
+                not held or env.seq == held_seq[0]):
+            held.append(held[0] if held else net.now)
+            held_seq.append(env.seq)
+            if net.now < held[0] + 3.0:
+                return None
+            overtaken.append(bool(net.peers[1].chains.held))
+        return frame
+
+    rng = random.Random(11)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=hold_first_tick)
+    net.start()
+    net.run(until=300.0)
+    assert held and overtaken and overtaken[0]  # it came late, after later frames of its chain
+    finished_alike(net)
