@@ -179,6 +179,8 @@ class FaultTap:
 
     def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
         spec, rng, net = self.spec, self.rng, self.net
+        if net.cut is not None and net.cut(sender, receiver):
+            return frame  # lost at the cut (`MemNet` drops it): no copy of it crosses either
         if spec.drop and rng.random() < spec.drop:
             self.count("drop")
             return None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from p2pcards.cli import main
-from p2pcards.sim.batch import play_batch
 from p2pcards.errors import InputError
-from p2pcards.sim.faults import FaultSpec
+from p2pcards.sim.batch import play_batch
+from p2pcards.sim.faults import FaultSpec, FaultTap
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.table_game import make_table
 
 SMALL = {"limit": 10}
 
@@ -91,3 +95,17 @@ def test_every_fault_but_drop_is_survived_in_both_games(game: str) -> None:
     spec = FaultSpec.parse("delay=30,jitter=60,reorder=0.2,dup=0.1")
     reports = play_batch(game, 3, SMALL if game == "crisp" else {}, 3, 2, faults=spec)
     assert all(r.ok for r in reports), [r.ended for r in reports]
+
+
+def test_no_copy_of_a_frame_crosses_a_cut_link() -> None:
+    # A duplicate or a reordered copy is delivered later by `inject`: across a cut it would leak past it.
+    peers = make_table("crisp", 3, {"limit": 30}, random.Random(1))
+    net = MemNet(peers, [None] * 3, random.Random(2))
+    tap = FaultTap(net, FaultSpec.parse("partition=0:10:2,reorder=1,dup=1"), random.Random(3))
+    frame = b"any frame"
+
+    def copies() -> int:
+        return sum(1 for event in net._queue if event[2] == "frame")
+
+    assert tap(0, 2, frame) == frame and copies() == 0  # cut: MemNet drops it, and nothing else goes
+    assert tap(0, 1, frame) is None and copies() == 2  # not cut: a duplicate, and the frame reordered
