@@ -20,7 +20,7 @@ from enum import IntEnum
 
 from ..crypto.envelope import ChainTracker, Envelope, Signed, parse
 from ..errors import (BrokenChain, Equivocation, EquivocationEvidence, Gap, LocalError, MalformedMessage,
-                      RemoteProtocolError, Replay)
+                      RemoteProtocolError, Replay, UnknownSender)
 from .config import TableConfig
 from .log import Log
 from .messages import BODIES, check_body
@@ -130,6 +130,11 @@ class Chains:
             self.hold(frame, came)
             return
         except Replay:
+            return
+        except UnknownSender as exc:
+            if not self.witness and parse(frame).envelope.sender == self.keys[self.me]:
+                return  # one of ours come back (a copy, a relay): not news, and nobody's fault
+            self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))
             return
         except RemoteProtocolError as exc:
             self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))

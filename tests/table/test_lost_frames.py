@@ -69,6 +69,7 @@ def test_a_duplicate_is_silent() -> None:
     frame = ready[0].frame  # type: ignore[union-attr]
     assert peers[0].receive(frame, 0.1) == peers[0].receive(frame, 0.2) == []
     assert peers[0].notes == [] and peers[0].frame(1, 0) == frame and peers[1].frame(1, 0) == frame
+    assert peers[1].receive(frame, 0.3) == [] and peers[1].notes == []  # our own frame come back: no news
 
 
 def test_a_gap_below_a_held_frame_is_missing_and_asked_of_its_sender_first() -> None:
