@@ -19,6 +19,9 @@ from ..games.base import Move
 from .bodies import EntryKind, Order, Ref
 
 LOG_PERSON = b"p2pc/log/v1"
+# Our move not ordered this long after we sent it (or sent it again) goes out again: one lost on its way
+# to the orderer alone leaves a gap that no one sees (protocol.md §18.5).
+RESEND_S = 0.5
 MAX_MOVES = 1024  # moves one seat may send in one round: a flood of valid moves costs bounded memory and CPU
 
 
@@ -59,6 +62,7 @@ class Log:
         self.ordered: set[Ref] = set()
         self.last_seq: dict[int, int] = {}  # the last move of each seat that was ordered
         self.own_unordered: set[Ref] = set()
+        self.resent: dict[Ref, float] = {}  # our unordered moves sent again, and when last
         self.issued = 0  # orderer only: orders sent so far
         self.issued_time = start  # the game's clock: no entry goes before the rounds before
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
@@ -93,6 +97,14 @@ class Log:
             self.own_unordered.add(ref)
         if ordering:
             self.inbox.append(ref)
+
+    def unordered_again(self, now: float) -> list[bytes]:
+        """The frames of our moves not ordered RESEND_S after we sent them (or sent them again): to send again."""
+        due = [ref for ref in sorted(self.own_unordered)
+               if ref in self.frames and now - self.resent.get(ref, self.arrived.get(ref, now)) >= RESEND_S]
+        for ref in due:
+            self.resent[ref] = now
+        return [self.frames[ref] for ref in due]
 
     # ------------------------------------------------------------ the orderer's side
 
@@ -179,6 +191,8 @@ class Log:
         self.last_time = t
         self.ordered.update(refs)
         self.own_unordered.difference_update(refs)
+        for ref in refs:
+            self.resent.pop(ref, None)
         self._hash = digest(LOG_PERSON, self._hash + order_hash)
         entry = Entry(i, t, kind, refs)
         self.entries.append(entry)

@@ -144,6 +144,9 @@ class TablePeer(Coordinator):
         if self.stopped is None:
             self._progress()
             self._watch()
+            rs = self.rs
+            if rs is not None and rs.orderer != self.me and self.stopped is None:
+                self.emit.out += [Send(frame) for frame in rs.log.unordered_again(self.now)]
         return self._flush()
 
     def go_on(self, now: float) -> list[Output]:

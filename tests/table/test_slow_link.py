@@ -31,5 +31,6 @@ def test_one_seat_with_wifi_spikes_blames_no_one_and_costs_every_draw_its_round_
     assert len({peer.log_hash for peer in net.peers}) == 1
     draws = [t for seat in net.latency for t in seat.get("draw", [])]
     fast_draws = [t for seat in fast.latency for t in seat.get("draw", [])]
-    # Every seat's shares are needed to show a drawn card, so a slow seat slows everyone's draws.
-    assert max(draws) > 1.2 > max(fast_draws)
+    # Every seat's shares are needed to show a drawn card, so a slow seat slows everyone's draws (by about
+    # a spike: a move that a spike holds up is sent again after RESEND_S, which may overtake it).
+    assert max(draws) > 1.0 > max(fast_draws)
