@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import random
+from collections.abc import Callable
 
 import pytest
 
 from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.envelope import parse
-from p2pcards.sim.memnet import LinkModel, MemNet
+from p2pcards.sim.memnet import LinkModel, MemNet, Tap
 from p2pcards.sim.table_game import make_table, play_table
 from p2pcards.table.peer import TablePeer
 from p2pcards.crypto.encoding import encode
@@ -32,6 +34,17 @@ def finished_alike(net: MemNet) -> None:
         assert [n.detail for n in peer.notes if n.kind == "round"] == [n.detail for n in first.notes if n.kind == "round"]
 
 
+def tapped_game(seed: int, tap: Callable[[MemNet], Tap]) -> MemNet:
+    """A seeded 3-seat Crisp game of random bots, played to its end with every frame through `tap(net)`."""
+    rng = random.Random(seed)
+    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.tap = tap(net)
+    net.start()
+    net.run(until=300.0)
+    return net
+
+
 @pytest.mark.parametrize("game, players, options, seed", [
     ("crisp", 3, CRISP, 1), pytest.param("crisp", 4, CRISP, 2, marks=pytest.mark.slow),
     pytest.param("crescendo", 3, {}, 3, marks=pytest.mark.slow),  # about 15 s
@@ -46,19 +59,13 @@ def test_one_dropped_frame_no_longer_stalls_the_table() -> None:
     dropped: list[tuple[int, int]] = []
 
     def drop_first_key(sender: int, receiver: int, frame: bytes) -> bytes | None:
-        from p2pcards.crypto.envelope import parse
         env = parse(frame).envelope
         if env.type == "key" and not dropped:
             dropped.append((sender, receiver))
             return None  # the key announcement is the sender's last frame for a while: a lost tail
         return frame
 
-    rng = random.Random(5)
-    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()))
-    from p2pcards.bots.base import RandomBot
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=drop_first_key)
-    net.start()
-    net.run(until=300.0)
+    net = tapped_game(5, lambda net: drop_first_key)
     assert dropped
     finished_alike(net)
 
@@ -126,8 +133,6 @@ def test_peer_frame_refuses_places_out_of_range() -> None:
                    ("result", 0)]),
 ])
 def test_one_frame_of_any_type_lost_on_one_link_stalls_nothing_and_blames_no_one(mtype: str, nth: int) -> None:
-    from p2pcards.bots.base import RandomBot
-    from p2pcards.crypto.envelope import parse
     seen: list[int] = []
 
     def drop_one(sender: int, receiver: int, frame: bytes) -> bytes | None:
@@ -162,7 +167,7 @@ def test_a_frame_that_a_later_one_of_its_chain_came_before_is_judged_by_when_tha
     held_seq: list[int] = []
     overtaken: list[bool] = []
 
-    def hold_first_tick(sender: int, receiver: int, frame: bytes) -> bytes | None:
+    def hold_first_tick(net: MemNet, sender: int, receiver: int, frame: bytes) -> bytes | None:
         env = parse(frame).envelope
         if receiver == 1 and env.type == "order" and env.body.get("k") == "tick" and env.round == 1 and (
                 not held or env.seq == held_seq[0]):
@@ -173,10 +178,6 @@ def test_a_frame_that_a_later_one_of_its_chain_came_before_is_judged_by_when_tha
             overtaken.append(bool(net.peers[1].chains.held))
         return frame
 
-    rng = random.Random(11)
-    peers = make_table("crisp", 3, CRISP, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng, tap=hold_first_tick)
-    net.start()
-    net.run(until=300.0)
+    net = tapped_game(11, lambda net: functools.partial(hold_first_tick, net))
     assert held and overtaken and overtaken[0]  # it came late, after later frames of its chain
     finished_alike(net)
