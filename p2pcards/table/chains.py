@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from enum import IntEnum
 
 from ..crypto.envelope import ChainTracker, Envelope, Signed, parse
+from ..crypto.identity import verify
 from ..errors import (BrokenChain, Equivocation, EquivocationEvidence, Gap, LocalError, MalformedMessage,
                       RemoteProtocolError, Replay, UnknownSender)
 from .config import TableConfig
@@ -132,8 +133,12 @@ class Chains:
         except Replay:
             return
         except UnknownSender as exc:
-            if not self.witness and parse(frame).envelope.sender == self.keys[self.me]:
-                return  # one of ours come back (a copy, a relay): not news, and nobody's fault
+            ours = parse(frame)
+            if not self.witness and ours.envelope.sender == self.keys[self.me]:
+                if verify(ours.envelope.sender, ours.message, ours.signature):
+                    return  # one of ours come back (a copy, a relay): not news, and nobody's fault
+                self.drop("BadSignature", "message dropped: a frame in our name that we did not sign")
+                return
             self.drop(type(exc).__name__, f"message dropped: {exc}", self.blamed(exc))
             return
         except RemoteProtocolError as exc:

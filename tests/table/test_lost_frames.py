@@ -12,7 +12,7 @@ from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.envelope import parse
 from p2pcards.sim.memnet import LinkModel, MemNet, Tap
 from p2pcards.sim.table_game import make_table, play_table
-from p2pcards.table.peer import TablePeer
+from p2pcards.table.peer import Note, TablePeer
 from p2pcards.crypto.encoding import encode
 from p2pcards.table.recovery import MAX_ASK, Recovery, pack_request, parse_request
 from p2pcards.errors import MalformedMessage
@@ -77,6 +77,9 @@ def test_a_duplicate_is_silent() -> None:
     assert peers[0].receive(frame, 0.1) == peers[0].receive(frame, 0.2) == []
     assert peers[0].notes == [] and peers[0].frame(1, 0) == frame and peers[1].frame(1, 0) == frame
     assert peers[1].receive(frame, 0.3) == [] and peers[1].notes == []  # our own frame come back: no news
+    forged = frame[:-1] + bytes([frame[-1] ^ 1])  # in our name, but not signed by us: dropped with a note
+    [note] = peers[1].receive(forged, 0.4)
+    assert isinstance(note, Note) and note.detail.startswith("message dropped") and note.blame is None
 
 
 def test_a_gap_below_a_held_frame_is_missing_and_asked_of_its_sender_first() -> None:
