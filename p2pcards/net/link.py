@@ -33,7 +33,7 @@ from ..errors import LinkBroken, RemoteProtocolError
 from .handshake import MAX_HELLO, Hello, Role, check_proof, new_hello, prove
 
 HEADER: Final = struct.Struct(">I")
-HELLO, PROOF, FRAME, BEAT, ADDRS, BYE, REQUEST = b"HPFKABQ"
+HELLO, PROOF, FRAME, BEAT, ADDRS, BYE, REQUEST, AGAIN = b"HPFKABQR"
 MAX_LINK_FRAME: Final = MAX_FRAME + 1  # a table frame and its kind byte
 MAX_BYE: Final = 200
 HANDSHAKE_S: Final = 5.0

@@ -5,7 +5,8 @@ heartbeat) is a `missing` note naming it at once (a UI shows it); a seat heard a
 a `back` note; one missing for `gone_after` seconds is voted gone (a signed `gone`); once every
 other seat has voted, the round in play is void and the table goes on without it (protocol.md
 §14.9): the seat then plays the successor table the peer names. Frames lost on the way are
-asked for with `Q` requests and sent again as ordinary frames (table/recovery.py).
+asked for with `Q` requests and sent again as `R` frames (table/recovery.py): a frame sent again is
+not judged by when it came, since it was lost on its way (protocol.md §18.5).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..bots.base import Bot
 from ..errors import LinkBroken, MalformedMessage
 from ..table.peer import Note, Send, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
-from .link import FRAME, REQUEST, Link, Links
+from .link import AGAIN, FRAME, REQUEST, Link, Links
 from .shell import LATER_S, MAX_LATER, TableShell
 from .store import SeatStore
 
@@ -77,7 +78,7 @@ class Seat:
         frame, to = out.frame, out.to
         if to is None or not 0 <= to < len(self.peer.cfg.keys):
             self._release()
-            self.links.broadcast(FRAME, frame, self.others)
+            self.links.broadcast(AGAIN if out.again else FRAME, frame, self.others)
             return
         # A private box is waited on by its recipient alone: the other seats get it LATER_S later, or
         # before our next frame to them. On a machine shared by several peers, the CPU then goes first
@@ -101,15 +102,16 @@ class Seat:
             self._holding.cancel()
             self._holding = None
 
-    def frame(self, payload: bytes) -> None:
-        """A table frame from a seat's link."""
-        self.shell.receive(payload)
+    def frame(self, payload: bytes, live: bool = True) -> None:
+        """A table frame from a seat's link (not `live`: one sent again)."""
+        self.shell.receive(payload, live)
 
     def take(self, link: Link, kind: int, payload: bytes) -> None:
-        """A frame (F) or a request for missing frames (Q) from a seat's link; LinkBroken for any other kind."""
+        """A frame (F), one sent again (R) or a request for missing frames (Q) from a seat's link; LinkBroken
+        for any other kind."""
         self._take_gaps()
-        if kind == FRAME:
-            self.frame(payload)
+        if kind in (FRAME, AGAIN):
+            self.frame(payload, kind == FRAME)
         elif kind == REQUEST:
             table, sender, first, count = parse_request(payload)  # MalformedMessage cuts the link
             if table not in self.tables:
@@ -122,7 +124,7 @@ class Seat:
                 raise LinkBroken("a request from a key with no seat at that table")
             self._asked_at = asyncio.get_running_loop().time()
             for frame in recovery.answer(peer.cfg.keys.index(link.key), sender, first, count, self.shell.clock()):
-                link.send(FRAME, frame)
+                link.send(AGAIN, frame)
         else:
             raise LinkBroken(f"frame kind {kind} has no place here")
 

@@ -39,13 +39,15 @@ IDLE_S = 0.02  # quiet for this long: the peer makes ahead what the next draw wi
 
 
 class _Waiting(NamedTuple):
-    """A frame that waits to be taken, with when it came (our clock) and its sender and type."""
+    """A frame that waits to be taken, with when it came (our clock), its sender and type, and whether it
+    came first hand (not sent again)."""
 
     frame: bytes
     at: float
     precedence: Precedence
     sender: bytes
     type: str
+    live: bool
 
 
 def wall_clock() -> float:
@@ -122,21 +124,21 @@ class TableShell:
         beyond its journal."""
         self._emit(self.peer.go_on(self.clock()))
 
-    def receive(self, frame: bytes) -> None:
-        """One frame from any link. One that only we wait on is taken on the next turn of the loop (after
-        the frames others wait on us for, read meanwhile); one nobody waits on within LATER_S; each never
-        before an earlier frame of its sender."""
+    def receive(self, frame: bytes, live: bool = True) -> None:
+        """One frame from any link (not `live`: sent again, protocol.md §18.5). One that only we wait on is
+        taken on the next turn of the loop (after the frames others wait on us for, read meanwhile); one
+        nobody waits on within LATER_S; each never before an earlier frame of its sender."""
         if self.over:
             return
         precedence = self.peer.precedence(frame)
         if precedence is Precedence.NOW or len(self._later) >= MAX_LATER:
             self._take_before(frame_head(frame), len(self._later))
             if not self.over:
-                self._emit(self.peer.receive(frame, self.clock()))
+                self._emit(self.peer.receive(frame, self.clock(), live))
             return
         head = frame_head(frame)  # well formed: the peer parsed it
         assert head is not None
-        self._later.append(_Waiting(frame, self.clock(), precedence, *head))
+        self._later.append(_Waiting(frame, self.clock(), precedence, *head, live))
         if precedence is Precedence.LATER and self._later_timer is None:
             self._later_timer = self._loop.call_later(LATER_S, self._take_later)
         self._plan()
@@ -184,7 +186,7 @@ class TableShell:
         self._plan()
         for w in waited:
             if not self.over:
-                self._emit(self.peer.receive(w.frame, w.at))
+                self._emit(self.peer.receive(w.frame, w.at, w.live))
 
     def _plan(self) -> None:
         """See that what waits is taken in time: SOON on the next turn, LATER in chunks (no timer for nothing)."""

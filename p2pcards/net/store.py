@@ -27,7 +27,7 @@ from ..table.resume import Record
 
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
-KINDS: Final = {"seed": b"s", "frame": b"f", "outbox": b"o", "carry": b"c", "check": b"k"}
+KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "carry": b"c", "check": b"k"}
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store

@@ -186,10 +186,10 @@ class FaultTap:
             return None
         if spec.dup and rng.random() < spec.dup:
             self.count("dup")
-            net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.001, 0.1))
+            net.copy(receiver, frame, net.now + net.link.sample(rng) + rng.uniform(0.001, 0.1))
         if spec.reorder and rng.random() < spec.reorder:
             self.count("reorder")
-            net.inject(receiver, frame, at=net.now + net.link.sample(rng) + rng.uniform(0.05, 0.25))
+            net.copy(receiver, frame, net.now + net.link.sample(rng) + rng.uniform(0.05, 0.25))
             return None
         return frame
 

@@ -80,6 +80,7 @@ class MemNet:
         self.faults: Tap | None = None  # the network's own faults, after `tap` (sim/faults.py)
         self.cut: Callable[[int, int], bool] | None = None  # (sender, receiver) -> the link is cut now: all is lost
         self.now = 0.0
+        self._kind = "frame"  # the kind of what `_send` hands the taps now
         self._queue: list[tuple[float, int, str, int, object]] = []
         self._seq = 0
         self.stats = NetStats()
@@ -106,7 +107,7 @@ class MemNet:
                 self.notes[sender].append(out)
                 continue
             for sent in [out.frame] if self.rewrite is None else self.rewrite(sender, out.frame):
-                self._broadcast(sender, sent)
+                self._broadcast(sender, sent, out.again)
         moved = self._moved[sender]
         if moved is not None and not self.peers[sender].busy():
             self.latency[sender].setdefault(moved[0], []).append(self.now - moved[1])
@@ -114,8 +115,8 @@ class MemNet:
         self._wake_bot(sender)
         self._schedule_tick(sender)
 
-    def _broadcast(self, sender: int, sent: bytes) -> None:
-        """One signed frame from `sender` to every other peer, counted once."""
+    def _broadcast(self, sender: int, sent: bytes, again: bool = False) -> None:
+        """One signed frame from `sender` to every other peer (`again`: sent before), counted once."""
         self.stats.frames += 1
         self.stats.bytes += len(sent)
         try:
@@ -127,20 +128,22 @@ class MemNet:
             self.on_send(sender, sent)
         for receiver in range(len(self.peers)):
             if receiver != sender:
-                self._send(sender, receiver, sent)
+                self._send(sender, receiver, sent, "again" if again else "frame")
 
     def _send(self, sender: int, receiver: int, frame: bytes | None, kind: str = "frame",
               data: object = None) -> None:
-        """One frame (or request) on one link, through the tap, the network's faults and the link's losses."""
+        """One frame (kind "frame", or "again": sent before) or request ("ask") on one link, through the tap,
+        the network's faults and the link's losses."""
+        self._kind = kind
         if frame is not None and self.tap is not None:
             frame = self.tap(sender, receiver, frame)
         if frame is not None and self.faults is not None:
             frame = self.faults(sender, receiver, frame)
-        if kind == "frame" and frame is None or self.cut is not None and self.cut(sender, receiver):
+        if kind != "ask" and frame is None or self.cut is not None and self.cut(sender, receiver):
             return
         link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
         for _ in range(link.copies(self.rng)):
-            self._push(self.now + link.sample(self.rng), kind, receiver, frame if kind == "frame" else data)
+            self._push(self.now + link.sample(self.rng), kind, receiver, data if kind == "ask" else frame)
 
     def _ask(self, i: int) -> None:
         """Peer `i` asks for what it misses."""
@@ -213,6 +216,10 @@ class MemNet:
         """Deliver an arbitrary frame to one peer (tests of garbage, forgeries and replays)."""
         self._push(self.now if at is None else at, "frame", receiver, frame)
 
+    def copy(self, receiver: int, frame: bytes, at: float) -> None:
+        """Deliver at `at` one more copy of the frame a tap is handed now, as it is sent (first hand or again)."""
+        self._push(at, self._kind, receiver, frame)
+
     def run(self, until: float = 36000.0, max_events: int = 5_000_000,
             stop: Callable[[MemNet], bool] | None = None) -> None:
         """Run until every live peer has finished or stopped, `stop` says so, or the clock reaches `until`."""
@@ -230,9 +237,9 @@ class MemNet:
                 continue
             peer = self.peers[i]
             events += 1
-            if kind == "frame":
+            if kind in ("frame", "again"):
                 assert isinstance(data, bytes)
-                self._outputs(i, self._timed(i, peer.receive, data, self.now))
+                self._outputs(i, self._timed(i, peer.receive, data, self.now, kind == "frame"))
                 if self.on_deliver is not None:
                     self.on_deliver(self, i)
             elif kind == "tick":
@@ -246,7 +253,7 @@ class MemNet:
                 asker, sender, first, count = data
                 for frame in self.recovery[i].answer(asker, sender, first, count, self.now):
                     self.stats.answers += 1
-                    self._send(i, asker, frame)
+                    self._send(i, asker, frame, "again")
             else:
                 self._bot_pending[i] = False
                 self._bot(i)

@@ -88,9 +88,9 @@ class SimSeat(Seat):
     def _others(self, *but: int) -> list[int]:
         return [s for s in range(self.peer.n) if s != self.peer.me and s not in but]
 
-    def frame(self, payload: bytes) -> None:
-        """A table frame from a seat's link (a rewriter sees it too: a cheat may need the others' passes;
-        a tap sees it as on its way on to every other seat)."""
+    def frame(self, payload: bytes, live: bool = True) -> None:
+        """A table frame from a seat's link, `live` or sent again (a rewriter sees it too: a cheat may need the
+        others' passes; a tap sees it as on its way on to every other seat)."""
         if self.rewrite is not None:
             self.rewrite(-1, payload)
         if self.tap is not None:
@@ -101,7 +101,7 @@ class SimSeat(Seat):
             if sender is not None:
                 for seat in self._others(sender):
                     self.tap(sender, seat, payload)  # what it lets through went from the sender itself
-        super().frame(payload)
+        super().frame(payload, live)
 
     def call_at(self, t: float, call: Callable[[SimSeat], None]) -> None:
         """Call `call(self)` at `t` on our clock (MemNet.call_at's contract)."""

@@ -81,8 +81,10 @@ class Chains:
         if not self.witness:  # a witness has no chain of its own
             self.tracker.forget(cfg.keys[me])
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
-        self.held_at: dict[tuple[bytes, int], float] = {}  # when each held frame came
+        self.held_at: dict[tuple[bytes, int], float] = {}  # when each held frame came (not one sent again)
+        self.held_again: set[tuple[bytes, int]] = set()  # held frames that came sent again
         self.came: float | None = None  # when the message being handled came (None: now)
+        self.live = True  # whether it came first hand, not sent again (protocol.md §18.5)
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
         self.later: list[Signed] = []  # accepted messages of a round not begun yet
         self.dropped: dict[tuple[int | None, str], int] = {}  # (seat or None, reason) -> frames dropped
@@ -116,19 +118,21 @@ class Chains:
         """Where the frames held ahead of their chains go: (seat, seq)."""
         return [(seat, seq) for key, seq in self.held if (seat := self.seat(key)) is not None]
 
-    def accept(self, frame: bytes, came: float | None = None) -> None:
-        """Take a frame from the network that came at `came`: hand it on, hold it, drop it, or blame its sender.
+    def accept(self, frame: bytes, came: float | None = None, live: bool = True) -> None:
+        """Take a frame from the network that came at `came` (not `live`: sent again, §18.5): hand it on, hold
+        it, drop it, or blame its sender.
 
         Its stamps are judged by when it came (protocol.md §7.2): a frame held ahead of its chain by when
         it came, not when its turn did, and one that a later frame of its chain came before (lost or held
-        up on the way) by when that later one came, since it was on its way by then."""
+        up on the way) by when that later one came, since it was on its way by then. A frame sent again
+        (an answer to a request, a move its player sent again) is not judged by when it came at all."""
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
             self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
             return
         except Gap:
-            self.hold(frame, came)
+            self.hold(frame, came, live)
             return
         except Replay:
             return
@@ -146,7 +150,7 @@ class Chains:
             return
         env = signed.envelope
         overtaken = [at for (sender, _), at in self.held_at.items() if sender == env.sender]
-        if came is not None and overtaken:
+        if live and came is not None and overtaken:
             came = min(came, *overtaken)
         key = (env.sender, env.round)
         self.volume[key] = self.volume.get(key, 0) + len(frame)
@@ -156,15 +160,16 @@ class Chains:
             self.emitter.fault(f"{self.names[seat]} sent over {MAX_ROUND_BYTES >> 20} MiB in round {env.round}: "
                                "more than any round needs", seat)
             return
-        self._handle(signed, came)
+        self._handle(signed, came, live)
         self.retry_held()
 
-    def _handle(self, signed: Signed, came: float | None) -> None:
-        outer, self.came = self.came, came
+    def _handle(self, signed: Signed, came: float | None, live: bool) -> None:
+        outer = self.came, self.live
+        self.came, self.live = came, live
         try:
             self.handle(signed)
         finally:
-            self.came = outer
+            self.came, self.live = outer
 
     def rebuild(self, frames: Iterable[bytes], rnd: int) -> None:
         """Take the frames a journal holds before its checkpoint of round `rnd` into their chains only (resume):
@@ -235,7 +240,7 @@ class Chains:
             return
         self.later.append(signed)
 
-    def hold(self, frame: bytes, came: float | None = None) -> None:
+    def hold(self, frame: bytes, came: float | None = None, live: bool = True) -> None:
         """Keep a frame that skips ahead of its sender's chain (two different ones for one place: equivocation)."""
         env = parse(frame).envelope  # it parsed (and its signature verified) before the tracker found the gap
         place = (env.sender, env.seq)
@@ -254,7 +259,9 @@ class Chains:
             self.drop("held", f"frames of {self.names[seat]} ahead of its chain dropped over the cap", seat)
             return
         self.held[place] = frame
-        if came is not None:
+        if not live:
+            self.held_again.add(place)
+        elif came is not None:
             self.held_at[place] = came
         self.held_bytes[env.sender] = (count + 1, size + len(frame))
 
@@ -269,6 +276,8 @@ class Chains:
                     continue
                 frame = self.held.pop(place)  # its turn, or a place filled meanwhile (a replay or a rival)
                 came = self.held_at.pop(place, None)
+                live = place not in self.held_again
+                self.held_again.discard(place)
                 count, size = self.held_bytes[sender]
                 self.held_bytes[sender] = (count - 1, size - len(frame))
                 try:
@@ -278,7 +287,7 @@ class Chains:
                     return
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
-                self._handle(signed, came)
+                self._handle(signed, came, live)
                 if self.emitter.stopped is not None:
                     return
                 progress = True

@@ -121,7 +121,7 @@ class Coordinator:
 
     def _accepted(self, signed: Signed) -> None:
         """A frame of another seat, accepted into its chain: journal it (at when it came), then handle it."""
-        self._journal.record(frame_record(self._came(), signed.frame))
+        self._journal.record(frame_record(self._came(), signed.frame, self.chains.live))
         self._handle(signed)
 
     def _came(self) -> float:
@@ -132,9 +132,9 @@ class Coordinator:
         self.now = max(self.now, now)
         self._replay_at = now
 
-    def _replayed(self, frame: bytes) -> None:
+    def _replayed(self, frame: bytes, live: bool) -> None:
         """A journal's frame taken again, as it came the first time."""
-        self.chains.accept(frame, self._replay_at)
+        self.chains.accept(frame, self._replay_at, live)
 
     def _step(self) -> None:
         """One step of a replay: what it makes stays in `emit.out` (the journal sorts it once replayed)."""
@@ -187,11 +187,12 @@ class Coordinator:
             if self.emit.stopped is None:
                 self._apply_own()
 
-    def _take(self, frame: bytes) -> None:
-        """Take one frame and all it makes possible; a fault found meanwhile carries it as evidence."""
+    def _take(self, frame: bytes, came: float, live: bool) -> None:
+        """Take one frame that came at `came` (not `live`: sent again, or relayed as evidence) and all it makes
+        possible; a fault found meanwhile carries it as evidence."""
         outer, self.emit.in_hand = self.emit.in_hand, frame
         try:
-            self.chains.accept(frame, self.now)
+            self.chains.accept(frame, came, live)
             self._progress()
         finally:
             self.emit.in_hand = outer
@@ -220,7 +221,7 @@ class Coordinator:
         if rs is None or env.round != self.round:
             raise MalformedMessage(f"{env.type} for round {env.round} during round {self.round}")
         body = parse_body(env.type, env.body, self.names, seat)
-        rs.take(seat, signed, body, self._came(), self.chains.take_relayed, self._opener)
+        rs.take(seat, signed, body, self._came(), self.chains.take_relayed, self._opener, self.chains.live)
 
     def _table_message(self, seat: int, rnd: int, body: Body) -> None:
         """A message of no round: a fault report (a peer that stopped tells everyone), or the seating's
@@ -235,7 +236,7 @@ class Coordinator:
         # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
         # so that a fault we can check is found by our own checks, with our own blame.
         for frame in body.evidence:
-            self._take(frame)
+            self._take(frame, self.now, False)  # relayed by the reporter: when it came times nothing
             if self.stopped is not None:
                 return
         what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""

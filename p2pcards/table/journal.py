@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
 from .outputs import Emitter, Send
-from .resume import Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
+from .resume import FRAMES, Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
 
 RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
 
@@ -41,7 +41,7 @@ class Journal:
             self.records.append(record)
 
     def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter, at: Callable[[float], None],
-               accept: Callable[[bytes], None], step: Callable[[], None],
+               accept: Callable[[bytes, bool], None], step: Callable[[], None],
                check: Callable[[Check, list[bytes]], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
 
@@ -56,14 +56,14 @@ class Journal:
         try:
             start = last_check(records)
             if start is not None:
-                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind == "frame"])
+                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind in FRAMES])
             for kind, number, data in records if start is None else records[start + 1:]:
-                if kind != "frame":
+                if kind not in FRAMES:
                     continue
                 at(record_time(number))
                 env = parse(data).envelope
                 if env.sender != outbox.identity.public:
-                    accept(data)
+                    accept(data, kind == "frame")
                 elif env.seq >= outbox.next_seq:
                     if env.type not in RESENT:
                         step()  # a tick: the step that made it makes it again

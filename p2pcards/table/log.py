@@ -57,6 +57,7 @@ class Log:
         self.moves: dict[Ref, Move] = {}  # until applied
         self.frames: dict[Ref, bytes] = {}  # each move's signed frame, relayed in its order (until ordered)
         self.arrived: dict[Ref, float] = {}  # until ordered
+        self.unseen: set[Ref] = set()  # moves that reached us only sent again: their arrival times nothing
         self.sent_by = [0] * seats  # moves each seat sent this round
         self.inbox: list[Ref] = []  # orderer only: moves not yet ordered
         self.ordered: set[Ref] = set()
@@ -82,8 +83,10 @@ class Log:
         """Every order issued (by us, if we order) is taken and applied."""
         return not self.entries and self.issued == self.next_index
 
-    def add_move(self, ref: Ref, move: Move, frame: bytes, now: float, mine: bool, ordering: bool) -> None:
-        """A move arrived (ours too, once sent); `ordering`: we are the orderer and will place it.
+    def add_move(self, ref: Ref, move: Move, frame: bytes, now: float, mine: bool, ordering: bool,
+                 live: bool = True) -> None:
+        """A move arrived (ours too, once sent); `ordering`: we are the orderer and will place it; not
+        `live`: it came sent again (protocol.md §18.5), so its arrival is no measure of its stamp.
 
         MalformedMessage (its sender's fault) beyond MAX_MOVES moves of one seat in a round.
         """
@@ -93,6 +96,8 @@ class Log:
         self.moves[ref] = move
         self.frames[ref] = frame
         self.arrived[ref] = now
+        if not live:
+            self.unseen.add(ref)
         if mine:
             self.own_unordered.add(ref)
         if ordering:
@@ -147,8 +152,9 @@ class Log:
 
     # ------------------------------------------------------------ everyone's side
 
-    def take(self, order: Order, order_hash: bytes, now: float) -> Entry:
-        """Check an order against the log and our clock and queue its entry; MalformedMessage when it is wrong."""
+    def take(self, order: Order, order_hash: bytes, now: float, live: bool = True) -> Entry:
+        """Check an order that came at `now` against the log and our clock and queue its entry (not `live`:
+        it came sent again, and when says nothing of its stamp); MalformedMessage when it is wrong."""
         i, t, kind, refs = order.index, order.time, order.kind, order.refs
         if i != self.next_index:
             raise MalformedMessage(f"order {i} where {self.next_index} is due")
@@ -160,8 +166,10 @@ class Log:
         # ours, not from its arrival: checking the later passes' proofs on a busy machine can take seconds.
         since = now if kind != "deal" or self.passed_at is None else min(now, self.passed_at)
         blind = t < self.back  # stamped while we were away: when it reached us says nothing of its stamp
-        # Nor does it when the orderer's link to us was missing (or cut for a while) since its stamp.
-        if not blind and not self.away(self.orderer, t) and kind not in ("move", "tie") and t < since - self.tolerance - self.slack:
+        # Nor does it when the orderer's link to us was missing (or cut for a while) since its stamp, or
+        # when the order came sent again (an answer to our request: it was lost on its way).
+        if (live and not blind and not self.away(self.orderer, t) and kind not in ("move", "tie")
+                and t < since - self.tolerance - self.slack):
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):
             raise MalformedMessage("the deal comes first and once; moves and ties name their moves")
@@ -175,7 +183,7 @@ class Log:
         early = self.tolerance + self.slack + (self.tie_window if kind == "tie" else 0.0)
         late = self.tolerance + self.slack
         for ref in refs:
-            seen = self.arrived.get(ref)
+            seen = None if ref in self.unseen else self.arrived.get(ref)
             # The orderer stamps a move when it arrived (a tie: when its first claim did), and never
             # before the entry it follows; the same broadcast reached us about then, give or take
             # the two links' difference. An orderer we found missing since the move reached us (a
@@ -203,6 +211,7 @@ class Log:
         for ref in refs:
             self.frames.pop(ref, None)
             self.arrived.pop(ref, None)
+            self.unseen.discard(ref)
 
     def applied(self) -> None:
         """The next entry is applied: its moves are needed no more."""

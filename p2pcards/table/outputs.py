@@ -19,10 +19,12 @@ NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over
 @dataclass(frozen=True, slots=True)
 class Send:
     """A frame to broadcast to every other peer at the table; `to`, for a private box, is the one seat
-    that can open it (the only one waiting on it), else None."""
+    that can open it (the only one waiting on it), else None; `again` for one sent before (protocol.md
+    §18.5: when it comes says nothing of when it was first sent)."""
 
     frame: bytes
     to: int | None = None
+    again: bool = False
 
 
 @dataclass(frozen=True, slots=True)

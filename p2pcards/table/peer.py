@@ -129,11 +129,12 @@ class TablePeer(Coordinator):
         self.seating.start()
         return self._flush()
 
-    def receive(self, frame: bytes, now: float) -> list[Output]:
-        """Take one frame from the network; never raises on what another peer sent."""
+    def receive(self, frame: bytes, now: float, live: bool = True) -> list[Output]:
+        """Take one frame from the network that came at `now` (not `live`: sent again, protocol.md §18.5);
+        never raises on what another peer sent."""
         self._input(now)
         if self.stopped is None:
-            self._take(frame)
+            self._take(frame, now, live)
             if self.waits.due(self.now):
                 self._watch()
         return self._flush()
@@ -146,7 +147,7 @@ class TablePeer(Coordinator):
             self._watch()
             rs = self.rs
             if rs is not None and rs.orderer != self.me and self.stopped is None:
-                self.emit.out += [Send(frame) for frame in rs.log.unordered_again(self.now)]
+                self.emit.out += [Send(frame, again=True) for frame in rs.log.unordered_again(self.now)]
         return self._flush()
 
     def go_on(self, now: float) -> list[Output]:

@@ -35,8 +35,8 @@ from ..games.crescendo import CrescendoGame, CrescendoRoundResult
 from ..games.crisp import CrispRoundResult
 from .config import Game
 
-# ("seed", round, seed) | ("frame", time, frame) | ("outbox", next seq, head) | ("carry", rounds, totals)
-# | ("check", round, Check)
+# ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
+# | ("carry", rounds, totals) | ("check", round, Check); "again" is a frame taken that came sent again (§18.5)
 Record = tuple[str, int, bytes]
 TIME: Final = struct.Struct(">d")
 BITS: Final = struct.Struct(">q")
@@ -62,9 +62,13 @@ def _bits(now: float) -> int:
     return int(BITS.unpack(TIME.pack(now))[0])
 
 
-def frame_record(now: float, frame: bytes) -> Record:
-    """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike)."""
-    return ("frame", _bits(now), frame)
+FRAMES: Final = ("frame", "again")  # the kinds of record that hold a frame
+
+
+def frame_record(now: float, frame: bytes, live: bool = True) -> Record:
+    """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike);
+    not `live`: a frame taken that came sent again (§18.5), which a replay must not judge by its time either."""
+    return ("frame" if live else "again", _bits(now), frame)
 
 
 def record_time(number: int) -> float:
@@ -177,7 +181,7 @@ class ResumeOutbox(Outbox):
             elif kind == "check":
                 check = Check.parse((kind, num, data))
                 start, head = check.seq, check.head
-            elif kind == "frame":
+            elif kind in FRAMES:
                 env = parse(data).envelope
                 if env.sender == identity.public:
                     self.signed[env.seq] = data

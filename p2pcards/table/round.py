@@ -127,9 +127,10 @@ class Round:
         return self.decks.ctx
 
     def take(self, seat: int, signed: Signed, body: Body, now: float,
-             relay: Callable[[Log, Ref, bytes, int], None], opener: Opener) -> None:
-        """Record a message of this round from `seat` at `now` in its machine (`relay` checks each move an
-        order relays, `opener` opens a box sealed to us); MalformedMessage or a DeckFault when it is bad."""
+             relay: Callable[[Log, Ref, bytes, int], None], opener: Opener, live: bool = True) -> None:
+        """Record a message of this round from `seat` that came at `now` (not `live`: sent again) in its machine
+        (`relay` checks each move an order relays, `opener` opens a box sealed to us); MalformedMessage or a
+        DeckFault when it is bad."""
         me, orderer = self.decks.me, self.orderer
         match body:
             case dk.KeyAnnouncement():
@@ -143,11 +144,11 @@ class Round:
                 self.decks.take_pass(seat, body, signed.frame)
                 self.decks.advance()
             case Move():
-                self.log.add_move((seat, signed.envelope.seq), body, signed.frame, now, seat == me, me == orderer)
+                self.log.add_move((seat, signed.envelope.seq), body, signed.frame, now, seat == me, me == orderer, live)
             case Order():
                 if seat != orderer:
                     raise MalformedMessage("only the round's orderer orders the log")
-                self.log.take(body, signed.hash, now)
+                self.log.take(body, signed.hash, now, live)
                 for ref, frame in zip(body.refs, body.frames):
                     relay(self.log, ref, frame, orderer)
                 self.log.forget(body.refs)  # ordered and relayed: the frames are in the order now

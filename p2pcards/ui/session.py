@@ -35,7 +35,7 @@ from ..net.store import NodeState, SeatStore, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, Send, TablePeer
-from ..table.resume import record_time
+from ..table.resume import FRAMES, record_time
 
 View = CrispView | CrescendoView
 BOT_NAMES = ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus")
@@ -476,7 +476,7 @@ def journaled(path: Path) -> list[tuple[float, bytes]]:
     A frame that a later one of its chain came before is journaled at when that one came (§7.2); a
     recording is in time order, so such a frame is kept at the time of the frame before it."""
     records, _ = parse_journal(path.read_bytes())
-    frames = [(record_time(number), data) for kind, number, data in records if kind == "frame"]
+    frames = [(record_time(number), data) for kind, number, data in records if kind in FRAMES]
     last = next((t for t, _ in frames if t > 0), 0.0)
     kept = []
     for t, frame in frames:
@@ -499,10 +499,10 @@ def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tupl
             seq += 1
     receive, broadcast = shell.receive, shell._broadcast  # pylint: disable=protected-access
 
-    def receive_kept(frame: bytes) -> None:
+    def receive_kept(frame: bytes, live: bool = True) -> None:
         if not shell.over:
             transcript.keep(shell.clock(), frame)
-        receive(frame)
+        receive(frame, live)
 
     def broadcast_kept(out: Send) -> None:
         transcript.keep(shell.clock(), out.frame)

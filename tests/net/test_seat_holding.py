@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
-from p2pcards.crypto.envelope import Outbox
+from p2pcards.crypto.envelope import Outbox, parse
 from p2pcards.net.link import FRAME
 from p2pcards.net.seat import Seat
 from p2pcards.net.shell import LATER_S
@@ -58,3 +59,54 @@ def test_a_box_goes_to_its_seat_at_once_and_to_the_others_later_or_before_our_ne
     assert before_aid == {one: [box1, box2, aid], two: [box1, box2, aid]}
     assert held == {one: [box1, box2, aid, box3], two: [box1, box2, aid]}
     assert links.sent == {one: [box1, box2, aid, box3], two: [box1, box2, aid, box3]}
+
+
+def test_what_a_seat_sends_again_goes_as_R_and_an_R_frame_is_taken_as_sent_again() -> None:
+    # protocol.md §18.5: an answer to a request and a move sent again travel as `R`, so that the receiver
+    # does not judge a stamp by when a frame lost on its way finally came.
+    from p2pcards.net.link import AGAIN, REQUEST
+    from p2pcards.table.recovery import pack_request
+
+    peers = make_table("crisp", 3, {})
+    peer = peers[0]
+    one = peer.cfg.keys[1]
+    ready = peers[1].start(0.0)[0].frame  # type: ignore[union-attr]
+
+    class Kinds(Links):
+        def __init__(self, keys: list[bytes]) -> None:
+            super().__init__(keys)
+            self.links = {k: SimpleNamespace(gaps=[]) for k in keys}  # type: ignore[misc]  # silent never
+            self.kinds: list[tuple[bytes, int]] = []
+
+        def send_all(self, key: bytes, kind: int, payloads: list[bytes]) -> None:
+            self.kinds += [(key, kind)] * len(payloads)
+            self.sent[key].extend(payloads)
+
+    class Link:
+        key = one
+
+        def __init__(self, links: Kinds) -> None:
+            self.links = links
+
+        def send(self, kind: int, payload: bytes = b"") -> None:
+            self.links.send(one, kind, payload)
+
+    taken: list[tuple[bytes, bool]] = []
+
+    async def main() -> Kinds:
+        links = Kinds(peer.cfg.keys[1:])
+        seat = Seat(peer, links)  # type: ignore[arg-type]
+        seat.shell.receive = lambda frame, live=True: taken.append((frame, live))  # type: ignore[method-assign]
+        seat._broadcast(Send(b"first", None))
+        seat._broadcast(Send(b"again", None, again=True))
+        seat.take(Link(links), AGAIN, ready)  # type: ignore[arg-type]
+        seat.take(Link(links), FRAME, ready)  # type: ignore[arg-type]
+        peer.emit.send(0, "aid", {"on": True})  # a frame of ours that seat 1 may ask for
+        seat.take(Link(links), REQUEST, pack_request(peer.cfg.table, 0, 0, 1))  # type: ignore[arg-type]
+        seat.close()
+        return links
+
+    links = asyncio.run(main())
+    assert [kind for key, kind in links.kinds if key == one] == [FRAME, AGAIN, AGAIN]
+    assert links.sent[one][:2] == [b"first", b"again"] and parse(links.sent[one][2]).envelope.type == "aid"
+    assert taken == [(ready, False), (ready, True)]

@@ -27,7 +27,7 @@ class Peer:
     def precedence(self, frame: bytes) -> Precedence:
         return Precedence.NOW
 
-    def receive(self, frame: bytes, now: float) -> list[Any]:
+    def receive(self, frame: bytes, now: float, live: bool = True) -> list[Any]:
         self.now = now
         self.taken.append((frame, now))
         return []
