@@ -1,7 +1,7 @@
 """An in-memory network on a virtual clock: per-link delay, jitter, loss and duplication, no ordering.
 
 Lost frames are asked for again as on a real link (table/recovery.py): each peer's requests go
-out at its ticks, cross the same lossy links, and are answered with ordinary frames.
+out at its ticks, cross the same lossy links, and are answered with frames sent again (which time no stamp).
 
 It drives real `TablePeer`s (real signatures, real deck crypto) with bots that see only their
 own peer's view, so whole games run in a test without sockets and still meet a network's

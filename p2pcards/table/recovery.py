@@ -3,8 +3,8 @@
 A peer's missing frames (`TablePeer.missing`) are asked for by sender and sequence number: first
 of their sender, then of each other seat in turn, one ask every RETRY_S per gap, the first after
 GRACE_S (a frame merely overtaken in transit arrives by then). A request names at most MAX_ASK
-frames; it is answered with the very frames asked for that the answerer holds, as ordinary
-frames, and a peer answers at most BURST requests at once from one asker, BURST more every
+frames; it is answered with the very frames asked for that the answerer holds, marked as
+sent again (their arrival times no stamp, §18.5), and a peer answers at most BURST requests at once from one asker, BURST more every
 second. A gap that no one fills leaves us waiting on its sender, whom the time-out blames
 (protocol.md, Part III, "Missing frames").
 """
