@@ -23,7 +23,7 @@ from ..bots.base import Bot
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity
 from ..errors import InputError, MalformedMessage
-from ..net.link import FRAME, Links
+from ..net.link import AGAIN, FRAME, Links
 from ..net.local import Crash, SeatRig, child_main, run_local_game
 from ..net.seat import GONE_AFTER_S, Seat
 from ..net.store import SeatStore
@@ -78,12 +78,12 @@ class SimSeat(Seat):
         for sent in [out.frame] if self.rewrite is None else self.rewrite(self.peer.me, out.frame):
             self._count(sent)
             if self.tap is None:
-                super()._broadcast(out if sent == out.frame else Send(sent, private_to(sent)))
+                super()._broadcast(out if sent == out.frame else Send(sent, private_to(sent), out.again))
                 continue
             for seat in self._others():
                 tapped = self.tap(self.peer.me, seat, sent)
                 if tapped is not None:
-                    self.links.send(self.peer.cfg.keys[seat], FRAME, tapped)
+                    self.links.send(self.peer.cfg.keys[seat], AGAIN if out.again else FRAME, tapped)
 
     def _others(self, *but: int) -> list[int]:
         return [s for s in range(self.peer.n) if s != self.peer.me and s not in but]

@@ -64,10 +64,12 @@ class Chains:
     LOBBY_TYPES = frozenset({"table", "join", "seats"})
 
     def __init__(self, cfg: TableConfig, me: int, emitter: Emitter, handle: Callable[[Signed], None],
-                 current: Callable[[], int], tracker: ChainTracker | None = None) -> None:
+                 current: Callable[[], int], tracker: ChainTracker | None = None,
+                 first_hand: Callable[[bytes, float], None] = lambda frame, came: None) -> None:
         self.me = me
         self.emitter = emitter
         self.handle = handle  # where every accepted message goes
+        self.first_hand = first_hand  # a frame we took sent again, come again first hand at a time
         self.current = current  # the round we are in
         self.keys = cfg.keys
         self.names = cfg.names
@@ -81,8 +83,8 @@ class Chains:
         if not self.witness:  # a witness has no chain of its own
             self.tracker.forget(cfg.keys[me])
         self.held: dict[tuple[bytes, int], bytes] = {}  # (sender, seq) -> a frame ahead of its chain
-        self.held_at: dict[tuple[bytes, int], float] = {}  # when each held frame came (not one sent again)
-        self.held_again: set[tuple[bytes, int]] = set()  # held frames that came sent again
+        self.held_at: dict[tuple[bytes, int], float] = {}  # when each held frame came (its first copy)
+        self.held_again: set[tuple[bytes, int]] = set()  # held frames that came only sent again
         self.came: float | None = None  # when the message being handled came (None: now)
         self.live = True  # whether it came first hand, not sent again (protocol.md §18.5)
         self.held_bytes: dict[bytes, tuple[int, int]] = {}  # sender -> (frames, bytes) in `held`
@@ -124,8 +126,9 @@ class Chains:
 
         Its stamps are judged by when it came (protocol.md §7.2): a frame held ahead of its chain by when
         it came, not when its turn did, and one that a later frame of its chain came before (lost or held
-        up on the way) by when that later one came, since it was on its way by then. A frame sent again
-        (an answer to a request, a move its player sent again) is not judged by when it came at all."""
+        up on the way) by when that later one came (even sent again), since it was on its way by then. A
+        frame sent again (an answer to a request, a move its player sent again) is not judged by when it
+        came, until a copy comes first hand."""
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
@@ -135,6 +138,8 @@ class Chains:
             self.hold(frame, came, live)
             return
         except Replay:
+            if live and came is not None:
+                self.first_hand(frame, came)
             return
         except UnknownSender as exc:
             ours = parse(frame)
@@ -184,6 +189,8 @@ class Chains:
                 continue
             try:
                 signed = self.tracker.accept(frame)
+            except Replay:
+                continue  # journaled again when a copy came first hand after one sent again
             except RemoteProtocolError as exc:
                 raise LocalError(f"a journal's frame does not follow its chain: {exc}") from None
             if env.round >= rnd and env.type not in ANY_ROUND:
@@ -253,6 +260,10 @@ class Chains:
                                evidence=(other, frame))
             return
         if other is not None:
+            if live and place in self.held_again:  # held sent again, and now come first hand
+                self.held_again.discard(place)
+                if came is not None:
+                    self.held_at[place] = min(came, self.held_at.get(place, came))
             return
         count, size = self.held_bytes.get(env.sender, (0, 0))
         if count >= MAX_HELD or size + len(frame) > MAX_HELD_BYTES:
@@ -261,7 +272,7 @@ class Chains:
         self.held[place] = frame
         if not live:
             self.held_again.add(place)
-        elif came is not None:
+        if came is not None:
             self.held_at[place] = came
         self.held_bytes[env.sender] = (count + 1, size + len(frame))
 

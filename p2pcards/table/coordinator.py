@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..crypto import deck as dk
-from ..crypto.envelope import ChainTracker, Outbox, Signed
+from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..crypto.sealing import Opener
 from ..errors import LocalError, MalformedMessage, RemoteProtocolError
@@ -64,7 +64,8 @@ class Coordinator:
         # Our chain at the table, in its context (a peer resuming from disk hands over the one it had).
         self.outbox = outbox or Outbox(identity, config.context)
         self.emit = emitter(self.outbox, config.names, lambda: self.round)
-        self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker)
+        self.chains = Chains(config, self.me, self.emit, self._accepted, lambda: self.round, tracker,
+                             self._first_hand)
         self.rules: Rules = rules_for(config.new_game())
         # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
         self.seating = Seating(config, self.me, self.emit, carry)
@@ -123,6 +124,19 @@ class Coordinator:
         """A frame of another seat, accepted into its chain: journal it (at when it came), then handle it."""
         self._journal.record(frame_record(self._came(), signed.frame, self.chains.live))
         self._handle(signed)
+
+    def _first_hand(self, frame: bytes, came: float) -> None:
+        """A frame we took sent again came first hand at `came`: a move not ordered yet is judged by that
+        (journaled so: a replay takes this copy again, as a replay of the frame, and judges alike)."""
+        rs = self.rs
+        if rs is None or not rs.log.unseen:
+            return
+        env = parse(frame).envelope
+        seat = self.chains.seat(env.sender)
+        if env.type != "move" or env.round != self.round or seat is None:
+            return
+        if rs.log.first_hand((seat, env.seq), came):
+            self._journal.record(frame_record(came, frame))
 
     def _came(self) -> float:
         """When the frame being handled came (a replay: when it came the first time)."""

@@ -103,6 +103,16 @@ class Log:
         if ordering:
             self.inbox.append(ref)
 
+    def first_hand(self, ref: Ref, now: float) -> bool:
+        """A move we took sent again came first hand at `now` (its player's own copy), before its order: its
+        stamp is judged by that after all (a peer that relays another's move as sent again, ahead of the
+        player's own copy, must not free its orderer from the bound); True when it was so."""
+        if ref not in self.unseen:
+            return False
+        self.unseen.discard(ref)
+        self.arrived[ref] = now
+        return True
+
     def unordered_again(self, now: float) -> list[bytes]:
         """The frames of our moves not ordered RESEND_S after we sent them (or sent them again): to send again."""
         due = [ref for ref in sorted(self.own_unordered)
@@ -168,7 +178,9 @@ class Log:
         blind = t < self.back  # stamped while we were away: when it reached us says nothing of its stamp
         # Nor does it when the orderer's link to us was missing (or cut for a while) since its stamp, or
         # when the order came sent again (an answer to our request: it was lost on its way).
-        if (live and not blind and not self.away(self.orderer, t) and kind not in ("move", "tie")
+        # A deal is judged by our pass, not by its arrival, so even one that came sent again.
+        judged = live or kind == "deal" and self.passed_at is not None
+        if (judged and not blind and not self.away(self.orderer, t) and kind not in ("move", "tie")
                 and t < since - self.tolerance - self.slack):
             raise MalformedMessage(f"a {kind} stamped {t:.3f} s, long before our clock's {now:.3f} s")
         if (kind == "deal") != (i == 0) or (kind in ("move", "tie")) != bool(refs):

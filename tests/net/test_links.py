@@ -12,7 +12,7 @@ import pytest
 
 from p2pcards.crypto.encoding import encode
 from p2pcards.crypto.identity import Identity, generate
-from p2pcards.errors import LinkBroken
+from p2pcards.errors import LinkBroken, MalformedMessage
 from p2pcards.net import link as link_mod
 from p2pcards.net.handshake import Hello, check_proof, new_hello, prove
 from p2pcards.net.link import BEAT, FRAME, HELLO, PROOF, Link, Links, pack, read_frame
@@ -262,12 +262,15 @@ def test_many_idle_connections_cost_nothing_and_never_become_links(monkeypatch: 
 def test_a_hello_is_exactly_its_fields() -> None:
     hello = new_hello(b"t" * 16, bytes(32), 7)
     assert Hello.parse(hello.to_bytes()) == hello
-    for bad in ({"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
-                {"v": 1, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
-                {"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
-                {"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
+    for bad in ({"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # before R frames
+                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
+                {"v": 2, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
+                {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
+                {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
         with pytest.raises(Exception, match="hello|version"):
             Hello.parse(encode(bad))  # type: ignore[arg-type]
+    with pytest.raises(MalformedMessage, match="link version 1; this peer speaks 2"):
+        Hello.parse(encode({"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1}))
 
 
 def test_heartbeat_kind_is_never_delivered() -> None:

@@ -14,7 +14,7 @@ from p2pcards.crypto.envelope import GENESIS, Envelope, seal
 from p2pcards.crypto.identity import generate
 from p2pcards.errors import LinkBroken, MalformedMessage
 from p2pcards.net import node as node_mod
-from p2pcards.net.link import ADDRS, FRAME, Link, Links
+from p2pcards.net.link import ADDRS, AGAIN, FRAME, Link, Links
 from p2pcards.net.botpeer import BotPeer, run_bot_peer
 from p2pcards.net.node import Node
 from p2pcards.net.seat import Seat
@@ -59,7 +59,21 @@ def test_a_table_frame_reaches_the_seat_after_the_links_silences() -> None:
     sender = generate("s1")
     frame = seal(sender, Envelope(b"t" * 16, 1, sender.public, 0, GENESIS, "ready", {})).frame
     node._frame(host_link, FRAME, frame)
-    assert calls == [("take", FRAME)]  # Seat.take tells the table of the link's silences, then takes the frame
+    node._frame(host_link, AGAIN, frame)
+    assert calls == [("take", FRAME), ("take", AGAIN)]  # Seat.take tells the table of the silences, then takes it
+    with pytest.raises(MalformedMessage):
+        node._frame(host_link, AGAIN, b"not an envelope")  # sent again or not, garbage cuts the link
+
+
+def test_a_frame_sent_again_before_we_are_seated_is_ignored_not_kept_nor_cut() -> None:
+    node, host_link, keys, calls = _seated()
+    node.seat = None
+    sender = generate("s1")
+    frame = seal(sender, Envelope(b"t" * 16, 1, sender.public, 0, GENESIS, "ready", {})).frame
+    seat_link = SimpleNamespace(key=keys[1])
+    node._frame(seat_link, AGAIN, frame)  # nothing was asked for, no round is under way
+    node._frame(seat_link, FRAME, frame)  # a seat seated before us says ready: kept until we are
+    assert node.early == [frame] and calls == []
 
 
 @pytest.mark.parametrize("where, why", [

@@ -23,6 +23,7 @@ class Peer:
         self.now = 0.0
         self.ticks: list[float] = []
         self.taken: list[tuple[bytes, float]] = []
+        self.live: list[bool] = []
 
     def precedence(self, frame: bytes) -> Precedence:
         return Precedence.NOW
@@ -30,6 +31,7 @@ class Peer:
     def receive(self, frame: bytes, now: float, live: bool = True) -> list[Any]:
         self.now = now
         self.taken.append((frame, now))
+        self.live.append(live)
         return []
 
     def tick(self, now: float) -> list[Any]:
@@ -223,3 +225,22 @@ def test_when_too_many_frames_wait_the_next_one_takes_them_all_first_in_the_orde
         return taken
 
     assert asyncio.run(main()) == boxes
+
+
+def test_a_frame_sent_again_is_handed_on_as_such_at_once_or_after_it_waited() -> None:
+    out = Outbox(IDS[1], CONTEXT)
+    box, order, box2 = (out.seal(1, "private", {"to": 2, "box": b"x"}).frame, out.seal(1, "order", {"e": []}).frame,
+                        out.seal(1, "private", {"to": 3, "box": b"y"}).frame)
+
+    async def main() -> FramePeer:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        shell.receive(box, live=False)  # waits (a box for another seat), then goes before the order
+        shell.receive(order)
+        shell.receive(box2, live=False)  # waits LATER_S
+        await asyncio.sleep(LATER_S * 3)
+        shell.close()
+        return peer
+
+    peer = asyncio.run(main())
+    assert [f for f, _ in peer.taken] == [box, order, box2] and peer.live == [False, True, False]

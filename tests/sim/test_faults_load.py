@@ -129,6 +129,7 @@ def test_our_move_not_ordered_in_time_goes_out_again_until_it_is() -> None:
     mover = next(p for p in peers if p.me != p.rs.orderer and p.view().turn == p.me)  # type: ignore[union-attr]
     [sent] = [out for out in mover.play(Move(mover.names[mover.me], "draw", source="pile"), net.now) if isinstance(out, Send)]
     assert [out for out in mover.tick(net.now + 0.3) if isinstance(out, Send)] == []
-    assert [out.frame for out in mover.tick(net.now + 0.6) if isinstance(out, Send)] == [sent.frame]
+    assert [(out.frame, out.again) for out in mover.tick(net.now + 0.6) if isinstance(out, Send)] == [(sent.frame, True)]
+    assert not sent.again  # the first time it goes first hand; sent again, it says so (protocol.md §18.5)
     assert [out for out in mover.tick(net.now + 0.8) if isinstance(out, Send)] == []  # not again at once
     assert [out.frame for out in mover.tick(net.now + 1.2) if isinstance(out, Send)] == [sent.frame]

@@ -121,3 +121,31 @@ def test_where_the_frames_held_ahead_of_their_chains_go() -> None:
     f = frames(2, 3)
     chains.accept(f[2])
     assert chains.ahead() == [(2, 2)]
+
+
+def test_a_frame_sent_again_is_taken_as_such_held_or_not_and_a_first_hand_copy_says_when_it_came() -> None:
+    # protocol.md §7.2: what came sent again (R) times no stamp; a frame filling the gap below it is still
+    # judged by when it came, and a later first-hand copy (held, or a replay) says when it came after all.
+    taken: list[tuple[int, float | None, bool]] = []
+    replays: list[tuple[int, float]] = []
+    emitter = Emitter(Outbox(IDS[0], CFG.context), CFG.names, lambda: 1)
+    chains: Chains
+
+    def take(signed: Signed) -> None:
+        taken.append((signed.envelope.seq, chains.came, chains.live))
+
+    chains = Chains(CFG, 0, emitter, take, lambda: 1,
+                    first_hand=lambda frame, came: replays.append((frames_of[frame], came)))
+    f = frames(1, 5)
+    frames_of = {frame: k for k, frame in enumerate(f)}
+    chains.accept(f[2], 5.0, live=False)  # held, sent again
+    chains.accept(f[1], 6.0)  # held, first hand
+    chains.accept(f[0], 9.0)  # first hand, late: it was on its way before 5.0, when frame 2 came
+    assert taken == [(0, 5.0, True), (1, 6.0, True), (2, 5.0, False)]
+    chains.accept(f[4], 10.0, live=False)  # held sent again, then its first-hand copy comes while held
+    chains.accept(f[4], 11.0)
+    chains.accept(f[3], 12.0, live=False)  # sent again: not judged, whatever came after it
+    assert taken[3:] == [(3, 12.0, False), (4, 10.0, True)]
+    chains.accept(f[3], 13.0)  # a first-hand copy of a frame taken: its time is handed on
+    chains.accept(f[3], 14.0, live=False)  # another copy sent again: nothing to say
+    assert replays == [(3, 13.0)] and emitter.stopped is None

@@ -15,6 +15,7 @@ from p2pcards.sim.table_game import make_table, play_table
 from p2pcards.table.peer import Note, TablePeer
 from p2pcards.crypto.encoding import encode
 from p2pcards.table.recovery import MAX_ASK, Recovery, pack_request, parse_request
+from p2pcards.table.resume import FRAMES, record_time
 from p2pcards.errors import MalformedMessage
 
 CRISP = {"limit": 20}
@@ -242,3 +243,29 @@ def test_a_stamp_is_judged_by_a_frame_that_came_first_hand_never_by_one_sent_aga
     with pytest.raises(MalformedMessage, match="a tick stamped 1.000 s, long before our clock's 9.000 s"):
         late.take(tick, b"h1", 9.0)
     assert again.take(Order(2, 1500, "tick", (), ()), b"h2", 9.0, live=False).time == 1.5  # and one sent again
+    # A deal is judged by our own pass of deck 0, however it came: no orderer back-dates it by sending it again.
+    for live in (True, False):
+        dealt = Log(3, tolerance=1.0, slack=1.5)
+        dealt.passed_at = 130.0
+        with pytest.raises(MalformedMessage, match="a deal stamped 100.000 s"):
+            dealt.take(Order(0, 100_000, "deal", (), ()), b"h0", 131.0, live)
+    # A move taken sent again whose player's own copy comes before the order is judged by that copy: a
+    # seat that relays another's move as sent again, ahead of it, does not free the orderer from the bound.
+    raced = log_with(1.2, live=False)
+    assert raced.first_hand((1, 4), 9.0) and not raced.first_hand((1, 4), 9.5)
+    raced.take(order, b"h0", 1.0)
+    with pytest.raises(MalformedMessage, match="it reached us at 9.000 s"):
+        raced.take(moved, b"h1", 9.0)
+
+
+def test_a_frame_is_taken_at_when_it_came_not_at_the_peers_later_clock() -> None:
+    # A shell that let a frame wait (a box for another seat, up to 20 ms) hands it on with when it came;
+    # the peer judges and journals it at that time, even when its clock has moved on meanwhile (§18.4).
+    peers = make_table("crisp", 3, CRISP, random.Random(7), journal=True)
+    peers[0].keep_journal()
+    ready = peers[1].start(0.0)[0].frame  # type: ignore[union-attr]
+    peers[0].tick(6.0)
+    peers[0].receive(ready, 5.0)
+    peers[0].receive(peers[2].start(0.0)[0].frame, 7.0, live=False)  # type: ignore[union-attr]
+    records = [(kind, record_time(number)) for kind, number, data in peers[0].take_journal() if kind in FRAMES]
+    assert records[-2:] == [("frame", 5.0), ("again", 7.0)]
