@@ -157,7 +157,7 @@ def _crisp(o: CrispOptions) -> list[Section]:
         ]))
     sections.append(("Table options", [[
         f"limit = {o.limit}: the game ends at this many points (usual choices 50, 100, 150).",
-        f"discard_draw = {'yes' if o.discard_draw else 'no'}: draws may take the top of the discard pile.",
+        f"discard_draw = {'yes' if o.discard_draw else 'no'}: whether a draw may take the top of the discard pile.",
         f"draw_seconds = {'none' if o.draw_seconds is None else _s(o.draw_seconds)}: "
         "seconds per draw (usual choices 30, 45, 60 or none).",
         f"crisp_window_s = {_s(o.crisp_window_s)}: seconds after a turn to call crisp.",

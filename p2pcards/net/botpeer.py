@@ -28,7 +28,8 @@ from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
 from ..crypto.identity import Identity, generate
 from ..errors import InputError, LinkBroken, LocalError
-from ..games.crisp import DRAW_SECONDS_CHOICES
+from ..cli import whole
+from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES, MAX_LIMIT
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
 from ..table.peer import Note
@@ -115,7 +116,7 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
         if state is not None and node.seat.shell.over:
             clear(state)  # the table is over: nothing to come back to
         return {"name": identity.name, "seat": peer.me, "resumed": saved is not None, "finished": peer.finished, "stopped": peer.stopped,
-                "totals": peer.game.totals, "rounds": peer.round,
+                "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.round,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
@@ -130,14 +131,17 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Bot, table, host options, how to reach the others."""
-    parser.add_argument("--bot", choices=["random", "good"], default="random", help="who plays this seat")
+    parser.add_argument("--bot", choices=["random", "good"], default="random",
+                        help="who plays this seat (default random)")
     parser.add_argument("--name", default=None, help="this player's name (default bot-XXXX)")
     parser.add_argument("--table", default=None, metavar="NAME",
                         help="the table to create, or to join (default: the first with a free seat)")
     parser.add_argument("--create", action="store_true", help="host a new table")
     parser.add_argument("--game", choices=sorted(SEATS), help="the game (required with --create; a filter when joining)")
     parser.add_argument("--players", type=int, default=2, help="host: seat the table when this many have joined (default 2)")
-    parser.add_argument("--limit", type=int, default=None, help="host, Crisp: the game limit (default 100)")
+    parser.add_argument("--limit", type=whole(1), default=None,
+                        help=f"host, Crisp: the game limit (default 100; the client offers {', '.join(map(str, LIMIT_CHOICES))}, "
+                             f"a tester may set any up to {MAX_LIMIT})")
     parser.add_argument("--discard-draw", action="store_true", help="host, Crisp: allow draws from the discard pile")
     parser.add_argument("--draw-seconds", type=int, default=None, choices=[c for c in DRAW_SECONDS_CHOICES if c],
                         help="host, Crisp: time per draw (default no limit)")
@@ -197,12 +201,14 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
 
     def show(note: Note) -> None:
-        if note.kind in SHOWN:
-            print(f"[{cfg.name}] {note.kind}: {note.detail}", flush=True)
+        if note.kind in SHOWN:  # the kind first, for a tester's grep, unless the words begin with it
+            words = note.detail if note.detail.startswith(note.kind) else f"{note.kind}: {note.detail}"
+            print(f"[{cfg.name}] {words}", flush=True)
 
     def ready(node: Node) -> None:
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
-        doing = "coming back " if node.resumed else "hosting " + where if cfg.create else "joining "
+        joining = ", ".join(f"{host}:{port}" for host, port in cfg.peers) or "the first table found"
+        doing = "coming back " if node.resumed else "hosting " + where if cfg.create else f"joining {joining}, listening "
         print(f"[{cfg.name}] {doing}on port {node.links.port}", flush=True)
 
     async def main() -> dict[str, Any]:
@@ -252,5 +258,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
     else:
         state = "finished" if summary["finished"] else f"stopped: {summary['stopped']}"
-        print(f"[{cfg.name}] {state}; totals {summary['totals']}", flush=True)
+        totals = ", ".join(f"{name} {total}" for name, total in zip(summary["names"], summary["totals"]))
+        print(f"[{cfg.name}] {state}; totals {totals}", flush=True)
     return 0 if summary.get("finished") or "quit" in summary else 1

@@ -76,6 +76,7 @@ def check_bots(game: str, bots: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from .app import run_table  # prompt_toolkit only loads for the client itself
+    from .client import TableClient
     from .comeback import state_dir
     from .session import NetTable
 
@@ -98,5 +99,6 @@ def run(args: argparse.Namespace) -> int:
         set_name(args.name)
     identity = load_or_create()
     session = NetTable(identity, args.game, options, bots=args.bots, record=args.record)
-    return asyncio.run(run_table(session, rules_function()))
+    rules = rules_function()
+    return asyncio.run(run_table(session, rules, client=TableClient(session, rules, against_bots=True)))
 

@@ -44,9 +44,10 @@ class TableClient:
     show_rules: bool = False
     rules_top: int = 0
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
-    seen_at: dict[tuple[int, object], float] = field(default_factory=dict)
+    seen_at: dict[tuple[int, int, object], float] = field(default_factory=dict)  # (round, seat, face): first shown
     # A game taken up again after a crash: the faces its first view holds were seen before, and stay hidden.
     seen_before: bool = False
+    against_bots: bool = False  # our own bots' table: they leave with us
     rounds_seen: int = 0
     error: str | None = None
     winners: str = ""
@@ -63,7 +64,7 @@ class TableClient:
         view = self.session.view()
         if view is not None and self.seen_before:
             self.seen_before = False
-            self.seen_at.update({(seat, face): -math.inf for seat, row in enumerate(view.known)
+            self.seen_at.update({(view.round, seat, face): -math.inf for seat, row in enumerate(view.known)
                                  for face in row if face is not None})
         if view is None or view.over or not self.session.finished():
             return view
@@ -292,7 +293,7 @@ class TableClient:
         style = "class:red" if face[-1] in RED_SUITS else ""
         if ended:
             return (style + " class:up", f" {text:<3} ")
-        if not self._shown(seat, face):
+        if not self._shown(view.round, seat, face):
             return ("class:back", "[ · ]")
         return (style + " class:known", f"({text})".ljust(5))
 
@@ -303,14 +304,15 @@ class TableClient:
             return ("class:up", f" {card_word(face, 'crescendo')[:CELL - 1]}".ljust(CELL))
         if face is not None and view.locked[seat][pos]:
             return ("class:locked", f" [{card_word(face, 'crescendo')[:CELL - 3]}]".ljust(CELL))
-        if face is not None and self._shown(seat, face):
+        if face is not None and self._shown(view.round, seat, face):
             return ("class:known", f" ({card_word(face, 'crescendo')[:CELL - 3]})".ljust(CELL))
         mark = " " if face is None else SEEN_MARK
         return ("class:back", (mark + back_word(view.backs[seat][pos])).ljust(CELL))
 
-    def _shown(self, seat: int, face: object) -> bool:
-        """A card this player saw stays on screen for PEEK_S seconds, or always with the memory aid."""
-        first = self.seen_at.setdefault((seat, face), self.now)
+    def _shown(self, rnd: int, seat: int, face: object) -> bool:
+        """A card this player saw stays on screen for PEEK_S seconds, or always with the memory aid (each round
+        deals the same cards afresh: one seen in a round before is a new look)."""
+        first = self.seen_at.setdefault((rnd, seat, face), self.now)
         return self.memory_aid or self.now - first < PEEK_S
 
     def _table(self, view: View, width: int) -> list[Line]:
@@ -420,8 +422,10 @@ class TableClient:
             parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
             setup = view.phase == "setup"
+            # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
+            number = view.turn_number if view.drawn_from is not None else view.turn_number + 1
             parts.append([("", "setup: each player may look at one card or swap two" if setup
-                           else f"turn {view.turn_number + 1} (CRESCENDO from turn {3 * len(players) + 1})")])
+                           else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
         return flow(parts, width, lead=" ")
 
     def _round_panel(self, view: View) -> list[Line]:
@@ -472,7 +476,8 @@ class TableClient:
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
                                       f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            out.append([("class:warn", " Leave the table? The others go on without you. y leave, other keys stay ")])
+            after = "The bots leave with you." if self.against_bots else "The others go on without you."
+            out.append([("class:warn", f" Leave the table? {after} y leave, other keys stay ")])
         elif stopped is not None:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
@@ -481,7 +486,10 @@ class TableClient:
             out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
             leave: Line = [("class:key", "  Q"), ("", " quit")] if view.over else []
-            out.append([("class:key", " Enter"), ("", " back to the table"), *leave])
+            # The next round goes on behind the reveal: say so when it waits on us.
+            ours: Line = [("class:warn", f" Your turn in round {view.round}:")] if (
+                view.turn == view.me and view.round > self.panel_round) else []
+            out.append([*ours, ("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
             out += self._keys_line(view, width)
         out.append([self.status] if self.status[1] else [])

@@ -490,3 +490,44 @@ def test_a_game_taken_up_again_keeps_the_cards_seen_before_hidden() -> None:
     assert "You drew: Q♥" in screen(client, now=100.5)  # what comes after the crash shows as ever
     fresh = TableClient(session)
     assert "L (A♠)" in screen(fresh, now=100.0)  # a game begun now shows its first look
+
+
+def test_a_card_seen_in_a_round_before_is_a_new_look_when_dealt_again_and_the_reveal_says_our_turn_came() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))  # round 2 deals us A♠ and 5♠ again
+    client = TableClient(session)
+    assert "L (A♠)" in screen(client, 0.0) and "R (5♠)" in screen(client, 0.0)
+    for move in (Move("you", "draw", source="pile"), Move("you", "discard"), Move("you", "crisp")):
+        session.play(move)
+    now = 0.0
+    while session.view().rounds_played < 1:
+        now += 5.0
+        session.others(now)
+    assert session.view().round == 2 and session.view().turn == 0  # Bo played round 2's first turn meanwhile
+    reveal = screen(client, now)
+    assert "Round 1 revealed" in reveal and "Your turn in round 2: Enter back to the table" in reveal
+    client.key("enter")
+    table = screen(client, now)
+    assert "L (A♠)" in table and "R (5♠)" in table  # seen in round 1, dealt afresh: shown for PEEK_S again
+    assert "L [ · ]" in screen(client, now + PEEK_S + 1)
+
+
+def test_leaving_a_table_of_our_own_bots_says_they_leave_too() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    for client, words in ((TableClient(session), "The others go on without you."),
+                          (TableClient(session, against_bots=True), "The bots leave with you.")):
+        client.key("Q")
+        assert f"Leave the table? {words} y leave, other keys stay" in screen(client)
+
+
+def test_crescendo_counts_the_turn_in_play_until_it_ends() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    client.key("p")
+    session.others(0.0)  # setup over: our first turn
+    assert "turn 1 (CRESCENDO from turn 7)" in screen(client)
+    session.play(Move("you", "draw", source="reserve"))
+    assert "turn 1 (CRESCENDO from turn 7)" in screen(client)  # still ours: the drawn card waits
+    session.play(Move("you", "discard"))
+    session.others(5.0)
+    assert "turn 3 (CRESCENDO from turn 7)" in screen(client, 5.0)  # Bo's turn 2 ended: ours is the third
