@@ -79,7 +79,8 @@ class Seating:
                 return len(self.ready) == self.cfg.seats and self.emit.round() == 0
             case Gone():
                 self.votes.take(seat, body.seat, rnd)
-                self.emit.note("missing", f"{names[seat]} votes {names[body.seat]} gone", body.seat)
+                if seat != self.me:  # ours was noted with its reason when we cast it (`vote_gone`)
+                    self.emit.note("missing", f"{names[seat]} votes {names[body.seat]} gone", body.seat)
                 self.vote_out(game, done)
             case Out():
                 if self.votes.take_out(seat, body.seats) and seat != self.me:

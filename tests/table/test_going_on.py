@@ -42,6 +42,9 @@ def test_three_seats_go_on_as_two_and_finish_alike() -> None:
     net.run(until=net.now + 60.0)
     left = net.peers[:2]
     assert all(p.finished and p.stopped is None and not p.faults for p in left), [p.notes[-4:] for p in left]
+    # Each voter hears of its own vote once, with its reason, and of the other's as a vote.
+    votes = [n.detail for n in left[0].notes if n.kind == "missing"]
+    assert votes[:2] == ["p2 was missing for 10 s: we vote it gone", "p1 votes p2 gone"] and "p0 votes p2 gone" not in votes
     assert left[0].successor == left[1].successor and left[0].successor is not None
     assert left[0].successor.names == ("p0", "p1")
     nxt = [p.next_peer() for p in left]
