@@ -96,7 +96,7 @@ class Log:
         self.moves[ref] = move
         self.frames[ref] = frame
         self.arrived[ref] = now
-        if not live:
+        if not live and not ordering:  # the orderer stamps by its first copy, however it came, and judges no stamp
             self.unseen.add(ref)
         if mine:
             self.own_unordered.add(ref)

@@ -253,6 +253,9 @@ def test_a_stamp_is_judged_by_a_frame_that_came_first_hand_never_by_one_sent_aga
     # seat that relays another's move as sent again, ahead of it, does not free the orderer from the bound.
     raced = log_with(1.2, live=False)
     assert raced.first_hand((1, 4), 9.0) and not raced.first_hand((1, 4), 9.5)
+    ordering = Log(3, tolerance=1.0, slack=1.5)  # the orderer keeps its first copy's time for the stamp
+    ordering.add_move((1, 4), Move("b", "draw", source="pile"), b"move", 1.2, mine=False, ordering=True, live=False)
+    assert not ordering.first_hand((1, 4), 9.0) and ordering.next_order(9.0) == ("move", [(1, 4)], 1.2)
     raced.take(order, b"h0", 1.0)
     with pytest.raises(MalformedMessage, match="it reached us at 9.000 s"):
         raced.take(moved, b"h1", 9.0)
