@@ -34,6 +34,7 @@ from .handshake import MAX_HELLO, Hello, Role, check_proof, new_hello, prove
 
 HEADER: Final = struct.Struct(">I")
 HELLO, PROOF, FRAME, BEAT, ADDRS, BYE, REQUEST, AGAIN = b"HPFKABQR"
+TABLE_KINDS: Final = frozenset({FRAME, AGAIN})  # the kinds that carry a signed table frame, first hand or again
 MAX_LINK_FRAME: Final = MAX_FRAME + 1  # a table frame and its kind byte
 MAX_BYE: Final = 200
 HANDSHAKE_S: Final = 5.0

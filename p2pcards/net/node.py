@@ -37,7 +37,7 @@ from ..table.lobby import MAX_GUESTS, Lobby
 from ..table.outputs import NoteKind
 from ..table.peer import Note, TablePeer
 from .discovery import Announcement, Discovery, TableAd, interface_addresses, wire_options
-from .link import ADDRS, AGAIN, FRAME, REQUEST, Link, Links
+from .link import ADDRS, AGAIN, FRAME, REQUEST, TABLE_KINDS, Link, Links
 from .seat import GONE_AFTER_S, Seat
 from .shell import wall_clock
 from .store import NodeState, SeatStore, write_atomic
@@ -278,7 +278,7 @@ class Node:
         if kind == REQUEST:
             if self.seat is not None:  # before we are seated we hold no table frame to send again
                 self.seat.take(link, kind, payload)
-        elif kind in (FRAME, AGAIN):
+        elif kind in TABLE_KINDS:
             parse(payload)  # MalformedMessage (the link is cut) unless it is a well-formed envelope
             if self.seat is not None:
                 self.seat.take(link, kind, payload)  # after the link's silences: the table hears of them first

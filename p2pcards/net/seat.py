@@ -18,7 +18,7 @@ from ..bots.base import Bot
 from ..errors import LinkBroken, MalformedMessage
 from ..table.peer import Note, Send, TablePeer
 from ..table.recovery import RETRY_S, Recovery, pack_request, parse_request
-from .link import AGAIN, FRAME, REQUEST, Link, Links
+from .link import AGAIN, FRAME, REQUEST, TABLE_KINDS, Link, Links
 from .shell import LATER_S, MAX_LATER, TableShell
 from .store import SeatStore
 
@@ -110,7 +110,7 @@ class Seat:
         """A frame (F), one sent again (R) or a request for missing frames (Q) from a seat's link; LinkBroken
         for any other kind."""
         self._take_gaps()
-        if kind in (FRAME, AGAIN):
+        if kind in TABLE_KINDS:
             self.frame(payload, kind == FRAME)
         elif kind == REQUEST:
             table, sender, first, count = parse_request(payload)  # MalformedMessage cuts the link

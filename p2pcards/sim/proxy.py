@@ -17,7 +17,7 @@ import random
 import struct
 import threading
 
-from ..net.link import AGAIN, FRAME
+from ..net.link import TABLE_KINDS
 from .faults import FaultSpec
 
 HEADER = struct.Struct(">I")
@@ -93,7 +93,7 @@ class FaultProxy:
             while True:
                 head = await reader.readexactly(HEADER.size)
                 body = await reader.readexactly(HEADER.unpack(head)[0])
-                table = body[:1] in (bytes([FRAME]), bytes([AGAIN]))
+                table = body[0] in TABLE_KINDS
                 at, held = self._when(sender, receiver, table, last)
                 if at is None:
                     continue

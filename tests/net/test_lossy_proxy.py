@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from p2pcards.net.link import AGAIN, FRAME
+from p2pcards.net.link import TABLE_KINDS
 from p2pcards.net.local import run_local_game
 
 pytestmark = pytest.mark.slow  # a whole game between processes
@@ -46,7 +46,7 @@ class LossyProxy:
                 head = await reader.readexactly(4)
                 body = await reader.readexactly(struct.unpack(">I", head)[0])
                 frame = head + body
-                if body[0] not in (FRAME, AGAIN):  # the handshake, heartbeats, requests: untouched
+                if body[0] not in TABLE_KINDS:  # the handshake, heartbeats, requests: untouched
                     writer.write(frame)
                     continue
                 self.counts["frames"] += 1
