@@ -27,6 +27,13 @@ each frame handed straight to the others on the next turn of the loop, on the wa
 sockets, no processes, no handshake, so the difference is the network's own cost (but one core
 for every peer, where the processes share both).
 
+Under that, `cores`: the same table on the in-memory network's virtual clock, each peer with a core of its
+own (its calls take the CPU time they took here, what it sends leaves when the call ends, what comes
+meanwhile waits) and links of LAN_DELAY_S plus up to LAN_JITTER_S: a LAN of machines, one per player,
+where the rows above share this machine's cores among every peer. Its set-up and game times are on
+that clock (the game's timed windows pass in no time here, so its game time is not comparable); CPU
+is per peer, measured here.
+
 Then, on the in-memory network (virtual clock), what a slow link costs: 3 peers, seat 1's links
 either slow on every frame (`--slow` seconds, give or take 0.1 s) or with a spike of that much on
 one frame in five, next to the same table with no slow link: the game's length on the table
@@ -42,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -50,9 +58,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..bots.base import Bot
 from ..errors import InputError
 from ..games.crisp import MAX_LIMIT
-from ..sim.memnet import LinkModel
+from ..sim.memnet import LinkModel, MemNet
 from ..sim.table_game import make_table, play_table
 from ..table.config import SEATS
 from .botpeer import make_bot
@@ -137,6 +146,23 @@ def play_memory(game: str, n: int, limit: int, limit_s: float = 900) -> dict[str
     return asyncio.run(main())
 
 
+LAN_DELAY_S = 0.0002  # a wired LAN's one-way time between two machines
+LAN_JITTER_S = 0.0003
+
+
+def play_cores(game: str, n: int, limit: int) -> dict[str, Any]:
+    """One game of the same table in memory, each peer on a core of its own, over LAN-like links (virtual
+    clock); the figures `run` prints for a row."""
+    peers = make_table(game, n, {"limit": limit} if game == "crisp" else {})
+    bots: list[Bot | None] = [make_bot(game, "random", i) for i in range(n)]
+    net = MemNet(peers, bots, random.Random(), LinkModel(delay=LAN_DELAY_S, jitter=LAN_JITTER_S), cores=True)
+    net.start()
+    net.run()
+    firsts = [t for t in net.first_turn if t is not None]
+    return {"setup": max(firsts) if len(firsts) == n else float("nan"), "game": net.now,
+            "cpu": sum(net.cpu) / n, "finished": sum(p.finished for p in net.peers), "latency": net.latency}
+
+
 def _median_ms(times: list[list[float]]) -> str:
     """The median of all of `times` in ms, or `-`."""
     flat = [t for ts in times for t in ts]
@@ -191,10 +217,10 @@ def _net_row(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) ->
             f"{sum(bool(r.get('finished')) for r in peers)}/{len(peers)}")
 
 
-def _memory_row(n: int, games: list[dict[str, Any]]) -> str:
-    """The row under it: `games`, each one game of the same table in memory."""
+def _memory_row(n: int, games: list[dict[str, Any]], kind: str = "memory") -> str:
+    """A row under it: `games`, each one game of the same table in memory (`play_memory` or `play_cores`)."""
     draws, moves = _latencies([lat for m in games for lat in m["latency"]])
-    return (f"{'':<10} {'':>5} {'memory':<6} {statistics.median(m['setup'] for m in games):>9.2f} "
+    return (f"{'':<10} {'':>5} {kind:<6} {statistics.median(m['setup'] for m in games):>9.2f} "
             f"{statistics.median(m['game'] for m in games):>8.1f} {statistics.mean(m['cpu'] for m in games):>11.2f} "
             f"{'':>9} {'':>12} {'':>9} {len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
             f"{sum(m['finished'] for m in games)}/{n * len(games)}")
@@ -220,8 +246,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--repeat: 1 to 100 games per row, not {args.repeat}")
     if not 0 <= args.slow <= 10:
         raise InputError(f"--slow: 0 to 10 seconds, not {args.slow:g}")
-    print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; "
-          "under each, the same table in memory in one process")
+    print("bench net: one random bot per process, TCP on 127.0.0.1, joined by address; under each, the same "
+          "table in memory in one process (memory), and in memory with a core per peer and LAN links, on a "
+          f"virtual clock (cores: {LAN_DELAY_S * 1000:g} ms + up to {LAN_JITTER_S * 1000:g} ms a link)")
     print(f"{'game':<10} {'peers':>5} {'':<6} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} "
           f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draws':>6} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
           "  finished")
@@ -232,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
             print(_net_row(game, n, [play_net(game, n, args.limit, journal=args.journal) for _ in range(args.repeat)],
                            "tcp+j" if args.journal else "tcp"), flush=True)
             print(_memory_row(n, [play_memory(game, n, args.limit) for _ in range(args.repeat)]), flush=True)
+            print(_memory_row(n, [play_cores(game, n, args.limit) for _ in range(args.repeat)], "cores"), flush=True)
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
         print(f"{'game':<10} {'slow link':<14} {'game s':>8} {'draw s1':>9} {'draw oth':>9} {'move s1':>9} "

@@ -5,7 +5,9 @@ out at its ticks, cross the same lossy links, and are answered with frames sent 
 
 It drives real `TablePeer`s (real signatures, real deck crypto) with bots that see only their
 own peer's view, so whole games run in a test without sockets and still meet a network's
-reorderings. Its clock is virtual: a game of minutes runs in the time its CPU work takes.
+reorderings. Its clock is virtual: a game of minutes runs in the time its CPU work takes. With `cores`, each peer
+also has a core of its own: its calls take the CPU time they took on that clock, what it sends leaves
+when the call ends, and what comes meanwhile waits until it is free (a LAN of machines, each a player's).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class MemNet:
 
     def __init__(self, peers: Sequence[TablePeer], bots: Sequence[Bot | None], rng: random.Random,
                  link: LinkModel | None = None, think: float = 0.05, tap: Tap | None = None,
-                 seat_links: Mapping[int, LinkModel] | None = None, rewrite: Rewrite | None = None) -> None:
+                 seat_links: Mapping[int, LinkModel] | None = None, rewrite: Rewrite | None = None,
+                 cores: bool = False) -> None:
         self.peers = list(peers)
         self.bots = list(bots)
         self.rng = rng
@@ -90,12 +93,21 @@ class MemNet:
         self.on_deliver: Callable[[MemNet, int], None] | None = None
         self.on_send: Callable[[int, bytes], None] | None = None  # every frame a peer sends, once (a recorder)
         self.cpu = [0.0] * len(peers)  # CPU seconds each peer's own calls took (its bot's choices included)
+        self.cores = cores
+        self._free = [0.0] * len(peers)  # with `cores`: when each peer's core is free again
+        self._spent = 0.0  # with `cores`: CPU the event in hand has taken so far (what it sends leaves after it)
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
         self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
         # Each bot's moves' times (virtual) from play to shown (ordered, applied, its cards learned), by action.
         self.latency: list[dict[str, list[float]]] = [{} for _ in peers]
         self._moved: list[tuple[str, float] | None] = [None] * len(peers)
+        self.first_turn: list[float | None] = [None] * len(peers)  # when each peer was first ready for a move
+
+    @property
+    def at(self) -> float:
+        """Now, after the CPU the event in hand has taken (with `cores`): when what it sends leaves."""
+        return self.now + self._spent
 
     def _push(self, t: float, kind: str, peer: int, data: object) -> None:
         self._seq += 1
@@ -108,9 +120,11 @@ class MemNet:
                 continue
             for sent in [out.frame] if self.rewrite is None else self.rewrite(sender, out.frame):
                 self._broadcast(sender, sent, out.again)
+        if self.first_turn[sender] is None and not self.peers[sender].busy():
+            self.first_turn[sender] = self.at
         moved = self._moved[sender]
         if moved is not None and not self.peers[sender].busy():
-            self.latency[sender].setdefault(moved[0], []).append(self.now - moved[1])
+            self.latency[sender].setdefault(moved[0], []).append(self.at - moved[1])
             self._moved[sender] = None
         self._wake_bot(sender)
         self._schedule_tick(sender)
@@ -143,7 +157,7 @@ class MemNet:
             return
         link = self.seat_links.get(sender) or self.seat_links.get(receiver) or self.link
         for _ in range(link.copies(self.rng)):
-            self._push(self.now + link.sample(self.rng), kind, receiver, data if kind == "ask" else frame)
+            self._push(self.at + link.sample(self.rng), kind, receiver, data if kind == "ask" else frame)
 
     def _ask(self, i: int) -> None:
         """Peer `i` asks for what it misses."""
@@ -154,13 +168,13 @@ class MemNet:
     def _wake_bot(self, i: int) -> None:
         if not self._bot_pending[i]:
             self._bot_pending[i] = True
-            self._push(self.now + self.think * (0.5 + self.rng.random()), "bot", i, None)
+            self._push(self.at + self.think * (0.5 + self.rng.random()), "bot", i, None)
 
     def _schedule_tick(self, i: int) -> None:
         wake = self.peers[i].wake_time()
         if wake is None:
             return
-        wake = max(wake, self.now)
+        wake = max(wake, self.at)
         due = self._next_tick[i]
         if due is not None and due <= wake:
             return
@@ -170,6 +184,7 @@ class MemNet:
     def start(self) -> None:
         """Every peer says it is ready."""
         for i, peer in enumerate(self.peers):
+            self._spent = 0.0
             self._outputs(i, self._timed(i, peer.start, self.now))
 
     def call_at(self, t: float, call: Callable[[MemNet], None]) -> None:
@@ -229,11 +244,15 @@ class MemNet:
             if t > until:
                 break
             self.now = max(self.now, t)
+            self._spent = 0.0
             if kind == "call":
                 assert callable(data)
                 data(self)
                 continue
             if i in self.dead:
+                continue
+            if t < self._free[i]:  # its core is busy (only with `cores`): it takes this when free
+                self._push(self._free[i], kind, i, data)
                 continue
             peer = self.peers[i]
             events += 1
@@ -267,7 +286,14 @@ class MemNet:
         try:
             return call(*args)
         finally:
-            self.cpu[i] += time.process_time() - start
+            self._took(i, time.process_time() - start)
+
+    def _took(self, i: int, cpu: float) -> None:
+        """Peer `i`'s call took `cpu` seconds: counted, and with `cores` on its clock and core too."""
+        self.cpu[i] += cpu
+        if self.cores:
+            self._spent += cpu
+            self._free[i] = self.at
 
     def _bot(self, i: int) -> None:
         peer, bot = self.peers[i], self.bots[i]
@@ -275,13 +301,14 @@ class MemNet:
             return
         start = time.process_time()
         move = bot.choose(peer.view())
-        self.cpu[i] += time.process_time() - start
+        self._took(i, time.process_time() - start)
         if move is None:
-            self._push(self.now + self.think * 4, "bot", i, None)
+            self._push(self.at + self.think * 4, "bot", i, None)
             return
         try:
-            outputs = self._timed(i, peer.play, move, self.now)
-            self._moved[i] = (move.action, self.now)
+            played = self.at
+            outputs = self._timed(i, peer.play, move, played)
+            self._moved[i] = (move.action, played)
             self._outputs(i, outputs)
         except IllegalMove:
             self._wake_bot(i)

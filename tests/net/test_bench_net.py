@@ -43,10 +43,11 @@ def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[s
     assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
     assert all(row[-2] == "0" and row[-1] == "3/3" for row in slow), out  # a slow link blames no one
     assert "draw ms p50/99" in out[1]
-    tcp, memory = out[2].split(), out[3].split()
+    tcp, memory, cores = out[2].split(), out[3].split(), out[4].split()
     assert tcp[:3] == ["crisp", "2", "tcp"] and tcp[-1] == "2/2"
     assert memory[0] == "memory" and memory[-1] == "2/2"  # the same table in memory, under it
-    for row in (tcp, memory):
+    assert cores[0] == "cores" and cores[-1] == "2/2"  # and with a core per peer
+    for row in (tcp, memory, cores):
         draws, draw, move = int(row[-4]), row[-3], row[-2]
         assert draws > 0 and draw != "-" and move != "-", out
         assert all(int(x) >= 0 for x in draw.split("/") + move.split("/"))
