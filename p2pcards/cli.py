@@ -15,21 +15,21 @@ from typing import NoReturn
 
 from .errors import InputError
 
-# name -> (module, one-line help). Each module has `add_arguments(parser)` and `run(args) -> int`.
+# name -> (module, one-line help), in the README's order. Each module has `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "play": ("p2pcards.ui.cli", "play in the terminal: `--bots N` starts a game against N bots at once"),
+    "rules": ("p2pcards.ui.rules_cli", "print the rules of crisp or crescendo, with a host's options"),
+    "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "scenario": ("p2pcards.scenario", "play a scenario file (format: docs/scenarios.md) on the rules engine "
                  "and print the result as JSON"),
-    "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto, net or table"),
-    "botgame": ("p2pcards.bots.cli", "watch good and random bots play one whole game of crisp or crescendo, move by move"),
     "sim": ("p2pcards.sim.cli", "play whole games between simulated peers: real crypto, signed messages, "
             "an in-memory network or a process per peer over TCP; cheats, faults, load"),
     "verify": ("p2pcards.sim.verify_cli", "check a game's transcript (saved by `sim --record` or `play --record`) offline: "
                "signatures, proofs, audits, rules and scores"),
     "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
-    "play": ("p2pcards.ui.cli", "play in the terminal: `--bots N` starts a game against N bots at once"),
-    "rules": ("p2pcards.ui.rules_cli", "print the rules of crisp or crescendo, with a host's options"),
     "peer": ("p2pcards.net.botpeer", "one headless peer played by a bot: finds or hosts a table on this network and plays"),
     "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
+    "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto, net or table"),
 }
 
 

@@ -31,6 +31,15 @@ def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None
         assert f"  {name} " in out
 
 
+def test_help_lists_the_commands_in_the_readmes_order(capsys: pytest.CaptureFixture[str]) -> None:
+    table = [line for line in (Path(__file__).parents[1] / "README.md").read_text().splitlines()
+             if line.startswith("| `p2pcards ")]
+    readme = list(dict.fromkeys(line.split()[2].rstrip("`") for line in table))
+    assert main(["--help"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert listed == readme
+
+
 def test_unknown_command_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["deal"]) == 2
     err = capsys.readouterr().err
