@@ -38,6 +38,7 @@ import ifaddr
 from zeroconf import BadTypeInNameException, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from ..crypto.identity import valid_name
 from ..errors import InputError, MalformedMessage
 from ..table.config import SEATS, options_from_wire, options_to_wire
 from ..table.lobby import check_host_options
@@ -100,6 +101,8 @@ class TableAd:
                 raise ValueError("bad role, port or id")
             if not FINGERPRINT.fullmatch(ad.fingerprint):
                 raise ValueError("bad fingerprint")
+            if not valid_name(ad.host) or not (name.isprintable() and 1 <= len(name.encode()) <= MAX_INSTANCE):
+                raise ValueError("the host's or the table's name is not printable or too long")
             if ad.game not in SEATS or not 0 <= ad.taken <= 16 or not 0 <= ad.free <= 16:
                 raise ValueError("bad game or seats")
             check_host_options(ad.game, ad.opts)

@@ -94,6 +94,19 @@ def test_a_txt_record_that_breaks_the_rules_is_no_table() -> None:
         TableAd.from_txt("x", {k: v for k, v in good.items() if k != "fpr"}, [])
 
 
+def test_an_ad_whose_names_could_write_to_a_terminal_is_no_table() -> None:
+    # The lobby and `p2pcards peer` show the instance name and the host's name: from anyone on the LAN,
+    # so neither may hold a control character (an ANSI escape, a newline) nor be longer than the rules say.
+    good = ad("x").txt()
+    for host in ["\x1b[2Jann", "ann\nfake line", "a" * 33, " ann", "ann\u202e"]:
+        with pytest.raises(MalformedMessage):
+            TableAd.from_txt("x", {**good, "host": host}, [])
+    for name in ["\x1b]0;pwned\x07", "Ann's\ntable", "\x9b2J", "t" * 64, ""]:
+        with pytest.raises(MalformedMessage):
+            TableAd.from_txt(name, good, [])
+    assert TableAd.from_txt("Ann's table-2", {**good, "host": "Zoë"}, []).host == "Zoë"
+
+
 def test_every_txt_string_stays_within_dns_sd_limits() -> None:
     big = ad("y" * 63, host="h" * 32, options=wire_options({"limit": 500, "discard_draw": True, "draw_seconds": 60}))
     strings = [f"{k}={v}".encode() for k, v in big.txt().items()]
