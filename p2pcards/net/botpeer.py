@@ -34,6 +34,7 @@ from ..table.config import SEATS
 from ..table.lobby import check_host_options
 from ..table.peer import Note
 from .discovery import Discovery
+from .link import printable
 from .node import Node
 from .store import STORE_FILES, NodeState, SeatStore, clear
 from .seat import GONE_AFTER_S
@@ -196,14 +197,24 @@ def _address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def note_line(name: str, note: Note) -> str | None:
+    """The line `p2pcards peer` prints for a note (None for a kind it does not show): the kind first, for a
+    tester's grep, unless the words begin with it; what others said in it (a leave's or a fault's reason, a
+    goodbye) written printable, so that no peer's words can drive our terminal."""
+    if note.kind not in SHOWN:
+        return None
+    words = note.detail if note.detail.startswith(note.kind) else f"{note.kind}: {note.detail}"
+    return printable(f"[{name}] {words}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the peer until its table is over (0 when it finished, 1 when it stopped) or it is told to quit (0)."""
     cfg = config_from_args(args)
 
     def show(note: Note) -> None:
-        if note.kind in SHOWN:  # the kind first, for a tester's grep, unless the words begin with it
-            words = note.detail if note.detail.startswith(note.kind) else f"{note.kind}: {note.detail}"
-            print(f"[{cfg.name}] {words}", flush=True)
+        line = note_line(cfg.name, note)
+        if line is not None:
+            print(line, flush=True)
 
     def ready(node: Node) -> None:
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
@@ -247,17 +258,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(main())
     except LinkBroken as exc:
-        print(f"p2pcards peer: {exc}", file=sys.stderr)
+        print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
         return 1
     except (OSError, LocalError) as exc:  # a port in use, an address not ours, a --state that is not a seat's
-        print(f"p2pcards peer: {exc}", file=sys.stderr)
+        print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(summary), flush=True)
     elif "quit" in summary:
         print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
     else:
-        state = "finished" if summary["finished"] else f"stopped: {summary['stopped']}"
+        state = "finished" if summary["finished"] else f"stopped: {printable(str(summary['stopped']))}"
         totals = ", ".join(f"{name} {total}" for name, total in zip(summary["names"], summary["totals"]))
         print(f"[{cfg.name}] {state}; totals {totals}", flush=True)
     return 0 if summary.get("finished") or "quit" in summary else 1

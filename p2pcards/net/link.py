@@ -53,6 +53,12 @@ LostHandler = Callable[["Link", str], None]
 QuietHandler = Callable[["Link", bool], None]
 
 
+def printable(text: str) -> str:
+    """`text` with every character that is not printable (a control character, an ANSI escape's ESC, a line
+    break, a bidi override) written as its Python escape, so that anyone's words cannot drive a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def pack(kind: int, payload: bytes = b"") -> bytes:
     """One frame on the wire: length, kind, payload."""
     return HEADER.pack(1 + len(payload)) + bytes([kind]) + payload
@@ -167,7 +173,7 @@ class Link:
                         self._on_quiet(self, False)
                 self.bytes_in += 5 + len(payload)
                 if kind == BYE:
-                    raise LinkBroken("said goodbye: " + payload[:MAX_BYE].decode(errors="replace"))
+                    raise LinkBroken("said goodbye: " + printable(payload[:MAX_BYE].decode(errors="replace")))
                 if kind != BEAT:
                     self.frames_in += 1
                     self._on_frame(self, kind, payload)

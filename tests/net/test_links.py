@@ -74,6 +74,21 @@ def test_two_seats_link_and_frames_flow_both_ways() -> None:
     run(main)
 
 
+def test_a_goodbye_reason_reaches_us_with_no_control_character() -> None:
+    # The reason is anyone's text, shown to the player and printed by `p2pcards peer`: an ANSI escape in it
+    # must not reach a terminal as one (it is shown escaped).
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        b.links.links[a_id.public].send(link_mod.BYE, "\x1b[2J\x1b]0;pwned\x07\r\nYOU WON\u202e".encode())
+        await until(lambda: bool(a.lost))
+        why = a.lost[0][1]
+        assert why.isprintable() and "YOU WON" in why and "\\x1b[2J" in why, why
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
 def test_frames_sent_together_go_in_one_write_and_arrive_one_by_one_in_order() -> None:
     async def main() -> None:
         a, b, a_id, b_id = await pair()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,31 @@ def test_a_state_that_is_a_file_is_refused(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "f").write_bytes(b"x")
     assert main(["peer", "--peer", "127.0.0.1:9", "--state", str(tmp_path / "f")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+EVIL = "\x1b[2J\x1b]0;pwned\x07\rYOU WON\n"
+
+
+@pytest.mark.parametrize("ending", ["stopped", "link"])
+def test_what_other_peers_say_is_printed_with_no_control_character(
+        ending: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A seated peer's leave or fault reason, or a goodbye, is its own text: printed by `p2pcards peer`, an ANSI
+    # escape in it must not reach our terminal as one.
+    from p2pcards.errors import LinkBroken
+    from p2pcards.net import botpeer
+    from p2pcards.table.outputs import Note
+
+    async def hostile(cfg: object, on_note: Any = None, **kw: object) -> dict[str, Any]:
+        on_note(Note("fault", f"mallory stopped the table: {EVIL}", "mallory"))
+        on_note(Note("missing", f"mallory left the table ({EVIL}): we vote it gone"))
+        on_note(Note("missing", f"mallory is missing: said goodbye: {EVIL}"))
+        if ending == "link":
+            raise LinkBroken(f"the host said goodbye: {EVIL}")
+        return {"finished": False, "stopped": f"mallory stopped the table: {EVIL}", "names": ["a", "b"], "totals": [0, 0]}
+
+    monkeypatch.setattr(botpeer, "run_bot_peer", hostile)
+    main(["peer", "--create", "--game", "crisp", "--no-mdns", "--interface", "127.0.0.1", "--name", "bot"])
+    out, err = capsys.readouterr()
+    printed = (out + err).splitlines()
+    assert printed and all(line.isprintable() for line in printed), printed
+    assert sum("YOU WON" in line for line in printed) == 4  # the fault, the leave, the goodbye, and the end
