@@ -48,6 +48,17 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return base_path / APP
 
 
+def private_dir(directory: Path) -> None:
+    """Make `directory` if need be, and every missing directory above it, with mode 0700 (as the XDG base
+    directory spec asks): the umask's default would leave a directory we make for keys open to listing."""
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for made in reversed(missing):
+        made.mkdir(mode=0o700, exist_ok=True)
+
+
 def fingerprint(public: bytes) -> str:
     """Five groups of five digits derived from the public key, to read aloud and compare."""
     h = digest(FPR_PERSON, public, 25)
@@ -230,7 +241,7 @@ def create(directory: Path | None = None, name: str | None = None, replace: bool
     directory = data_dir() if directory is None else directory
     path = directory / KEY_FILE
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(directory)
         if path.exists():
             if not replace:
                 raise IdentityError(f"an identity key already exists at {path}")
@@ -262,7 +273,7 @@ def set_name(name: str, directory: Path | None = None) -> None:
     """Store a new display name (the key is untouched)."""
     directory = data_dir() if directory is None else directory
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(directory)
         _write_private(directory / NAME_FILE, _check_name(name).encode("utf-8"))
     except OSError as exc:
         raise IdentityError(f"cannot write the name file: {exc}") from None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..crypto.encoding import MAX_FRAME, decode, encode
+from ..crypto.identity import private_dir
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
 from ..table.resume import Record
@@ -89,7 +90,7 @@ class SeatStore:
 
     def __init__(self, directory: Path, config: TableConfig, seat: int) -> None:
         self.directory = directory
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(directory)
         owner = encode([config.to_wire(), seat])
         table = directory / "table"
         if not table.exists():

@@ -22,7 +22,7 @@ from typing import IO, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint
+from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint, private_dir
 from ..errors import InputError, LocalError
 from ..net.seat import GONE_AFTER_S
 from ..net.store import NodeState, clear
@@ -51,7 +51,7 @@ class Lock:
     def __enter__(self) -> Lock:
         path = self.directory / LOCK_FILE
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_dir(self.directory)
             self.directory.chmod(0o700)
             self._file = open(path, "a", encoding="utf-8", opener=lambda p, flags: os.open(p, flags, 0o600))
         except OSError as exc:

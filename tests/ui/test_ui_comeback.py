@@ -54,6 +54,21 @@ def test_one_client_at_a_time_holds_the_state_directory_and_it_is_the_users_alon
         pass
 
 
+def test_the_first_client_makes_the_identity_directory_its_users_alone_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With $P2PCARDS_HOME not made yet, the lobby's lock makes $P2PCARDS_HOME/state first: the identity directory
+    # it makes on the way must be 0700 as protocol.md §3 says, not left at the umask's 0755 for the key to go in.
+    from p2pcards.crypto.identity import KEY_FILE, load_or_create
+
+    home = tmp_path / "new" / "home"
+    monkeypatch.setenv("P2PCARDS_HOME", str(home))
+    with Lock(state_dir()):
+        load_or_create()
+    assert (home / KEY_FILE).is_file()
+    assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "new", home, home / "state")} == {
+        "new": 0o700, "home": 0o700, "state": 0o700}
+
+
 def test_an_unfinished_game_of_ours_is_offered_with_who_was_there(tmp_path: Path) -> None:
     me = generate("Tess")
     cfg = journal(tmp_path, me)
