@@ -232,8 +232,8 @@ class Discovery:
             if self.seen.pop(name, None) is not None:
                 self._bump()
             return
-        if name not in self.seen and len(self.seen) >= MAX_SEEN:
-            return  # too many ads: a flood of names is not kept
+        if name not in self.seen and name not in self._resolving and len(self.seen) + len(self._resolving) >= MAX_SEEN:
+            return  # too many ads, kept or being resolved: a flood of names is neither kept nor resolved
         if name in self._resolving:
             self._resolving[name] = True  # changed while we resolve it: once more after
             return

@@ -145,3 +145,27 @@ def test_what_anyone_on_the_network_makes_us_resolve_and_keep_is_bounded() -> No
 
     resolved, running = asyncio.run(main())
     assert resolved == ["a", "a", "t7"] and running == 0
+
+
+def test_a_flood_of_new_names_resolves_no_more_names_at_once_than_the_ads_we_keep() -> None:
+    # Each resolve is a task that asks the LAN for 3 s: a host sending thousands of new names must not make every
+    # lobby on the network start thousands of them (memory, and a multicast query storm of our own).
+    async def main() -> tuple[int, int]:
+        disco = Discovery(LOOPBACK)
+        disco.zc = SimpleNamespace(zeroconf=None)  # type: ignore[assignment]
+        go = asyncio.Event()
+
+        async def resolve(name: str) -> None:
+            await go.wait()
+
+        disco._resolve = resolve  # type: ignore[method-assign]
+        for i in range(10 * MAX_SEEN):
+            disco._on_change(None, SERVICE, f"flood{i}", ServiceStateChange.Added)  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        running = len(disco._tasks)
+        go.set()
+        await asyncio.sleep(0.01)
+        return running, len(disco._resolving)
+
+    running, left = asyncio.run(main())
+    assert running <= MAX_SEEN and left == 0
