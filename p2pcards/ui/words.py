@@ -94,10 +94,13 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
         return None
     if kind == "timeout":
         return f"{p} ran out of time: the rest of the turn is forfeit."
-    if kind == "forfeit_draw":
-        return f"The top card ({c(0)}) was drawn and discarded for {who}."
-    if kind == "forfeit_discard":
-        return f"{who}'s drawn card ({c(0)}) was discarded unused."
+    if kind in ("forfeit_draw", "forfeit_discard"):
+        # At a LAN table the card's face is revealed only after the event: then it is not named here.
+        face = f" ({c(0)})" if args and args[0] != "?" else ""
+        if kind == "forfeit_draw":
+            return f"The top card of the draw pile{face} was drawn and discarded for {'you' if who == me else who}."
+        whose = "Your" if who == me else f"{who}'s"
+        return f"{whose} drawn card{face} was discarded unused."
     if kind == "turnover":
         return f"The discard pile was turned over into a new draw pile ({args[0] if args else '?'} cards)."
     if kind == "reshuffle":

@@ -65,3 +65,14 @@ def test_a_frame_of_the_table_before_is_dropped_quietly_not_as_a_move_refused() 
     note = Note("rejected", f"message dropped: message for table {table} (more like it are dropped unnoted)")
     assert note_words(note, NAMES, "crisp", "Bo") == \
         ("class:dim", "Message dropped: message for table b18f01f5… (more like it are dropped unnoted).")
+
+
+def test_a_forfeit_names_the_card_when_known_and_says_you_on_our_own_screen() -> None:
+    # At a LAN table the forfeited card's face is revealed after the event: it comes as `?`.
+    assert event_words("Bo forfeit_draw ?", NAMES, "crisp", "Cy") == \
+        "The top card of the draw pile was drawn and discarded for Bo."
+    assert event_words("Bo forfeit_draw 5S", NAMES, "crisp", "Bo") == \
+        "The top card of the draw pile (5♠) was drawn and discarded for you."
+    assert event_words("Bo forfeit_discard ?", NAMES, "crisp", "Bo") == "Your drawn card was discarded unused."
+    assert event_words("Mary Ann forfeit_discard KH", NAMES, "crisp", "Bo") == \
+        "Mary Ann's drawn card (K♥) was discarded unused."
