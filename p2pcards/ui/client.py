@@ -47,6 +47,7 @@ class TableClient:
     seen_at: dict[tuple[int, int, object], float] = field(default_factory=dict)  # (round, seat, face): first shown
     # A game taken up again after a crash: the faces its first view holds were seen before, and stay hidden.
     seen_before: bool = False
+    resumed_after: int = 0  # taken up again: the rounds that ended before, whose reveal and scores we never had
     against_bots: bool = False  # our own bots' table: they leave with us
     rounds_seen: int = 0
     error: str | None = None
@@ -64,6 +65,8 @@ class TableClient:
         view = self.session.view()
         if view is not None and self.seen_before:
             self.seen_before = False
+            # The session holds no reveal of the rounds that ended before: no panel opens for them.
+            self.rounds_seen = self.resumed_after = view.rounds_played
             self.seen_at.update({(view.round, seat, face): -math.inf for seat, row in enumerate(view.known)
                                  for face in row if face is not None})
         if view is None or view.over or not self.session.finished():
@@ -439,7 +442,7 @@ class TableClient:
             prev = history[self.panel_round - 2][seat] if self.panel_round > 1 else 0
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{cards:<40} "),
                         ("", f"round {snap.totals[seat] - prev:+d}")])
-        first = max(0, len(history) - 6)
+        first = max(0, len(history) - 6, self.resumed_after)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
         over = [("class:good", f"  Game over. {self.winners}")] if view.over else []

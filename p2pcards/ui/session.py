@@ -354,11 +354,12 @@ class NetTable:
         self._events_seen = len(events)
 
     def _snapshot(self) -> None:
-        """Keep our view at the end of each round: the next deal replaces it soon after."""
+        """Keep our view at the end of each round: the next deal replaces it soon after. Back after a crash, the
+        rounds that ended before keep our first view (their totals are right, their faces never shown)."""
         if self.peer is None:
             return
         v = self.peer.view()
-        if v.rounds_played > len(self._round_views):
+        while v.rounds_played > len(self._round_views):
             self._round_views.append(v)
 
     def _changed(self) -> None:

@@ -531,3 +531,40 @@ def test_crescendo_counts_the_turn_in_play_until_it_ends() -> None:
     session.play(Move("you", "discard"))
     session.others(5.0)
     assert "turn 3 (CRESCENDO from turn 7)" in screen(client, 5.0)  # Bo's turn 2 ended: ours is the third
+
+
+def test_a_game_taken_up_again_in_round_3_shows_no_reveal_of_rounds_ended_before_and_the_next_one_right() -> None:
+    # Back after a crash in round 3: rounds 1 and 2 ended before; the session holds our view then for each.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))
+    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))
+
+    def round_played(now: float) -> float:
+        """We draw, discard and call crisp as soon as our turn opens; Bo plays its final turn: the round ends."""
+        rounds = session.view().rounds_played
+        while session.view().turn != 0:
+            now += 1.0
+            session.others(now)
+        now = max(now, session.view().opens_at)
+        session.others(now)
+        for move in (Move("you", "draw", source="pile"), Move("you", "discard"), Move("you", "crisp")):
+            session.play(move)
+        while session.view().rounds_played == rounds:
+            now += 5.0
+            session.others(now)
+        return now
+
+    now = round_played(round_played(0.0))
+    while session.view().turn != 0:
+        now += 1.0
+        session.others(now)
+    assert session.view().round == 3
+    session.snaps = [session.view()] * 2  # what NetTable keeps for the rounds ended before we came back
+    client = TableClient(session, seen_before=True)
+    table = screen(client, now)
+    assert "Round 1 revealed" not in table and "Round 2 revealed" not in table and "d draw" in table
+    now = round_played(now)
+    reveal = screen(client, now)
+    assert "Round 3 revealed" in reveal and "R3  total" in reveal and " R1" not in reveal
+    totals = session.view().totals
+    assert f"{totals[0] - session.snaps[1].totals[0]:+d}" in reveal.splitlines()[3]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,19 @@ def test_the_client_clears_a_journal_of_another_identity_at_start_and_says_so(
 
     assert asyncio.run(main()) == 0
     assert sorted(p.name for p in state.iterdir()) == ["lock"]
+
+
+def test_a_seat_taken_up_again_in_round_3_keeps_one_view_per_round_ended_so_round_3_is_the_third() -> None:
+    from types import SimpleNamespace
+    from p2pcards.games.crisp import CrispGame, CrispOptions
+    game = CrispGame(("Bo", "Tess"), CrispOptions(), 0)
+    mid = game.view("Tess")
+    peer = SimpleNamespace(view=lambda: mid)
+    table = NetTable(generate("Tess"), node=SimpleNamespace(seat=SimpleNamespace(peer=peer)))  # type: ignore[arg-type]
+    mid = replace(mid, round=3, rounds_played=2)  # back mid-round 3: our journal replays that round only
+    table._snapshot()
+    assert table.round_views() == [mid, mid]
+    ended = replace(mid, rounds_played=3)
+    peer.view = lambda: ended
+    table._snapshot()
+    assert table.round_views()[2] is ended
