@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -353,12 +353,22 @@ class NetTable:
         self._notes.extend(Note("event", str(e)) for e in events[self._events_seen:])
         self._events_seen = len(events)
 
+    def _peer_view(self) -> View | None:
+        """Our peer's view, counting the rounds played before its table: a table that went on without a seat has
+        a fresh engine, whose own rounds start after those it carries (protocol.md §14.9)."""
+        peer = self.peer
+        if peer is None:
+            return None
+        v = peer.view()
+        before = peer.carry[1]
+        return replace(v, rounds_played=v.rounds_played + before) if before else v
+
     def _snapshot(self) -> None:
         """Keep our view at the end of each round: the next deal replaces it soon after. Back after a crash, the
         rounds that ended before keep our first view (their totals are right, their faces never shown)."""
-        if self.peer is None:
+        v = self._peer_view()
+        if v is None:
             return
-        v = self.peer.view()
         while v.rounds_played > len(self._round_views):
             self._round_views.append(v)
 
@@ -367,7 +377,7 @@ class NetTable:
 
     def view(self) -> View | None:
         """Our own player's view of the game now (None until the table has started)."""
-        return None if self.peer is None or not self._started else self.peer.view()
+        return None if not self._started else self._peer_view()
 
     def round_views(self) -> list[View]:
         """Our view at the end of each round played so far."""
@@ -411,7 +421,8 @@ class NetTable:
         peer = self.peer
         if peer is None or peer.finished or peer.stopped:
             return None
-        v = peer.view()
+        v = self._peer_view()
+        assert v is not None
         if v.round and v.rounds_played < v.round:
             return None  # a round is being played
         rs = peer.rs

@@ -185,7 +185,7 @@ def test_a_seat_taken_up_again_in_round_3_keeps_one_view_per_round_ended_so_roun
     from p2pcards.games.crisp import CrispGame, CrispOptions
     game = CrispGame(("Bo", "Tess"), CrispOptions(), 0)
     mid = game.view("Tess")
-    peer = SimpleNamespace(view=lambda: mid)
+    peer = SimpleNamespace(view=lambda: mid, carry=((0, 0), 0))
     table = NetTable(generate("Tess"), node=SimpleNamespace(seat=SimpleNamespace(peer=peer)))  # type: ignore[arg-type]
     mid = replace(mid, round=3, rounds_played=2)  # back mid-round 3: our journal replays that round only
     table._snapshot()
@@ -194,3 +194,20 @@ def test_a_seat_taken_up_again_in_round_3_keeps_one_view_per_round_ended_so_roun
     peer.view = lambda: ended
     table._snapshot()
     assert table.round_views()[2] is ended
+
+
+def test_a_table_gone_on_without_a_seat_counts_the_rounds_played_before_it() -> None:
+    # The table that goes on (protocol.md §14.9) has a fresh engine: its own rounds only, the rounds before carried.
+    from types import SimpleNamespace
+    from p2pcards.games.crisp import CrispGame, CrispOptions
+    game = CrispGame(("Bo", "Tess"), CrispOptions(), 0)
+    dealt = replace(game.view("Tess"), round=3, rounds_played=0)  # its first round is the game's third
+    peer = SimpleNamespace(view=lambda: dealt, carry=((20, 30), 2), finished=False, stopped=None, rs=None)
+    table = NetTable(generate("Tess"), node=SimpleNamespace(seat=SimpleNamespace(peer=peer)),  # type: ignore[arg-type]
+                     _started=True)
+    view = table.view()
+    assert view is not None and view.rounds_played == 2
+    assert table.progress() is None  # a round is being played, not shuffled
+    peer.view = lambda: replace(dealt, rounds_played=1)  # that round ended
+    table._snapshot()
+    assert len(table.round_views()) == 3 and table.round_views()[2].rounds_played == 3
