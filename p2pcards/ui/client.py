@@ -434,26 +434,29 @@ class TableClient:
     def _round_panel(self, view: View) -> list[Line]:
         game = self.session.game
         snap = self.session.round_views()[self.panel_round - 1]
-        history = [v.totals for v in self.session.round_views()]
+        # Totals by name: a table that went on without a seat seats the others anew (protocol.md §14.9).
+        history = [dict(zip(v.players, v.totals)) for v in self.session.round_views()]
+
+        def total(i: int, name: str) -> int:
+            """`name`'s running total after round i + 1 (0 before the first)."""
+            return history[i].get(name, 0) if i >= 0 else 0
+
         out: list[Line] = [[("class:title", f" Round {self.panel_round} revealed ")]]
         for seat, name in enumerate(snap.players):
             faces = snap.known[seat] if seat < len(snap.known) else ()
             cards = " ".join(card_word(f, game) if f is not None else "?" for f in faces)
-            prev = history[self.panel_round - 2][seat] if self.panel_round > 1 else 0
+            score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{cards:<40} "),
-                        ("", f"round {snap.totals[seat] - prev:+d}")])
+                        ("", f"round {score:+d}")])
         first = max(0, len(history) - 6, self.resumed_after)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
         over = [("class:good", f"  Game over. {self.winners}")] if view.over else []
         out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
-            per = []
-            for i in range(first, len(history)):
-                before = history[i - 1][seat] if i else 0
-                per.append(f"{history[i][seat] - before:>6}")
-            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", "".join(per)),
-                        ("class:known", f"{history[-1][seat]:>7}")])
+            per = "".join(f"{total(i, name) - total(i - 1, name):>6}" for i in range(first, len(history)))
+            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", per),
+                        ("class:known", f"{total(len(history) - 1, name):>7}")])
         return out
 
     def _log_lines(self, room: int, width: int) -> list[Line]:

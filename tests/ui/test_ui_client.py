@@ -568,3 +568,19 @@ def test_a_game_taken_up_again_in_round_3_shows_no_reveal_of_rounds_ended_before
     assert "Round 3 revealed" in reveal and "R3  total" in reveal and " R1" not in reveal
     totals = session.view().totals
     assert f"{totals[0] - session.snaps[1].totals[0]:+d}" in reveal.splitlines()[3]
+
+
+def test_the_reveal_after_a_seat_left_matches_every_players_scores_by_name_not_by_seat() -> None:
+    # Cy left in round 3: the table went on without Cy, so Bo sits in seat 2 now, not 3.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    client = TableClient(session)
+    v = session.view()
+    three = ("you", "Cy", "Bo")
+    session.snaps = [replace(v, players=three, totals=(16, 5, 16), rounds_played=1),
+                     replace(v, players=three, totals=(32, 21, 25), rounds_played=2),
+                     replace(v, totals=(50, 25), rounds_played=3)]
+    client.panel_round = 3
+    lines = screen(client).splitlines()
+    assert "round +0" in next(line for line in lines if line.startswith(" Bo ") and "round" in line)
+    scores = [line.split() for line in lines if line.startswith(" Bo ") and "round" not in line]
+    assert scores == [["Bo", "16", "9", "0", "25"]]
