@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("the client needs a terminal")
         state = Path(args.state) if args.state is not None else state_dir()
         status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
-                                            record=args.record, state=state))
+                                            record=args.record, state=state, host_options=options))
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")

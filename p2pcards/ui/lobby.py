@@ -114,7 +114,7 @@ def options_words(options: Mapping[str, object]) -> str:
     out = [f"limit {options['limit']}"] if "limit" in options else []
     if "draw_seconds" in options:
         seconds = options["draw_seconds"]
-        out.append("no time limit per draw" if seconds is None else f"{seconds} s per draw")
+        out.append("no time limit per draw" if not isinstance(seconds, (int, float)) else f"{seconds:g} s per draw")
     if "discard_draw" in options:
         out.append("discard draws" if options["discard_draw"] else "no discard draws")
     out += [f"{k} {v}" for k, v in options.items() if k not in ("limit", "draw_seconds", "discard_draw")]
@@ -148,6 +148,7 @@ class LobbyClient:
     rules_top: int = 0
     seen: list[str] = field(default_factory=list)
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
+    host_options: Mapping[str, Any] = field(default_factory=dict)  # Crisp options given on the command line
 
     def key(self, k: str) -> str | None:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
@@ -222,7 +223,7 @@ class LobbyClient:
             if not self.joinable:
                 self.status = ("class:warn", "This lobby has no network. Press b to play against bots.")
             else:
-                self.new = NewTable(f"{self.identity.name}'s table")
+                self.new = NewTable(f"{self.identity.name}'s table", **self.host_options)
                 self.asking = "tname"
         else:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
@@ -335,7 +336,7 @@ class LobbyClient:
         elif self.new is not None:
             out += self._new_lines(self.new)
         else:
-            out += self._table_lines()
+            out += self._table_lines(width)
         out.append([self.status] if self.status[1] else [])
         return fit(out, width, height)
 
@@ -348,7 +349,7 @@ class LobbyClient:
         return out + [[], [("class:key", " Enter"), ("", " go back into the game  "), ("class:key", "d"),
                            ("", " discard it  "), ("class:key", "Q"), ("", " quit (keep it for later)")]]
 
-    def _table_lines(self) -> list[Line]:
+    def _table_lines(self, width: int) -> list[Line]:
         out: list[Line] = [[("class:title", " Tables on this network ")]]
         tables = list(self.directory.tables())
         self.selected = min(self.selected, max(0, len(tables) - 1))
@@ -357,10 +358,11 @@ class LobbyClient:
         for i, ad in enumerate(tables):
             known = ad.game in SEATS  # a host given by address: its game, seats and options show on joining
             opts = options_words(ad.options) if known else "?"
+            room = max(18, width - 68)  # the options take what the rest of the row leaves
             seats = f"{ad.taken}/{ad.seats}" if known else "?"
             mark = "▶" if i == self.selected else " "
             out.append([("class:turn" if i == self.selected else "", f"{mark} {ad.name[:16]:<16}"),
-                        ("", f" {ad.game:<9} seats {seats:<3}  {opts[:18]:<18} "),
+                        ("", f" {ad.game:<9} seats {seats:<3}  {opts[:room]:<{room}} "),
                         ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
         out.append([])
         if self.asking == "game":
@@ -631,9 +633,11 @@ class Lan:
 async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], float] = time.time,
                     interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
                     record: str | None = None, state: Path | None = None,
-                    input: Input | None = None, output: Output | None = None) -> int:
+                    input: Input | None = None, output: Output | None = None,
+                    host_options: Mapping[str, Any] | None = None) -> int:
     """`p2pcards play` without --bots: a game to come back into, or the lobby, then the table it leads to (its
-    transcript saved to `record`, our seat journaled in `state`, which this client holds alone meanwhile)."""
+    transcript saved to `record`, our seat journaled in `state`, which this client holds alone meanwhile); a new
+    table starts from `host_options` (the Crisp options given on the command line)."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
 
@@ -654,6 +658,7 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                 comeback, why = find(state, identity)
         async with Lan(interfaces, peer, record, state) as lan:
             lobby = LobbyClient(identity, lan.directory, rules, make_identity=make, joinable=True,
+                                host_options=dict(host_options or {}),
                                 comeback=comeback, status=("class:warn", why) if why else ("", ""))
             choice = await run_lobby_app(lobby, input, output, lan=lan)
             if choice is None or lobby.identity is None:

@@ -241,3 +241,23 @@ def test_a_table_joined_by_address_is_named_after_its_host() -> None:
                 await guest.leave()
 
     assert asyncio.run(main()).startswith("Hana's table at 127.0.0.1:")
+
+
+def test_a_new_table_starts_from_the_hosts_options_given_on_the_command_line() -> None:
+    # `p2pcards play --limit 50 --draw-seconds 30`: the options a host gave are the new table's own.
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True,
+                        host_options={"limit": 50, "draw_seconds": 30, "discard_draw": True})
+    for k in ("n", "enter", "1"):
+        lobby.key(k)
+    text = plain(lobby.lines(80, 24))
+    assert "game ends at: 50 points" in text and "time per draw: 30 s" in text
+    assert "draw from the discard pile: yes" in text
+
+
+def test_a_guest_sees_the_time_per_draw_as_the_host_does() -> None:
+    # Options come over the network as numbers of seconds: 30.0 is shown as the host chose it, 30.
+    directory = Directory()
+    directory.announce(TableAd("t2", "den", "crisp", {"limit": 50, "draw_seconds": 30.0, "discard_draw": False},
+                               1, 2, "ann", "12345 67890 11111 22222 33333"))
+    text = plain(LobbyClient(generate("zoe"), directory).lines(80, 24))
+    assert "30 s" in text and "30.0" not in text
