@@ -545,7 +545,17 @@ class TableClient:
         body = wrapped[self.rules_top: self.rules_top + height - 3]
         return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
                 + [[]] * (height - 3 - len(body))
-                + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table")]])
+                + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table"),
+                    *self._turn_call()]])
+
+    def _turn_call(self) -> Line:
+        """While the rules hide the table: that our turn has come, with the time left when draws are timed."""
+        view = self.view()
+        if view is None or view.over or view.turn != view.me:
+            return []
+        until = view.draw_until if isinstance(view, CrispView) else None
+        left = f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
+        return [("", "   "), ("class:warn", f"Your turn{left}")]
 
 
 def stall_words(stall: Stall) -> list[str]:

@@ -584,3 +584,14 @@ def test_the_reveal_after_a_seat_left_matches_every_players_scores_by_name_not_b
     assert "round +0" in next(line for line in lines if line.startswith(" Bo ") and "round" in line)
     scores = [line.split() for line in lines if line.startswith(" Bo ") and "round" not in line]
     assert scores == [["Bo", "16", "9", "0", "25"]]
+
+
+def test_the_rules_screen_says_when_our_turn_comes_and_how_long_the_draw_has_left() -> None:
+    # Reading the rules hides the table: a timed draw must not run out unseen.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=0)
+    client = TableClient(session, rules=rules_text)
+    client.key("?")
+    assert "your turn" not in screen(client, 0.5).lower()  # Bo plays first
+    session.others(0.5)
+    text = screen(client, 3.5)
+    assert "Rules of Crisp" in text and "Your turn (29 s left)" in text.splitlines()[-1]
