@@ -595,3 +595,13 @@ def test_the_rules_screen_says_when_our_turn_comes_and_how_long_the_draw_has_lef
     session.others(0.5)
     text = screen(client, 3.5)
     assert "Rules of Crisp" in text and "Your turn (29 s left)" in text.splitlines()[-1]
+
+
+def test_every_screen_says_setup_while_another_player_makes_a_setup_choice() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Cy"), list(CRESCENDO_DECK), dealer=0)  # Bo chooses first
+    client = TableClient(session)
+    assert "setup: each player may look at one card or swap two" in screen(client)
+    session.others(0.0)  # Bo and Cy keep their rows: our setup choice is due
+    assert "setup: each player" in screen(client)
+    client.key("p")
+    assert "setup:" not in screen(client) and "turn 1 (CRESCENDO from turn 10)" in screen(client)
