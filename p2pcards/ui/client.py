@@ -16,6 +16,7 @@ from ..errors import IllegalMove, LocalError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
+from ..table.config import SEATS
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
 from .words import RED_SUITS, back_word, card_word, event_kind, goes_on, note_words
@@ -494,7 +495,10 @@ class TableClient:
             out.append([("class:dim", f" Shuffling round {prog.round} by mental poker: keys {prog.keys}/{prog.seats}, "
                                       f"passes {min(prog.passes, prog.seats)}/{prog.seats}, then dealing {dots}")])
         if self.confirm_quit:
-            after = "The bots leave with you." if self.against_bots else "The others go on without you."
+            others = [name for seat, name in enumerate(view.players) if seat != view.me]
+            after = ("The bots leave with you." if self.against_bots
+                     else f"The game ends for {others[0]} too." if len(others) < SEATS[self.session.game][0]
+                     else "The others go on without you.")
             out.append([("class:warn", f" Leave the table? {after} y leave, other keys stay ")])
         elif stopped is not None:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])

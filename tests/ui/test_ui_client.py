@@ -513,7 +513,7 @@ def test_a_card_seen_in_a_round_before_is_a_new_look_when_dealt_again_and_the_re
 
 
 def test_leaving_a_table_of_our_own_bots_says_they_leave_too() -> None:
-    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
     for client, words in ((TableClient(session), "The others go on without you."),
                           (TableClient(session, against_bots=True), "The bots leave with you.")):
         client.key("Q")
@@ -605,3 +605,12 @@ def test_every_screen_says_setup_while_another_player_makes_a_setup_choice() -> 
     assert "setup: each player" in screen(client)
     client.key("p")
     assert "setup:" not in screen(client) and "turn 1 (CRESCENDO from turn 10)" in screen(client)
+
+
+def test_leaving_a_table_of_two_says_the_game_ends_for_the_other() -> None:
+    client, _ = crisp_client()
+    client.key("Q")
+    assert "Leave the table? The game ends for Bo too. y leave, other keys stay" in screen(client)
+    three, _ = crisp_client(names=("you", "Bo", "Cy"))
+    three.key("Q")
+    assert "Leave the table? The others go on without you." in screen(three)
