@@ -121,6 +121,11 @@ def options_words(options: Mapping[str, object]) -> str:
     return ", ".join(out) or "default options"
 
 
+def trouble_words(why: str) -> str:
+    """Why we are out of a table's lobby, as a sentence: a host that closed its table says goodbye with `quit`."""
+    return "the host closed the table." if why == "the host said goodbye: quit" else why.rstrip(".") + "."
+
+
 def _cycle(values: Sequence[T], now: T) -> T:
     """The value after `now` in `values`, round and round."""
     return values[(list(values).index(now) + 1) % len(values)] if now in values else values[0]
@@ -502,7 +507,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
                     finish(room)
                 elif (why := room.lobby_trouble()) is not None:
                     lobby.room = None
-                    lobby.status = ("class:warn", f"You are out of {room.table_name}: {why}")
+                    lobby.status = ("class:warn", f"You are out of {room.table_name}: {trouble_words(why)}")
                     act(leave(room))
             else:
                 await lobby.directory.changed(0.5)

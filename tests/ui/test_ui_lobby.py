@@ -261,3 +261,9 @@ def test_a_guest_sees_the_time_per_draw_as_the_host_does() -> None:
                                1, 2, "ann", "12345 67890 11111 22222 33333"))
     text = plain(LobbyClient(generate("zoe"), directory).lines(80, 24))
     assert "30 s" in text and "30.0" not in text
+
+
+def test_a_host_closing_its_table_is_said_in_plain_words() -> None:
+    from p2pcards.ui.lobby import trouble_words
+    assert trouble_words("the host said goodbye: quit") == "the host closed the table."
+    assert trouble_words("the host went away: timed out") == "the host went away: timed out."
