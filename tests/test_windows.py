@@ -81,6 +81,19 @@ def crescendo_after_a_discard(window: float) -> CrescendoGame:
     return game
 
 
+def test_crescendo_every_view_says_setup_while_any_setup_choice_is_open() -> None:
+    game = CrescendoGame(["p0", "p1", "p2"], CrescendoOptions())
+    game.queue_deck(list(CRESCENDO_DECK))
+    first = next(p for p in game.players if game.legal_moves(p))
+    others = [p for p in game.players if p != first]
+    assert all(game.view(p).setup for p in game.players)  # `phase` tells only the chooser
+    assert game.view(first).phase == "setup" and all(game.view(p).phase is None for p in others)
+    for _ in game.players:
+        chooser = next(p for p in game.players if game.legal_moves(p))
+        game.apply(Move(chooser, "setup_pass"))
+    assert not any(game.view(p).setup for p in game.players)
+
+
 def actions(game: CrescendoGame, player: str) -> set[str]:
     return {m.action for m in game.legal_moves(player)}
 

@@ -112,6 +112,7 @@ class CrescendoView:
     options: CrescendoOptions
     window_until: float | None = None  # while a NUMBER window is open: its end (the next player may begin then)
     number_shut: str | None = None  # why no NUMBER claim is open now, in `check`'s words (None while one is)
+    setup: bool = False  # setup choices are still open this round, whoever's (`phase` shows ours only)
 
 
 @dataclass
@@ -852,6 +853,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             options=self.options,
             window_until=r.window.deadline if r.window is not None else None,
             number_shut=self._window_refusal(),
+            setup=live and r.setup_left > 0,
         )
 
 

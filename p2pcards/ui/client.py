@@ -19,7 +19,7 @@ from ..games.crisp import CrispView
 from ..table.config import SEATS
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import RED_SUITS, back_word, card_word, event_kind, goes_on, note_words
+from .words import RED_SUITS, back_word, card_word, goes_on, note_words
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -51,7 +51,6 @@ class TableClient:
     resumed_after: int = 0  # taken up again: the rounds that ended before, whose reveal and scores we never had
     against_bots: bool = False  # our own bots' table: they leave with us
     rounds_seen: int = 0
-    setups: dict[int, int] = field(default_factory=dict)  # Crescendo: setup choices made in each round
     error: str | None = None
     winners: str = ""
     now: float = 0.0
@@ -89,10 +88,6 @@ class TableClient:
         for note in self.session.take_notes():
             if note.kind == "over" and not goes_on(note):
                 self.winners = note.detail[:1].upper() + note.detail[1:] + "."
-            if goes_on(note):  # the table that goes on deals its first round afresh
-                self.setups.clear()
-            if note.kind == "event" and event_kind(note.detail, view.players).startswith("setup_"):
-                self.setups[view.round] = self.setups.get(view.round, 0) + 1
             words = note_words(note, view.players, self.session.game, me)
             if words is not None:
                 self.log.append(words)
@@ -430,19 +425,12 @@ class TableClient:
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
-            setup = self._in_setup(view)
+            setup = view.setup
             # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
             number = view.turn_number if view.drawn_from is not None else view.turn_number + 1
             parts.append([("", "setup: each player may look at one card or swap two" if setup
                            else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
         return flow(parts, width, lead=" ")
-
-    def _in_setup(self, view: CrescendoView) -> bool:
-        """True while setup choices are open: ours (the engine says so), or another player's (the view shows the
-        phase to the player whose turn it is only: we count the choices made this round, and no turn has begun)."""
-        if view.phase is not None or view.turn is None:
-            return view.phase == "setup"
-        return view.turn_number == 0 and self.setups.get(view.round, 0) < len(view.players)
 
     def _round_panel(self, view: View) -> list[Line]:
         game = self.session.game

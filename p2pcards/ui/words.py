@@ -47,11 +47,6 @@ def _slot(token: str, game: str) -> str:
     return token
 
 
-def event_kind(text: str, names: Sequence[str]) -> str:
-    """The kind of an engine event in its compact text form (`setup_look`, `draw`, ...)."""
-    return _split_player(text, names)[1].partition(" ")[0]
-
-
 def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | None:
     """One engine event (its compact text form) in plain words; None for events not worth a line."""
     who, rest = _split_player(text, names)
