@@ -154,6 +154,8 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
         words = event_words(note.detail, names, game, me)
         return None if words is None else ("", words)
     if note.kind == "rejected":
+        if note.detail.startswith("message dropped: message for table") and not note.blame:
+            return None  # a frame of the table before one that went on, or of one to come: a player need not read it
         if note.detail.startswith(("message dropped", "frames of")):  # a frame, not a move: no one's move was refused
             text = TABLE_ID.sub(lambda m: m.group()[:8] + "…", note.detail)
             return ("class:dim", f"{text[:1].upper()}{text[1:]}{blame}.")

@@ -60,11 +60,13 @@ def test_notes_of_a_seat_voted_out_keep_names_as_spelled_and_say_the_game_goes_o
         ("class:good", "Game over. Too few seats remain without Ada: the game ends.")
 
 
-def test_a_frame_of_the_table_before_is_dropped_quietly_not_as_a_move_refused() -> None:
+def test_a_frame_of_another_table_is_dropped_unseen_and_another_dropped_frame_quietly_not_as_a_move_refused() -> None:
     table = "b18f01f515d34d9a149af5cbd414893c0ee0eb832948bc6d52b69c151d8fa1a3"
     note = Note("rejected", f"message dropped: message for table {table} (more like it are dropped unnoted)")
+    assert note_words(note, NAMES, "crisp", "Bo") is None  # the table before one that went on: nothing to read
+    note = Note("rejected", "message dropped: a frame in our name that we did not sign")
     assert note_words(note, NAMES, "crisp", "Bo") == \
-        ("class:dim", "Message dropped: message for table b18f01f5… (more like it are dropped unnoted).")
+        ("class:dim", "Message dropped: a frame in our name that we did not sign.")
 
 
 def test_a_forfeit_names_the_card_when_known_and_says_you_on_our_own_screen() -> None:
