@@ -104,7 +104,9 @@ class TableClient:
     def key(self, k: str) -> str | None:
         """Handle one key press; returns "leave" when the player confirmed leaving the table."""
         if self.show_rules:
-            return self._rules_key(k)
+            if k not in ("c-c", "c-q"):
+                return self._rules_key(k)
+            self.show_rules = False  # Ctrl-C leaves from the rules as from the table: it asks first
         if self.confirm_quit:
             self.confirm_quit = False
             if k in ("y", "Y"):

@@ -223,6 +223,15 @@ def test_the_rules_scrolled_past_their_end_between_two_draws_show_their_last_pag
     assert "next_start_s = 2" in screen(client)
 
 
+def test_ctrl_c_on_the_rules_screen_asks_to_leave_as_at_the_table() -> None:
+    client, _ = crisp_client()
+    client.rules = rules_text
+    client.key("?")
+    assert client.key("c-c") is None
+    assert "Rules of" not in screen(client) and "Leave the table?" in screen(client)
+    assert client.key("y") == "leave"
+
+
 def test_a_stopped_table_offers_only_to_leave() -> None:
     client, session = crisp_client()
     session.stopped = lambda: "Bo sent nothing owed for 15 s"  # type: ignore[method-assign]
