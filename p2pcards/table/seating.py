@@ -115,10 +115,11 @@ class Seating:
             self.emit.send(self.emit.round(), "out", Out(dep.out).to_wire())
         self.finished = True
         self.emit.note("void", f"{self._are_out(dep.out)}: round {dep.void} is void")
-        if self.me in dep.out:
-            self.emit.note("over", "every other seat voted us gone: the table goes on without us")
-            return
         nxt = going_on(self.cfg, dep, totals, game.dealer_of(dep.void))
+        if self.me in dep.out:
+            self.emit.note("over", "every other seat voted us gone: " + (
+                "the table goes on without us" if nxt is not None else "too few seats remain, the game ends"))
+            return
         if nxt is None:
             self.emit.note("over", f"too few seats remain without {names}: the game ends")
             return

@@ -106,6 +106,16 @@ def test_voted_out_ourselves_we_are_finished_with_no_table_to_go_on_at() -> None
     assert emit.notes[-1].detail == "every other seat voted us gone: the table goes on without us"
 
 
+def test_voted_out_of_a_table_of_two_we_hear_that_the_game_ends() -> None:
+    part, emit = seating(me=1, seats=2, rnd=1)
+    game = part.cfg.new_game()
+    part.began(1, game)
+    part.take(0, 1, Gone(1), game, False)
+    part.take(0, 1, Out((1,)), game, False)
+    assert part.finished and part.successor is None and sent(emit) == []
+    assert emit.notes[-1].detail == "every other seat voted us gone: too few seats remain, the game ends"
+
+
 def test_leaving_stops_us_once() -> None:
     part, emit = seating(rnd=3)
     part.leave("bye")
