@@ -346,8 +346,14 @@ class TableClient:
         cards = bool(view.round and view.known)
         # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
         name_w = max(4, min(8, width - 36))
-        rows: list[Line] = [[("class:dim", f"{'':2}{' player'[:name_w + 1]:<{name_w + 1}}{'score':>6}"
-                                           "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen")]] if cards else []
+        head = f"{'':2}{' player'[:name_w + 1]:<{name_w + 1}}{'score':>6}"
+        legend = "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
+        rows: list[Line] = []
+        if cards and len(head + legend) <= width:
+            rows = [[("class:dim", head + legend)]]
+        elif cards:  # too narrow for one line: the legend flows under the heading
+            keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen")]
+            rows = [[("class:dim", head)], *flow(keys, width, lead="   ")]
         for seat in range(len(view.players)):
             line = self._seat(view, seat, name_w, 5)
             for pos in range(3 if cards else 0):

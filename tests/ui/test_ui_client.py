@@ -306,6 +306,13 @@ def test_every_crisp_card_shows_in_40_columns() -> None:
     assert rows[1] == " 2 Bart     0  L [ ? ]  M [ ? ]  R [ ? ]"
 
 
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_the_crisp_legend_shows_whole_however_narrow(width: int) -> None:
+    text = screen(crisp_client()[0], width=width)
+    assert all(words in text for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen"))
+    assert all(len(line) <= width for line in text.splitlines())
+
+
 def test_the_last_reveal_of_eight_seats_shows_every_score_and_the_winners_in_80_by_24() -> None:
     names = tuple(f"player{i}" for i in range(8))
     client, session = crisp_client(crisp_deck([]), names)
