@@ -54,6 +54,14 @@ class GameReport:
     rss_mib: list[float] = field(default_factory=list)  # per seat, its process's peak (tcp only: one process each)
 
     @property
+    def survived(self) -> bool:
+        """The faults changed no outcome: honest peers agreed and finished, or, when a cheat had its chance (a void
+        one stops the table by design), ended as the catalogue says."""
+        if self.cheat is None or not self.fired:
+            return self.agreed and all(e == "finished" for e in self.ended.values())
+        return self.agreed and self.verdict is None
+
+    @property
     def ok(self) -> bool:
         """Honest peers agreed; with no cheat, they finished (faults survived); a cheat had its chance and was caught."""
         if self.cheat is None:
@@ -207,15 +215,14 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
         f"({s['honest_agreed']}/{n} games)",
     ]
     if faults is not None:
-        lines.append(f"faults ({faults.text() or 'none'}): survived in "
-                     f"{sum(1 for r in reports if r.agreed and all(e == 'finished' for e in r.ended.values()))}/{n} games")
+        lines.append(f"faults ({faults.text() or 'none'}): survived in {sum(r.survived for r in reports)}/{n} games")
     for r in reports:
         if r.faults or faults is not None:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "none fell"
-            survived = r.agreed and all(e == "finished" for e in r.ended.values())
             lines.append(f"  seed {r.seed}: faults injected: {counts}: "
-                         + ("survived" if survived else "NOT survived: " + "; ".join(
-                             f"{peer} {e}" for peer, e in r.ended.items() if e != "finished")))
+                         + ("survived" if r.survived else "NOT survived: " + "; ".join(
+                             [f"{peer} {e}" for peer, e in r.ended.items() if e != "finished"]
+                             if r.cheat is None or not r.fired else [r.verdict or "the honest peers disagreed"])))
     if cheat is not None:
         lines.append(f"cheat {cheat.name} ({cheat.what}; expected: {cheat.expect}): "
                      f"caught in {s['cheat_caught']}/{n} games")
@@ -230,7 +237,8 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
 
 def to_json(path: str, params: Mapping[str, Any], reports: Sequence[GameReport]) -> None:
     """Write the batch as JSON: the parameters, every game, the summary (InputError when it cannot be written)."""
-    data = {"params": dict(params), "games": [asdict(r) | {"ok": r.ok} for r in reports], "summary": summary(reports)}
+    data = {"params": dict(params), "games": [asdict(r) | {"survived": r.survived, "ok": r.ok} for r in reports],
+            "summary": summary(reports)}
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)

@@ -133,3 +133,13 @@ def test_our_move_not_ordered_in_time_goes_out_again_until_it_is() -> None:
     assert not sent.again  # the first time it goes first hand; sent again, it says so (protocol.md §18.5)
     assert [out for out in mover.tick(net.now + 0.8) if isinstance(out, Send)] == []  # not again at once
     assert [out.frame for out in mover.tick(net.now + 1.2) if isinstance(out, Send)] == [sent.frame]
+
+
+def test_faults_at_a_cheating_table_survive_when_the_cheat_is_caught_as_it_should(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A void cheat stops the table by design: the faults are survived when honest peers still did what the cheat
+    expects (the report once said "NOT survived" of every such game, and still exited 0)."""
+    assert main(["sim", "crisp", "--cheat", "split-view", "--faults", "dup=0.05", "--seed", "3", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "faults (dup=0.05): survived in 1/1 games" in out, out
+    assert "NOT survived" not in out and "caught in 1/1 games" in out
