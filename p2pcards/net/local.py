@@ -156,12 +156,14 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
                    via: Callable[[list[int]], list[int]] | None = None, *,
                    dial: Callable[[int, list[int]], list[int]] | None = None, module: str = "p2pcards.net.local",
                    orders: Sequence[Mapping[str, Any]] = (),
-                   crash: Crash | None = None,
+                   crash: Crash | None = None, killed: list[int] | None = None,
                    gone_after: float = GONE_AFTER_S) -> list[dict[str, Any]]:
     """Play one game with one real process per seat; returns each seat's summary.
 
     With `crash`, every seat journals to a store of its own and the crash's seat is killed as it
-    says (it resumes from its journal when started again); a seat that stays dead summarises as {}.
+    says (it resumes from its journal when started again); a seat that stays dead summarises as {}. A seat
+    whose process ended before its crash was due (the game was over) is left alone; `killed`, when given,
+    gets the seats that were killed.
 
     `seed` seeds the random bots; keys and shuffles come from `secrets`, so no two games are alike.
     `via` maps the seats' ports to the ports they dial instead (a proxy of a test in between);
@@ -203,7 +205,10 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
             for k in victims:
                 procs[k].send_signal(signal.SIGKILL)
             for k in victims:
-                procs[k].wait()
+                if procs[k].wait() != -signal.SIGKILL:
+                    continue  # it ended on its own first: its summary is in its pipe, and there is no table to rejoin
+                if killed is not None:
+                    killed.append(k)
                 if crash.back:
                     again = procs[k] = _start_seat(every[k], module)
                     assert again.stdout is not None

@@ -58,7 +58,11 @@ class FaultProxy:
 
     async def _listen(self, dialer: int, target: int, port: int) -> int:
         async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            up_r, up_w = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                up_r, up_w = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:  # the seat behind us is gone (killed, or over): the dialler sees its link fail
+                writer.close()
+                return
             await asyncio.gather(self._pipe(reader, up_w, dialer, target), self._pipe(up_r, writer, target, dialer),
                                  return_exceptions=True)
         server = await asyncio.start_server(accepted, "127.0.0.1", 0)

@@ -182,19 +182,21 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
               for k in range(players)]
     crash_at = faults.restart or faults.gone if faults is not None else 0.0
     killed = faults.crashing if faults is not None else 0
+    crashed: list[int] = []  # the seats killed: none when the game was over before the crash was due
     try:
         summaries = run_local_game(game, players, options, bots, limit_s, seed, module=MODULE, orders=orders,
                                    dial=None if proxy is None else proxy.dial,
                                    crash=Crash(players - killed, after_s=crash_at, back=faults is None or not faults.gone,
-                                               together=killed) if crash_at else None, gone_after=GONE_S)
+                                               together=killed) if crash_at else None, killed=crashed,
+                                   gone_after=GONE_S)
     finally:
         if proxy is not None:
             proxy.close()
     outcomes = [Outcome.from_json(s["outcome"]) if "outcome" in s else
                 Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
                 for k, s in enumerate(summaries)]
-    if faults is not None and faults.gone:
-        summaries, outcomes = summaries[:-killed], outcomes[:-killed]  # killed for good: the others are judged
+    if faults is not None and faults.gone and crashed:
+        summaries, outcomes = summaries[:-len(crashed)], outcomes[:-len(crashed)]  # killed for good: the others are judged
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries),
                          [m for s in summaries for m in s.get("cheat_moves", [])], transport="tcp",
@@ -204,8 +206,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
                          cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])
     if proxy is not None:
         report.faults = dict(proxy.counts)
-    if crash_at:
-        report.faults["gone" if faults is not None and faults.gone else "restart"] = killed
+    if crashed:
+        report.faults["gone" if faults is not None and faults.gone else "restart"] = len(crashed)
     return report
 
 

@@ -105,3 +105,18 @@ def test_two_seats_killed_at_once_over_tcp_are_voted_out_together(capsys: pytest
     out = capsys.readouterr().out
     assert "faults (gone=3:2): survived in 1/1 games" in out and "gone 2" in out, out
     assert len(out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == 2
+
+
+@pytest.mark.slow  # a game of two or three processes
+@pytest.mark.parametrize("fault, players", [("restart=300", 2), ("gone=300", 3)])
+def test_a_crash_due_after_the_game_is_over_is_neither_done_nor_counted(fault: str, players: int,
+                                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    # The victim's process had ended with the game: it was still "killed" and started again (restart: on a
+    # table gone, so it dialled until it died without a summary, and the game was reported not survived),
+    # and the report counted a crash that never came ("gone 1: survived").
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", str(players), "--limit", "10", "--seed", "1",
+                 "--faults", fault]) == 0
+    captured = capfd.readouterr()  # the seat processes' stderr too
+    assert f"faults ({fault}): survived in 1/1 games" in captured.out and "none fell" in captured.out, captured.out
+    assert "Traceback" not in captured.err, captured.err
+    assert len(captured.out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == players
