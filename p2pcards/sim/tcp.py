@@ -195,8 +195,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     outcomes = [Outcome.from_json(s["outcome"]) if "outcome" in s else
                 Outcome(f"p{k}", False, "its process ended without a summary", (), (), 0, (), ())
                 for k, s in enumerate(summaries)]
-    if faults is not None and faults.gone and crashed:
-        summaries, outcomes = summaries[:-len(crashed)], outcomes[:-len(crashed)]  # killed for good: the others are judged
+    if faults is not None and faults.gone:  # the seats killed for good (or due to be): the others are judged
+        summaries, outcomes = summaries[:-killed], outcomes[:-killed]
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries),
                          [m for s in summaries for m in s.get("cheat_moves", [])], transport="tcp",
