@@ -36,3 +36,22 @@ def test_sim_cheats_are_caught_by_every_honest_peer(cheat: str, seed: int, fired
 def test_sim_refuses_a_cheater_seat_not_at_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crisp", "--cheat", "out-of-turn", "--cheater", "7"]) == 2
     assert "--cheater" in capsys.readouterr().err
+
+
+def test_a_cheating_table_is_given_the_time_its_whole_game_needs() -> None:
+    """Crescendo has no limit a cheat can shorten: its cheating table once stopped at 300 s of table time, when an
+    honest game of random bots takes 200 to 300 s, and a cheat rejected as it should was reported NOT CAUGHT
+    ("p0 did not finish: still waiting"). A longer Crisp limit needs longer too."""
+    from p2pcards.sim.cli import game_until
+    assert game_until("crisp", 30, cheat=True, tcp=False) == 300.0
+    assert game_until("crisp", 100, cheat=True, tcp=True) >= 1000.0
+    assert game_until("crescendo", None, cheat=True, tcp=False) >= 1800.0
+    assert game_until("crescendo", None, cheat=True, tcp=True) >= 1800.0
+    assert game_until("crisp", None, cheat=False, tcp=False) == 36000.0
+    assert game_until("crescendo", None, cheat=False, tcp=True) == 1800.0
+
+
+@pytest.mark.slow  # a whole Crescendo game of random bots (about 8 s)
+def test_a_rejected_cheat_at_crescendo_is_caught_in_a_long_game(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "crescendo", "--cheat", "number-unheld", "--seed", "5", "--quiet"]) == 0
+    assert "seed 5: caught" in capsys.readouterr().out

@@ -66,6 +66,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cheat_cli.add_arguments(parser)
 
 
+def game_until(game: str, limit: int | None, *, cheat: bool, tcp: bool) -> float:
+    """How long a game may last before it counts as stuck: table time in memory, real time over tcp.
+
+    A cheating Crisp table is short (to 30 by default: 300 s, 10 s per point of its limit); Crescendo
+    has no limit to shorten, so its cheating table is given as long as an honest one over tcp.
+    """
+    whole = 1800.0 if tcp else 36000.0
+    if not cheat:
+        return whole
+    return 10.0 * (limit or 100) if game == "crisp" else 1800.0
+
+
 def watch(progress: Progress, show_log: bool) -> Callable[[MemNet, int], None]:
     """A MemNet delivery hook: the first peer's log lines as they come (when `show_log`), and the game's progress."""
     shown = 0
@@ -128,12 +140,10 @@ def run(args: argparse.Namespace) -> int:
         return [good() if i < good_bots else RandomBot(random.Random(rng.random()), 0.05)
                 for i in range(args.players)]
 
-    # A cheating table is short (Crisp to 30) and its stalls are timed out sooner (over tcp, in real time
-    # on a busy machine, a little less soon). A game's limit is table time in memory, real time over tcp.
+    # A cheating table's stalls are timed out sooner (over tcp, in real time on a busy machine, a little less soon).
     common: dict[str, Any] = {"cheater": cheater, "faults": faults, "link": link,
                               "timeout": (8.0 if tcp else 5.0) if cheat is not None else 15.0,
-                              "until": (300.0 if cheat is not None else 36000.0) if not tcp
-                              else (300.0 if cheat is not None else 1800.0)}
+                              "until": game_until(args.game, limit, cheat=cheat is not None, tcp=tcp)}
     params: dict[str, Any] = {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
                               "options": options, "cheat": None if cheat is None else cheat.name,
                               "cheater": None if cheat is None else common["cheater"],
