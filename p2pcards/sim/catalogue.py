@@ -32,6 +32,7 @@ from ..errors import MalformedMessage
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..table.config import TableConfig
+from ..table.outputs import Note
 from ..table.peer import Output, TablePeer
 from .cheaters import (
     CheatBot,
@@ -366,10 +367,21 @@ def fired(run: Run, seat: int) -> bool:
     return fired_in([run.bots[seat], run.peers[seat], run.net.tap, run.net.rewrite])
 
 
+def turned_legal(moves: Sequence[Move], refused: Sequence[Move], notes: Sequence[Note]) -> bool:
+    """Whether the cheating bot's `moves` were all `refused` by the cheater's own engine when sent, yet none was
+    rejected where the log placed it (its own `notes`): a race (a move on its way, ordered first) made each legal,
+    and the cheat had no chance. A move legal already when sent is a cheat that is no cheat, not a race."""
+    return bool(moves) and all(m in refused and not any(n.kind == "rejected" and n.detail.startswith(f"{m}: ")
+                                                        for n in notes) for m in moves)
+
+
 def fired_in(parts: Sequence[object]) -> bool:
     """Whether any of a cheat's parts (its bot, its peer, a tap, a rewrite) had its chance."""
     for part in parts:
         if isinstance(part, CheatBot) and part.fired:
+            peer = next((p for p in parts if isinstance(p, CheatingPeer)), None)
+            if peer is not None and turned_legal(part.fired, peer.cheats, peer.notes):
+                continue
             return True
         if isinstance(part, LyingSharePeer) and part.lies:
             return True

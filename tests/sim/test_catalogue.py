@@ -12,7 +12,7 @@ from p2pcards.bots.base import View
 from p2pcards.cli import main
 from p2pcards.games.base import Move
 from p2pcards.sim.batch import play_batch
-from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge
+from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge, turned_legal
 from p2pcards.sim.outcome import Outcome
 from p2pcards.sim.transcript import Transcript, record, verify
 from p2pcards.table.outputs import Note
@@ -126,6 +126,24 @@ def test_a_rejected_cheat_is_caught_only_by_the_rejection_of_its_own_move() -> N
     assert judge(honest, "p1", "rejected", []) is not None
     caught = [dataclasses.replace(honest[0], notes=honest[0].notes + (Note("rejected", "p1 lock 0: no lock", "p1"),))]
     assert judge(caught, "p1", "rejected", ["p1 lock 0"]) is None
+
+
+def test_a_cheating_move_that_a_race_made_legal_had_no_chance() -> None:
+    # Crescendo, seed 6: the cheater drew from the Reserve while p0's setup swap was on its way; the orderer placed
+    # the draw after that swap, on p1's own turn, so the table took it as legal. The sim said "NOT CAUGHT: p0
+    # never rejected the cheating move": it was no cheat where it was ordered, so the next seed must be tried.
+    draw = Move("p1", "draw", source="reserve")
+    assert turned_legal([draw], [draw], [])
+    assert not turned_legal([draw], [draw], [Note("rejected", "p1 draw reserve: not your turn", "p1")])
+    assert not turned_legal([draw], [], [])  # legal already when sent: a cheat that is no cheat, not a race
+    assert not turned_legal([], [], [])
+
+
+@pytest.mark.slow  # a few whole Crescendo games
+def test_a_cheat_that_a_race_made_legal_is_tried_again_on_the_next_seed() -> None:
+    [report] = play_batch("crescendo", 3, {}, 6, 1, cheat=CATALOGUE["out-of-turn"], cheater=1, timeout=5.0,
+                          until=1800.0)
+    assert report.seed > 6 and report.fired and report.verdict is None, (report.seed, report.verdict)
 
 
 def _legal_move(view: View) -> Move | None:
