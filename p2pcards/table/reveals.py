@@ -35,6 +35,8 @@ class Reveals:
         self.seats = decks.seats
         self.port = port
         self.granted_public: set[int] = set()
+        self.public_order: list[int] = []  # the cards turned face up for everyone, in the order our log did it
+        self.public_seen: dict[tuple[int, int], set[int]] = {}  # (deck, position) -> seats whose public share came
         self.granted_private: dict[int, set[int]] = {}
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
         self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> verified share
@@ -76,6 +78,7 @@ class Reveals:
         if not new:
             return
         self.granted_public.update(new)
+        self.public_order += new
         self.learning.update(new)
         self.send_shares(new, None)
         self.take_early()
@@ -139,6 +142,9 @@ class Reveals:
                 continue
             self.early.append((prover, rv))
             held += len(rv.positions)
+            if recipient is None:
+                for pos in rv.positions:
+                    self.public_seen.setdefault((rv.deck, pos), set()).add(prover)
 
     def take_early(self) -> None:
         """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn."""
@@ -209,6 +215,21 @@ class Reveals:
                 self.port.note("event", str(event))
 
     # ------------------------------------------------------------ what is owed
+
+    def public_owed(self) -> set[int]:
+        """The other seats whose share of the first card turned face up and not yet shared by all has not come
+        (whether or not we need it: a seat that has not seen the card does, and so may a grant that its face
+        decides, such as a Jack's peek)."""
+        for h in self.public_order:
+            came = self.public_seen.get(self.decks.loc[h], set())
+            missing = {s for s in range(self.seats) if s != self.me and s not in came}
+            if missing:
+                return missing
+        return set()
+
+    def publics_delivered(self) -> int:
+        """How many shares of the cards turned face up have come (shares of others count for nothing)."""
+        return sum(len(self.public_seen.get(self.decks.loc[h], ())) for h in self.public_order)
 
     def boxes_owed(self) -> set[int]:
         """The other seats that owe a private look (to anyone: it stalls its recipient, and so everyone)."""

@@ -308,7 +308,12 @@ class Round:
         owed = self.decks.owed()
         if owed:
             return owed, (1, *self.decks.progress())
-        # A private look withheld stalls its recipient, and through it everyone: the root cause first.
+        # A share of a card turned face up withheld stalls every seat that has not seen it, and every grant its
+        # face decides (a private look among them): the root cause first.
+        owed = self.reveals.public_owed()
+        if owed:
+            return owed, (7, self.reveals.publics_delivered())
+        # A private look withheld stalls its recipient, and through it everyone.
         owed = self.reveals.boxes_owed()
         if owed:
             return owed, (2, self.reveals.boxes_delivered())
@@ -350,7 +355,7 @@ def new_round(cfg: TableConfig, number: int, me: int, seed: bytes | None, port: 
 
 # What `Round.owed` found missing, by the first number of its mark (0: the table's `ready`).
 OWED: Final = ("ready", "a key or shuffle pass", "a private box", "a move the log names",
-               "decryption shares", "an order", "an opening or result")
+               "decryption shares", "an order", "an opening or result", "a share of a card turned face up")
 
 
 class Watchdog:

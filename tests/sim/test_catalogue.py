@@ -42,6 +42,16 @@ def test_a_cheat_of_each_outcome_is_caught_with_the_right_blame(kind: str) -> No
             assert "p1" not in blames
 
 
+def test_a_withheld_share_of_a_card_face_up_is_blamed_on_its_withholder_not_on_a_grant_waiting_for_its_face() -> None:
+    # p1 draws a Jack and peeks with it: p0, who has not seen the Jack, must learn it from everyone's public share
+    # before it grants the peek, and p2 withholds its share. p1, who saw the Jack, owes p2 nothing and sees p0
+    # owe it a private box: p2 is still the one that holds the table up (protocol.md §12.4).
+    [report] = play_batch("crisp", 3, CRISP, 1, 1, cheat=CATALOGUE["withhold-public"], cheater=2, timeout=3.0,
+                          until=200.0)
+    assert report.fired and report.verdict is None, report.verdict
+    assert report.blamed == {"p0": ["p2"], "p1": ["p2"]}
+
+
 @pytest.mark.slow  # every cheat, in every game it fits, over a seeded batch
 @pytest.mark.parametrize("kind, game", [(k, g) for k, c in CATALOGUE.items() for g in c.games])
 def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: str) -> None:
