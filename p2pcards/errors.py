@@ -71,7 +71,13 @@ class CheatDetected(RemoteProtocolError):
 
 
 class BrokenChain(Gap):
-    """A signed message whose previous hash is not the hash of the sender's own message before it."""
+    """A signed message whose previous hash is not the hash of the sender's own message before it; `frames`, when
+    the one before it is still held: both signed frames, which prove it to anyone (its signer signed another
+    message for the place before)."""
+
+    def __init__(self, message: str, blame: str | None = None, frames: tuple[bytes, bytes] | None = None) -> None:
+        super().__init__(message, blame)
+        self.frames = frames
 
 
 class EquivocationEvidence(Equivocation):

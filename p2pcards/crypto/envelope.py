@@ -219,7 +219,9 @@ class ChainTracker:
             # Possibly only reordered in transit: the caller may hold it and offer it again later.
             raise Gap(f"message {env.seq} from {blame} while {chain.next_seq} is expected")
         if env.prev != chain.head:
-            raise BrokenChain(f"message {env.seq} from {blame} does not follow its message {env.seq - 1}", blame)
+            before = chain.seen[env.seq - 1][1] if env.seq > 0 else None
+            raise BrokenChain(f"message {env.seq} from {blame} does not follow its message {env.seq - 1}", blame,
+                              None if before is None else (before, frame))
         if self.check_body is not None:
             try:
                 self.check_body(env.type, env.body)

@@ -347,8 +347,11 @@ class Chains:
 
 
 def _evidence(exc: RemoteProtocolError) -> tuple[bytes, ...]:
-    """The two signed frames that prove an equivocation (none for any other error: the frame in hand is)."""
-    return exc.frames if isinstance(exc, EquivocationEvidence) else ()
+    """The two signed frames that prove an equivocation, or a broken chain where we still hold the frame before
+    (none for any other error: the frame in hand is)."""
+    if isinstance(exc, EquivocationEvidence):
+        return exc.frames
+    return exc.frames or () if isinstance(exc, BrokenChain) else ()
 
 
 def private_to(frame: bytes) -> int | None:

@@ -146,11 +146,13 @@ def test_equivocation() -> None:
 def test_broken_chain() -> None:
     """A message at the right seq whose prev is not the sender's previous message: BrokenChain, blamed."""
     t = tracker()
-    t.accept(Outbox(ALICE, TABLE).seal(1, "move", {}).frame)
+    first = Outbox(ALICE, TABLE).seal(1, "move", {}).frame
+    t.accept(first)
     fork = Outbox(ALICE, TABLE, next_seq=1, head=b"\x07" * 32).seal(1, "move", {}).frame
     with pytest.raises(BrokenChain) as exc:
         t.accept(fork)
     assert exc.value.blame == ALICE.public.hex()
+    assert exc.value.frames == (first, fork)  # the frame before, and the one that does not follow it: evidence
 
 
 def _signed(value: object) -> bytes:

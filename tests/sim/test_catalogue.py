@@ -52,6 +52,14 @@ def test_a_withheld_share_of_a_card_face_up_is_blamed_on_its_withholder_not_on_a
     assert report.blamed == {"p0": ["p2"], "p1": ["p2"]}
 
 
+def test_a_split_view_by_the_orderer_is_blamed_by_every_seat() -> None:
+    # p0 orders, so nobody relays its frames: p2, given the other version of its move, finds only that p0's next
+    # frame does not follow it, and its report carries both frames, so p1 finds the equivocation itself.
+    [report] = play_batch("crisp", 3, CRISP, 11, 1, cheat=CATALOGUE["split-view"], cheater=0, timeout=3.0, until=200.0)
+    assert report.fired and report.verdict is None, report.verdict
+    assert report.blamed == {"p1": ["p0"], "p2": ["p0"]}
+
+
 @pytest.mark.slow  # every cheat, in every game it fits, over a seeded batch
 @pytest.mark.parametrize("kind, game", [(k, g) for k, c in CATALOGUE.items() for g in c.games])
 def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: str) -> None:
