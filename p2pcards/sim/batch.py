@@ -172,6 +172,8 @@ def check_cheat(cheat: CheatKind | None, game: str, players: int, cheater: int) 
             raise InputError(f"--cheat {cheat.name} is a cheat at {' and '.join(cheat.games)}, not at {game}")
         if not 0 <= cheater < players:
             raise InputError(f"--cheater: a seat from 0 to {players - 1}, not {cheater}")
+        if cheat.not_at is not None and cheat.not_at[0] == cheater:
+            raise InputError(f"--cheat {cheat.name} --cheater {cheater}: {cheat.not_at[1]}")
 
 
 def peak_memory_mib() -> float:

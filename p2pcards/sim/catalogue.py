@@ -308,6 +308,7 @@ class CheatKind:
     what: str
     expect: Expect
     rig: Rig
+    not_at: tuple[int, str] | None = None  # a seat that can never play it, and why
 
 
 def _kinds(*kinds: CheatKind) -> dict[str, CheatKind]:
@@ -320,7 +321,7 @@ CATALOGUE = _kinds(
     CheatKind("pass-duplicate", BOTH, "a shuffle pass with one card twice, another gone", "void",
               _rewrite("pass", duplicate_card)),
     CheatKind("pass-mark", BOTH, "a shuffle pass that leaves a card unmasked, to follow it", "void",
-              _rewrite("pass", mark_card)),
+              _rewrite("pass", mark_card), (0, "seat 0 shuffles first, from the public deck: it has nothing to leave unmasked")),
     CheatKind("two-passes", BOTH, "a second well-proven pass for its place in the shuffle", "void",
               _rewrite("pass", second_pass)),
     CheatKind("lying-share", BOTH, "decryption shares whose proofs do not hold", "void-claim",

@@ -12,7 +12,8 @@ from .catalogue import CATALOGUE, CheatKind
 def catalogue_lines() -> list[str]:
     """One line per cheat: its name, the games it fits, what it does and what honest peers must do."""
     width = max(map(len, CATALOGUE))
-    return [f"{k.name:<{width}}  {' or '.join(k.games):<19}{k.what} ({k.expect})" for k in CATALOGUE.values()]
+    return [f"{k.name:<{width}}  {' or '.join(k.games):<19}{k.what} ({k.expect})"
+            + ("" if k.not_at is None else f"; never from seat {k.not_at[0]}") for k in CATALOGUE.values()]
 
 
 def kind_of(name: str, game: str) -> CheatKind:

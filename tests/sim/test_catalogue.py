@@ -115,6 +115,7 @@ def test_cheat_list_is_one_line_per_cheat(capsys: pytest.CaptureFixture[str]) ->
     (["sim", "--cheat", "out-of-turn"], "the game: crisp or crescendo"),
     (["sim", "crisp", "--games", "2", "--record", "x"], "--record: one game only"),
     (["sim", "crisp", "--cheater", "1"], "--cheater: only with --cheat"),
+    (["sim", "crisp", "--cheat", "pass-mark", "--cheater", "0"], "seat 0 shuffles first, from the public deck"),
 ])
 def test_a_cheat_that_does_not_fit_is_one_line_and_status_2(argv: list[str], err: str,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
