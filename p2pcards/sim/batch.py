@@ -83,7 +83,7 @@ def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None,
     if cheat is not None and cheater is not None:
         report.cheat, report.cheater, report.fired = cheat.name, cheater, fired
         report.verdict = (judge(honest, outcomes[cheater].name, cheat.expect, played) if fired
-                          else "the cheat had no chance")
+                          else "the cheat had no chance" + (f" ({cheat.chance})" if cheat.chance else ""))
     return report
 
 

@@ -21,7 +21,7 @@ import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..bots.base import View
 from ..crypto import deck as dk
@@ -309,6 +309,10 @@ class CheatKind:
     expect: Expect
     rig: Rig
     not_at: tuple[int, str] | None = None  # a seat that can never play it, and why
+    chance: str = ""  # what gives it its chance, said when it had none
+
+
+ORDERS: Final = "its seat orders a round only in a game long enough (a higher --limit gives it one)"
 
 
 def _kinds(*kinds: CheatKind) -> dict[str, CheatKind]:
@@ -352,9 +356,9 @@ CATALOGUE = _kinds(
               # the cheat tries again, so that one of its claims stands alone.
               _bot(claim_unheld, limit=3)),
     CheatKind("early-timeout", BOTH, "as orderer, ticks a deadline (a window's close) before it comes", "void",
-              _peer(EarlyTicker)),
+              _peer(EarlyTicker), chance=ORDERS),
     CheatKind("bad-stamp", BOTH, "as orderer, stamps a move five seconds after the truth", "void",
-              _rewrite("order", far_stamp)),
+              _rewrite("order", far_stamp), chance=ORDERS),
     CheatKind("other-opening", BOTH, "opens its seed commitment with another seed", "void",
               _rewrite("open", other_opening)),
     CheatKind("small-order-key", BOTH, "a round key with a small-order component", "void",

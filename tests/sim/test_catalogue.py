@@ -11,7 +11,7 @@ import pytest
 from p2pcards.bots.base import View
 from p2pcards.cli import main
 from p2pcards.games.base import Move
-from p2pcards.sim.batch import play_batch
+from p2pcards.sim.batch import play_batch, report_from
 from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge, turned_legal
 from p2pcards.sim.outcome import Outcome
 from p2pcards.sim.transcript import Transcript, record, verify
@@ -181,6 +181,14 @@ def test_a_cheating_move_that_is_legal_is_not_caught() -> None:
     assert report.fired
     assert report.verdict is not None and "never rejected the cheating move of p1" in report.verdict
     assert not report.ok
+
+
+def test_a_cheat_with_no_chance_says_what_would_give_it_one() -> None:
+    done = [Outcome(f"p{i}", True, None, (1, 2, 3), (0,), 1, (), ()) for i in range(3)]
+    report = report_from(done, 30, CATALOGUE["bad-stamp"], 2, fired=False)
+    assert report.verdict == f"the cheat had no chance ({CATALOGUE['bad-stamp'].chance})"
+    assert "--limit" in report.verdict
+    assert report_from(done, 30, CATALOGUE["king-swap"], 2, fired=False).verdict == "the cheat had no chance"
 
 
 def test_a_lie_in_a_box_may_reach_a_peer_as_the_reporters_word_only() -> None:
