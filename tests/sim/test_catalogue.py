@@ -185,10 +185,11 @@ def test_a_cheating_move_that_is_legal_is_not_caught() -> None:
 
 def test_a_cheat_with_no_chance_says_what_would_give_it_one() -> None:
     done = [Outcome(f"p{i}", True, None, (1, 2, 3), (0,), 1, (), ()) for i in range(3)]
-    report = report_from(done, 30, CATALOGUE["bad-stamp"], 2, fired=False)
+    traffic = {"moves": 0, "frames": 0, "bytes": 0, "wall_s": 0.0, "table_s": 0.0, "cpu_s": [0.0] * 3}
+    report = report_from(done, 30, CATALOGUE["bad-stamp"], 2, fired=False, **traffic)
     assert report.verdict == f"the cheat had no chance ({CATALOGUE['bad-stamp'].chance})"
     assert "--limit" in report.verdict
-    assert report_from(done, 30, CATALOGUE["king-swap"], 2, fired=False).verdict == "the cheat had no chance"
+    assert report_from(done, 30, CATALOGUE["king-swap"], 2, fired=False, **traffic).verdict == "the cheat had no chance"
 
 
 def test_a_lie_in_a_box_may_reach_a_peer_as_the_reporters_word_only() -> None:
