@@ -31,8 +31,8 @@ Under that, `cores`: the same table on the in-memory network's virtual clock, ea
 own (its calls take the CPU time they took here, what it sends leaves when the call ends, what comes
 meanwhile waits) and links of LAN_DELAY_S plus up to LAN_JITTER_S: a LAN of machines, one per player,
 where the rows above share this machine's cores among every peer. Its set-up and game times are on
-that clock (the game's timed windows pass in no time here, so its game time is not comparable); CPU
-is per peer, measured here.
+that clock (waits, windows and bots' thinking take their time on it, none of the machine's: the row
+runs as fast as its CPU work); CPU is per peer, measured here.
 
 Then, on the in-memory network (virtual clock), what a slow link costs: 3 peers, seat 1's links
 either slow on every frame (`--slow` seconds, give or take 0.1 s) or with a spike of that much on
