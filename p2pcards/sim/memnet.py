@@ -8,15 +8,19 @@ own peer's view, so whole games run in a test without sockets and still meet a n
 reorderings. Its clock is virtual: a game of minutes runs in the time its CPU work takes. With `cores`, each peer
 also has a core of its own: its calls take the CPU time they took on that clock, what it sends leaves
 when the call ends, and what comes meanwhile waits until it is free (a LAN of machines, each a player's).
+A pause of the garbage collector is charged 1/n to the call it interrupts: the one process holds every
+peer's objects, and a peer's own heap is about 1/n of them.
 """
 
 from __future__ import annotations
 
+import gc
 import heapq
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ..bots.base import Bot
 from ..crypto.envelope import parse
@@ -61,6 +65,7 @@ class NetStats:
     by_type: dict[str, int] = field(default_factory=dict)
 
 
+T = TypeVar("T")
 Tap = Callable[[int, int, bytes], bytes | None]  # (sender, receiver, frame) -> frame to deliver, or None to drop
 Rewrite = Callable[[int, bytes], list[bytes]]  # (sender, frame) -> the frames it really sends to everyone (a modified client)
 
@@ -96,6 +101,8 @@ class MemNet:
         self.cores = cores
         self._free = [0.0] * len(peers)  # with `cores`: when each peer's core is free again
         self._spent = 0.0  # with `cores`: CPU the event in hand has taken so far (what it sends leaves after it)
+        self._collected = 0.0  # with `cores`: CPU the garbage collector has taken while we run
+        self._collecting = 0.0  # when the collection under way began
         self._bot_pending = [False] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
         self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
@@ -238,6 +245,22 @@ class MemNet:
     def run(self, until: float = 36000.0, max_events: int = 5_000_000,
             stop: Callable[[MemNet], bool] | None = None) -> None:
         """Run until every live peer has finished or stopped, `stop` says so, or the clock reaches `until`."""
+        if not self.cores:
+            self._run(until, max_events, stop)
+            return
+        gc.callbacks.append(self._collector)
+        try:
+            self._run(until, max_events, stop)
+        finally:
+            gc.callbacks.remove(self._collector)
+
+    def _collector(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._collecting = time.process_time()
+        else:
+            self._collected += time.process_time() - self._collecting
+
+    def _run(self, until: float, max_events: int, stop: Callable[[MemNet], bool] | None) -> None:
         events = 0
         while self._queue and events < max_events:
             t, _, kind, i, data = heapq.heappop(self._queue)
@@ -281,27 +304,25 @@ class MemNet:
             if not self.down and all(p.finished or p.stopped for j, p in enumerate(self.peers) if j not in self.dead):
                 return
 
-    def _timed(self, i: int, call: Callable[..., list[Send | Note]], *args: object) -> list[Send | Note]:
-        start = time.process_time()
+    def _timed(self, i: int, call: Callable[..., T], *args: object) -> T:
+        """`call(*args)` for peer `i`: its CPU counted, and with `cores` on its clock and core too (a pause of the
+        collector in it, 1/n)."""
+        start, collected = time.process_time(), self._collected
         try:
             return call(*args)
         finally:
-            self._took(i, time.process_time() - start)
-
-    def _took(self, i: int, cpu: float) -> None:
-        """Peer `i`'s call took `cpu` seconds: counted, and with `cores` on its clock and core too."""
-        self.cpu[i] += cpu
-        if self.cores:
-            self._spent += cpu
-            self._free[i] = self.at
+            paused = self._collected - collected
+            cpu = time.process_time() - start - paused + paused / len(self.peers)
+            self.cpu[i] += cpu
+            if self.cores:
+                self._spent += cpu
+                self._free[i] = self.at
 
     def _bot(self, i: int) -> None:
         peer, bot = self.peers[i], self.bots[i]
         if bot is None or peer.busy():
             return
-        start = time.process_time()
-        move = bot.choose(peer.view())
-        self._took(i, time.process_time() - start)
+        move = self._timed(i, lambda: bot.choose(peer.view()))
         if move is None:
             self._push(self.at + self.think * 4, "bot", i, None)
             return

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,10 +18,13 @@ STEP = 0.01  # every call a peer makes takes this much CPU, by the fake clock be
 
 
 @pytest.fixture
-def fake_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """process_time moves on by STEP at each reading: every timed call took STEP seconds."""
+def fake_cpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """process_time moves on by STEP at each reading: every timed call took STEP seconds (and no collection ran)."""
     ticks = itertools.count()
     monkeypatch.setattr(memnet.time, "process_time", lambda: next(ticks) * STEP)
+    gc.disable()
+    yield
+    gc.enable()
 
 
 def _net(cores: bool, players: int = 3) -> MemNet:
@@ -60,6 +65,19 @@ def test_with_a_core_per_peer_a_draw_waits_on_every_call_on_its_way(fake_cpu: No
     # to the order and the drawer taking that answer.
     assert all(t < STEP for t in _draws(_net(False), 3))
     assert all(t >= 3 * STEP for t in _draws(_net(True), 3))
+
+
+def test_a_pause_of_the_collector_is_charged_one_nth_to_the_call_it_interrupts(fake_cpu: None) -> None:
+    net = _net(True, players=4)
+
+    def collected_once() -> list[object]:  # a call that a collection of one STEP interrupts: three STEPs in all
+        net._collector("start", {})
+        net._collector("stop", {})
+        return []
+
+    assert net._timed(0, collected_once) == []
+    assert net.cpu[0] == pytest.approx(2 * STEP + STEP / 4)  # its own two, and a quarter of the collection
+    assert net._free[0] == pytest.approx(net.cpu[0])  # its core is busy that long
 
 
 def test_a_core_per_peer_plays_a_whole_game_alike() -> None:
