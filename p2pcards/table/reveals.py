@@ -34,8 +34,7 @@ class Reveals:
         self.me = decks.me
         self.seats = decks.seats
         self.port = port
-        self.granted_public: set[int] = set()
-        self.public_order: list[int] = []  # the cards turned face up for everyone, in the order our log did it
+        self.granted_public: dict[int, None] = {}  # the cards turned face up for everyone, in the order our log did it
         self.public_seen: dict[tuple[int, int], set[int]] = {}  # (deck, position) -> seats whose public share came
         self.granted_private: dict[int, set[int]] = {}
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
@@ -77,8 +76,7 @@ class Reveals:
         new = [h for h in handles if h not in self.granted_public]
         if not new:
             return
-        self.granted_public.update(new)
-        self.public_order += new
+        self.granted_public.update(dict.fromkeys(new))
         self.learning.update(new)
         self.send_shares(new, None)
         self.take_early()
@@ -220,7 +218,7 @@ class Reveals:
         """The other seats whose share of the first card turned face up and not yet shared by all has not come
         (whether or not we need it: a seat that has not seen the card does, and so may a grant that its face
         decides, such as a Jack's peek)."""
-        for h in self.public_order:
+        for h in self.granted_public:
             came = self.public_seen.get(self.decks.loc[h], set())
             missing = {s for s in range(self.seats) if s != self.me and s not in came}
             if missing:
@@ -229,7 +227,7 @@ class Reveals:
 
     def publics_delivered(self) -> int:
         """How many shares of the cards turned face up have come (shares of others count for nothing)."""
-        return sum(len(self.public_seen.get(self.decks.loc[h], ())) for h in self.public_order)
+        return sum(len(self.public_seen.get(self.decks.loc[h], ())) for h in self.granted_public)
 
     def boxes_owed(self) -> set[int]:
         """The other seats that owe a private look (to anyone: it stalls its recipient, and so everyone)."""
