@@ -49,6 +49,29 @@ REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 MAX_ADDRESSES = 16  # addresses of one seat in the host's `A` frame
 
 
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address `text` names (an IPv4-mapped IPv6 one as IPv4, a zone dropped), or None for no address."""
+    try:
+        address = ipaddress.ip_address(text.split("%")[0])
+    except ValueError:
+        return None
+    return (address.ipv4_mapped or address) if isinstance(address, ipaddress.IPv6Address) else address
+
+
+def dialable(host: str, via: str) -> bool:
+    """Whether a guest dials `host` on the host's word: a unicast address, and a loopback one only when its own
+    link to the host (from `via`) is over loopback too.
+
+    An honest host names where it sees each seat; a loopback address seen by a host on another machine
+    names the guest's own machine, and the rest name no seat at all. Leaving them out means a hostile
+    host cannot point its guests at their own machine's services, nor at a broadcast or multicast group.
+    """
+    address, link = _ip(host), _ip(via)
+    if address is not None and address.is_loopback:  # (::1 is also in a reserved block)
+        return link is not None and link.is_loopback
+    return address is not None and not (address.is_multicast or address.is_unspecified or address.is_reserved)
+
+
 class Node:
     """One peer: its links, its discovery (when multicast is used), its lobby and then its seat."""
 
@@ -296,7 +319,7 @@ class Node:
             if self.seat is None or self._addressed:
                 raise LinkBroken("the seats' addresses come once, after the seats")
             self._addressed = True
-            self._spawn(self._dial_seats(self._seat_addresses(payload)))
+            self._spawn(self._dial_seats(self._seat_addresses(payload, link.address)))
         else:
             raise LinkBroken(f"a frame of kind {kind} has no place here")
 
@@ -337,9 +360,10 @@ class Node:
             else:
                 self._join_failed = "the table was seated without us"
 
-    def _seat_addresses(self, payload: bytes) -> dict[bytes, list[tuple[str, int]]]:
-        """Where the host says the seats before ours listen; MalformedMessage (the link is cut) unless every
-        entry is [key, [IP address, ...], port] for a seat of the table."""
+    def _seat_addresses(self, payload: bytes, via: str) -> dict[bytes, list[tuple[str, int]]]:
+        """Where the host (linked to us from `via`) says the seats before ours listen, less what no seat can be
+        at (`dialable`); MalformedMessage (the link is cut) unless every entry is [key, [IP address, ...], port]
+        for a seat of the table."""
         assert self.seat is not None
         keys = self.seat.peer.cfg.keys
         me = keys.index(self.identity.public)
@@ -361,7 +385,7 @@ class Node:
             if len(addresses) != len(hosts):
                 raise MalformedMessage("a seat's host is not an IP address")
             if keys.index(key) < me:
-                where[key] = addresses
+                where[key] = [(h, p) for h, p in addresses if dialable(h, via)]
         return where
 
     async def _dial_seats(self, where: Mapping[bytes, list[tuple[str, int]]]) -> None:

@@ -51,7 +51,7 @@ def _seated(me_at: int = 2) -> tuple[Node, Any, list[bytes], list[tuple[str, obj
     node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=SimpleNamespace(keys=keys)),  # type: ignore[assignment]
                                 take=lambda link, kind, payload: calls.append(("take", kind)),
                                 frame=lambda payload: calls.append(("frame", payload)))
-    return node, SimpleNamespace(key=keys[0]), keys, calls
+    return node, SimpleNamespace(key=keys[0], address="127.0.0.1"), keys, calls
 
 
 def test_a_table_frame_reaches_the_seat_after_the_links_silences() -> None:
@@ -85,7 +85,7 @@ def test_a_frame_sent_again_before_we_are_seated_is_ignored_not_kept_nor_cut() -
 def test_the_seats_addresses_that_break_the_rules_cut_the_hosts_link(where: Any, why: str) -> None:
     node, host_link, keys, _ = _seated()
     with pytest.raises(MalformedMessage, match=why):
-        node._seat_addresses(encode(where))
+        node._seat_addresses(encode(where), "127.0.0.1")
 
 
 @pytest.mark.parametrize("hosts, port", [
@@ -95,7 +95,20 @@ def test_the_seats_addresses_that_break_the_rules_cut_the_hosts_link(where: Any,
 def test_a_seat_address_is_ip_literals_and_a_port(hosts: list[object], port: int) -> None:
     node, host_link, keys, _ = _seated()
     with pytest.raises(MalformedMessage):
-        node._seat_addresses(encode([[keys[1], hosts, port]]))
+        node._seat_addresses(encode([[keys[1], hosts, port]]), "127.0.0.1")
+
+
+@pytest.mark.parametrize("via, hosts, kept", [
+    ("192.168.7.2", ["127.0.0.1", "192.168.7.3"], ["192.168.7.3"]),  # loopback from a host elsewhere: our machine
+    ("192.168.7.2", ["::1", "::ffff:127.0.0.2"], []),
+    ("127.0.0.1", ["127.0.0.1", "::1"], ["127.0.0.1", "::1"]),  # a host on this machine: its seats may be too
+    ("192.168.7.2", ["224.0.0.251", "255.255.255.255", "0.0.0.0", "::", "ff02::fb", "240.0.0.1"], []),
+    ("", ["127.0.0.1", "fe80::1%eth0", "10.1.2.3"], ["fe80::1%eth0", "10.1.2.3"]),
+])
+def test_a_guest_dials_only_where_a_seat_can_be(via: str, hosts: list[str], kept: list[str]) -> None:
+    """A hostile host cannot point its guests at their own machine, a broadcast or a multicast group."""
+    node, _, keys, _ = _seated()
+    assert node._seat_addresses(encode([[keys[1], hosts, 4001]]), via) == {keys[1]: [(h, 4001) for h in kept]}
 
 
 def test_the_seats_addresses_come_once_and_name_only_the_seats_before_ours() -> None:
