@@ -387,7 +387,9 @@ def shuffle_pass(ctx: RoundContext, keys: RoundKeys, secret: RoundSecret, prev: 
     tags = None if prev.tags is None else tuple([prev.tags[i] for i in perm])
     source = deck_digest(ctx, prev)
     out = EncryptedDeck(prev.deck, prev.stage + 1, c1, c2, tags, source)
-    nonce_key: list[Value] = [secret.seed, ctx.table, ctx.round, secret.seat, prev.deck, source]
+    # Everything the pass and its proof depend on (so one proof, one set of nonces): the seed fixes π and r,
+    # the input its digest, and the joint key the output.
+    nonce_key: list[Value] = [secret.seed, ctx.table, ctx.round, secret.seat, prev.deck, source, keys.joint]
     proof = shuffle.prove(_statement(ctx, keys, prev, out, source), perm, ints, nonce_key)
     return replace(out, proof=proof.to_bytes())
 

@@ -276,3 +276,17 @@ def test_proof_is_deterministic_in_the_seed() -> None:
     t = Table("crisp", 12)
     prev = t.deck_before(1)
     assert D.shuffle_pass(t.ctx, t.keys, t.rnd.secrets[1], prev) == D.shuffle_pass(t.ctx, t.keys, t.rnd.secrets[1], prev)
+
+
+def test_proof_nonces_follow_the_joint_key() -> None:
+    """Two proofs of one seed's pass over one input under two joint keys never share their randomness.
+
+    Were the nonces the same for both, the two responses k_E,k = v·e'_k + ε_k would give the
+    permutation away (two challenges, one ε_k): that is why ρ hashes the joint key too (§4.12).
+    """
+    t = Table("crisp", 12)
+    prev = t.deck_before(0)
+    other = dataclasses.replace(t.keys, joint=group.mul_base(rand().to_bytes(32, "little")))
+    proofs = [shuffle.ShuffleProof.from_bytes(D.shuffle_pass(t.ctx, keys, t.rnd.secrets[0], prev).proof or b"", len(prev))
+              for keys in (t.keys, other)]
+    assert not set(proofs[0].u) & set(proofs[1].u)  # u_j = c_j·G + h_π⁻¹(j), π the same for both: c_j differ
