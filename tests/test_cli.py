@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from p2pcards.cards import CRISP_DECK
-from p2pcards.cli import COMMANDS, main
+from p2pcards.cli import COMMANDS, load_command, main
 
 EXAMPLE = Path(__file__).parent / "scenarios" / "examples" / "crisp-one-round.json"
 
@@ -152,3 +152,65 @@ def test_play_refuses_a_record_file_it_cannot_write_and_leaves_no_file_when_it_r
     target = tmp_path / "game.p2pt"
     assert main(["play", "--bots", "9", "--record", str(target)]) == 2  # refused for its --bots
     assert not target.exists()
+
+
+QUICK_SIM = ["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "3", "--quiet"]
+
+
+@pytest.mark.parametrize("option", ["--json", "--record"])
+def test_sim_refuses_a_file_that_exists_before_playing_and_replaces_it_only_with_overwrite(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str) -> None:
+    saved = tmp_path / "saved"
+    saved.write_bytes(b"a transcript kept for a year")
+    assert main([*QUICK_SIM, option, str(saved)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"{option}: {saved} already exists" in err and "--overwrite" in err
+    assert saved.read_bytes() == b"a transcript kept for a year"
+    assert main([*QUICK_SIM, option, str(saved), "--overwrite"]) == 0
+    assert saved.read_bytes() != b"a transcript kept for a year"
+    assert [p.name for p in tmp_path.iterdir()] == ["saved"]  # no temporary file left
+
+
+def test_sim_will_not_write_its_transcript_and_report_to_one_file(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    target = str(tmp_path / "both")
+    assert main([*QUICK_SIM, "--record", target, "--json", target]) == 2
+    assert "one file each" in capsys.readouterr().err and not (tmp_path / "both").exists()
+
+
+def test_play_refuses_a_record_file_that_exists_before_anything_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    saved = tmp_path / "game.p2pt"
+    saved.write_bytes(b"last week's game")
+    assert main(["play", "--bots", "2", "--record", str(saved)]) == 2  # refused before it asks for a terminal
+    err = capsys.readouterr().err
+    assert f"--record: {saved} already exists" in err and "--overwrite" in err
+    assert saved.read_bytes() == b"last week's game"
+    assert "--overwrite" in load_command("play").format_help() and "--overwrite" in load_command("sim").format_help()
+
+
+def test_a_file_is_written_whole_or_not_at_all_and_never_over_one_that_appeared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from p2pcards.errors import InputError
+    from p2pcards.files import write_file
+
+    target = tmp_path / "t.bin"
+    target.write_bytes(b"good")
+
+    def crash(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", crash)  # the disk fills up halfway
+    with pytest.raises(InputError, match="No space left"):
+        write_file(str(target), b"new and longer", overwrite=True)
+    monkeypatch.undo()
+    assert target.read_bytes() == b"good" and [p.name for p in tmp_path.iterdir()] == ["t.bin"]
+    with pytest.raises(InputError, match="appeared while we worked") as caught:  # made by someone else meanwhile
+        write_file(str(target), b"ours")
+    assert target.read_bytes() == b"good"
+    kept = str(caught.value).rsplit(" ", 1)[1]
+    assert Path(kept).read_bytes() == b"ours"
+    write_file(str(tmp_path / "new.bin"), b"fresh")
+    assert (tmp_path / "new.bin").read_bytes() == b"fresh"

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..bots.base import Bot
 from ..errors import InputError
+from ..files import write_file
 from ..table.peer import TablePeer
 from .catalogue import CheatKind, cheat_moves, fired, judge
 from .outcome import Outcome, agreed
@@ -237,13 +238,9 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
     return lines
 
 
-def to_json(path: str, params: Mapping[str, Any], reports: Sequence[GameReport]) -> None:
-    """Write the batch as JSON: the parameters, every game, the summary (InputError when it cannot be written)."""
+def to_json(path: str, params: Mapping[str, Any], reports: Sequence[GameReport], overwrite: bool = False) -> None:
+    """Write the batch as JSON all at once: the parameters, every game, the summary (over an existing file only when
+    `overwrite`; InputError when it cannot be written)."""
     data = {"params": dict(params), "games": [asdict(r) | {"survived": r.survived, "ok": r.ok} for r in reports],
             "summary": summary(reports)}
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    write_file(path, (json.dumps(data, indent=1) + "\n").encode(), overwrite)

@@ -9,6 +9,7 @@ and the exit status says whether the honest peers agreed and every cheat was cau
 from __future__ import annotations
 
 import argparse
+import os
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
 from ..cli import add_game_options, amount, check_good, check_seats, out_file, seed_of, whole
 from ..errors import InputError
+from ..files import overwrite_help, refuse_existing
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", type=out_file, default=None,
                         help="save the game's transcript (every signed frame) to FILE; `p2pcards verify FILE` "
                              "checks it (one game in memory only)")
+    parser.add_argument("--overwrite", action="store_true", help=overwrite_help("--record", "--json"))
     parser.set_defaults(good=None)  # so that --cheat can tell it was given; 1 otherwise
     cheat_cli.add_arguments(parser)
 
@@ -104,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if args.game is None:
         raise InputError("the game: crisp or crescendo (or --cheat list)")
     check_seats(args.game, args.players)
+    refuse_existing(args.record, "--record", args.overwrite)
+    refuse_existing(args.json, "--json", args.overwrite)
+    if args.record is not None and args.json is not None and os.path.abspath(args.record) == os.path.abspath(args.json):
+        raise InputError(f"--record and --json: one file each, not both {args.record}")
     seed = seed_of(args)
     if args.record is not None and (args.games > 1 or args.tables is not None):
         raise InputError("--record: one game only (not with --games or --tables)")
@@ -155,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(load_lines(runs, wall) + report_lines(reports, cheat, faults)))
         if args.json is not None:
             to_json(args.json, params | {"tables": args.tables, "wall_s": wall,
-                                         "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports)
+                                         "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports,
+                    args.overwrite)
         return 0 if all(r.ok for r in reports) else 1
     if tcp:
         return _run_tcp(args, cheat, good_bots, options, seed, common, params)
@@ -188,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         reports = play_batch(args.game, args.players, options, seed, args.games, cheat=cheat, bots=bots,
                              prepare=prepare, setup=setup, on_game=on_game, **common)
     if transcripts:
-        transcripts[0].save(args.record)
+        transcripts[0].save(args.record, args.overwrite)
     return _report(args, reports, cheat, faults, params)
 
 
@@ -219,5 +227,5 @@ def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKin
             print(f"  {name:<4} {ended:<10} totals {reports[0].totals[name]}")
     print("\n".join(report_lines(reports, cheat, faults)))
     if args.json is not None:
-        to_json(args.json, params, reports)
+        to_json(args.json, params, reports, args.overwrite)
     return 0 if all(r.ok for r in reports) else 1

@@ -20,6 +20,7 @@ from ..crypto.envelope import parse
 from ..crypto.identity import generate
 from ..crypto.identity import verify as verify_signature
 from ..errors import InputError, MalformedMessage
+from ..files import write_file
 from ..table.config import Game, TableConfig
 from ..table.decks import Decks
 from ..table.outputs import Emitter, Note, Port
@@ -82,13 +83,9 @@ class Transcript:
         body = encode(self.body())
         return encode({"body": body, "digest": digest(PERSON, body)})
 
-    def save(self, path: str) -> None:
-        """Write the file (InputError when it cannot be written)."""
-        try:
-            with open(path, "wb") as f:
-                f.write(self.to_bytes())
-        except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
+    def save(self, path: str, overwrite: bool = False) -> None:
+        """Write the file all at once, over an existing one only when `overwrite` (InputError when it cannot)."""
+        write_file(path, self.to_bytes(), overwrite)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:

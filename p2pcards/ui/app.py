@@ -108,7 +108,11 @@ async def run_table(session: TableSession, rules: Rules | None = None, input: In
         app.invalidate()
 
     async def _leave() -> None:
-        await session.leave()
+        try:
+            await session.leave()
+        except P2PCardsError as exc:  # e.g. the transcript could not be saved: said on the way out, no hung screen
+            app.exit(exception=exc)
+            return
         app.exit(result=0)
 
     async def feed() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from ..cli import out_file
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
+from ..files import overwrite_help, refuse_existing
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..net.botpeer import _address
 from ..rulestext import rules_text
@@ -35,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", type=out_file, default=None,
                         help="save your game's transcript (every signed frame you sent or received) to FILE when "
                              "you leave; `p2pcards verify FILE` checks it offline")
+    parser.add_argument("--overwrite", action="store_true", help=overwrite_help("--record"))
     parser.add_argument("--state", metavar="DIR", default=None,
                         help="where your seat at a LAN table is journaled, so that after a crash `p2pcards play` "
                              "takes you back into the game (default $XDG_STATE_HOME/p2pcards, or "
@@ -80,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from .comeback import state_dir
     from .session import NetTable
 
+    refuse_existing(args.record, "--record", args.overwrite)
     options = table_options(args)
     if args.bots is None:
         from .lobby import run_lobby
@@ -88,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("the client needs a terminal")
         state = Path(args.state) if args.state is not None else state_dir()
         status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
-                                            record=args.record, state=state, host_options=options))
+                                            record=args.record, state=state, host_options=options,
+                                            overwrite=args.overwrite))
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
@@ -98,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.name is not None:
         set_name(args.name)
     identity = load_or_create()
-    session = NetTable(identity, args.game, options, bots=args.bots, record=args.record)
+    session = NetTable(identity, args.game, options, bots=args.bots, record=args.record, overwrite=args.overwrite)
     rules = rules_function()
     return asyncio.run(run_table(session, rules, client=TableClient(session, rules, against_bots=True)))
 

@@ -579,10 +579,11 @@ class Lan:
     """The lobby's way to the network: one Discovery for the process (none with --peer), tables hosted and joined."""
 
     def __init__(self, interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
-                 record: str | None = None, state: Path | None = None) -> None:
+                 record: str | None = None, state: Path | None = None, overwrite: bool = False) -> None:
         self.interfaces = interfaces
         self.peer = peer
         self.record = record  # where each table we sit at saves its transcript
+        self.overwrite = overwrite  # over a file already there (--overwrite)
         self.state = state  # where the table we sit at journals our seat
         self.disco: Discovery | None = None
         self.directory: TableDirectory = PeerDirectory(*peer) if peer else NoDirectory()
@@ -606,7 +607,8 @@ class Lan:
 
     def _table(self, identity: Identity, game: str = "crisp", options: Mapping[str, Any] | None = None) -> NetTable:
         return NetTable(identity, game, dict(options or {}), interfaces=self.interfaces,
-                        mdns=self.disco is not None, disco=self.disco, record=self.record, state=self.state)
+                        mdns=self.disco is not None, disco=self.disco, record=self.record, state=self.state,
+                        overwrite=self.overwrite)
 
     async def host(self, identity: Identity, new: NewTable) -> NetTable:
         """Open `new` and announce it (unless there is no multicast)."""
@@ -639,10 +641,11 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                     interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
                     record: str | None = None, state: Path | None = None,
                     input: Input | None = None, output: Output | None = None,
-                    host_options: Mapping[str, Any] | None = None) -> int:
+                    host_options: Mapping[str, Any] | None = None, overwrite: bool = False) -> int:
     """`p2pcards play` without --bots: a game to come back into, or the lobby, then the table it leads to (its
     transcript saved to `record`, our seat journaled in `state`, which this client holds alone meanwhile); a new
-    table starts from `host_options` (the Crisp options given on the command line)."""
+    table starts from `host_options` (the Crisp options given on the command line); `overwrite`: the transcript may
+    replace a file already there."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
 
@@ -661,7 +664,7 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                 clear(state)  # no identity yet: nothing journaled there can be ours
             else:
                 comeback, why = find(state, identity)
-        async with Lan(interfaces, peer, record, state) as lan:
+        async with Lan(interfaces, peer, record, state, overwrite) as lan:
             lobby = LobbyClient(identity, lan.directory, rules, make_identity=make, joinable=True,
                                 host_options=dict(host_options or {}),
                                 comeback=comeback, status=("class:warn", why) if why else ("", ""))
@@ -670,11 +673,12 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                 return 0
             session: TableSession
             if isinstance(choice, BotGame):  # no journal: the bots go with the client (session.py)
-                session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record)
+                session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record,
+                                   overwrite=overwrite)
             elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
                 seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
                 session = NetTable(seated, choice.node.config.game, interfaces=interfaces, record=record,
-                                   state=state, saved=choice.node)
+                                   state=state, saved=choice.node, overwrite=overwrite)
             else:
                 session = choice
             client = TableClient(session, rules, seen_before=isinstance(choice, Saved))  # no second look after a crash

@@ -1,0 +1,85 @@
+"""Files written for the user (a transcript, a report): never over one they have unless told, never half written."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+
+from .errors import InputError
+
+
+
+def overwrite_help(*options: str) -> str:
+    """The help of `--overwrite` for a command whose `options` write files."""
+    return f"replace a FILE of {' or '.join(options)} that already exists (default: refuse it before anything starts)"
+
+
+def refuse_existing(path: str | None, option: str, overwrite: bool) -> None:
+    """InputError naming `path` when it already exists and `overwrite` was not given (checked before any work)."""
+    if path is not None and not overwrite and os.path.lexists(path):
+        raise InputError(f"{option}: {path} already exists: give another file, or --overwrite to replace it")
+
+
+def _fsync_dir(directory: str) -> None:
+    with contextlib.suppress(OSError):  # a file system without directory fsync: the rename is still atomic
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _temporary(path: str) -> tuple[str, int]:
+    """A new file beside `path` (same directory, so a rename is atomic), made with the mode `open` would give it."""
+    parent, name = os.path.split(path)
+    while True:
+        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+
+
+def write_file(path: str, data: bytes, overwrite: bool = False) -> None:
+    """Write `data` to `path` all at once: into a temporary file beside it, synced, then renamed to `path` (a crash
+    leaves the old file or the new one, never half of one). Without `overwrite` a file at `path` is never replaced:
+    one that appeared since the start is an InputError naming the temporary file that keeps `data`. InputError too
+    when it cannot be written."""
+    try:
+        tmp, fd = _temporary(path)
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
+    except FileExistsError:
+        raise InputError(f"{path} appeared while we worked and was not replaced; what we wrote is in {tmp}") from None
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    _fsync_dir(os.path.dirname(path) or ".")
+
+
+def _link_new(tmp: str, path: str) -> None:
+    """Give `tmp` the name `path` unless a file has it (FileExistsError): a hard link, which never replaces."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+            raise
+        if os.path.lexists(path):  # no hard links here: look, then rename (a race is left open only on such a system)
+            raise FileExistsError(errno.EEXIST, "exists", path) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
