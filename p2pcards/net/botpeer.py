@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import resource
 import secrets
@@ -17,7 +18,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from ..table.peer import Note
 from .discovery import Discovery
 from .link import printable
 from .node import Node
-from .store import STORE_FILES, NodeState, SeatStore, clear
+from .store import BOTS, STORE_FILES, NodeState, SeatStore, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -67,11 +68,26 @@ class BotPeer:
     gone_after: float = GONE_AFTER_S
     think: float = 0.05
     state: str | None = None  # journal our seat here; come back into the table it holds, if any
+    given: frozenset[str] = frozenset({"bot", "interfaces", "gone_after"})  # set here, not left to a resume
 
 
-async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = None,
-                       disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
-    """Run one bot peer in this loop until its table finishes or stops; returns a summary."""
+
+def resume_config(cfg: BotPeer, saved: NodeState) -> BotPeer:
+    """The settings of a peer coming back into its seat: those it was started with, as its state keeps them, each
+    one given again now winning; its name is its seat's."""
+    def keep(name: str) -> bool:
+        return name not in cfg.given and getattr(saved, name) is not None
+
+    return replace(cfg, name=saved.config.names[saved.seat],
+                   bot=saved.bot if keep("bot") and saved.bot is not None else cfg.bot,
+                   interfaces=saved.interfaces if keep("interfaces") else cfg.interfaces,
+                   gone_after=saved.gone_after if keep("gone_after") and saved.gone_after is not None
+                   else cfg.gone_after)
+
+
+def load_seat(cfg: BotPeer) -> tuple[BotPeer, NodeState | None]:
+    """The seat journaled in `cfg.state` to come back to (None: none), and the settings to do it with; InputError
+    for a state directory that is not one, LocalError for a journal that cannot be ours."""
     state = Path(cfg.state) if cfg.state else None
     if state is not None and state.exists() and not state.is_dir():
         raise InputError(f"--state {state}: not a directory")
@@ -80,6 +96,15 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
         # Before we join anyone: files of a seat's names that are no seat to come back to are not ours to write over.
         raise InputError(f"--state {state} holds {', '.join(n for n in STORE_FILES if (state / n).exists())} but no "
                          "seat to come back to: remove them or give another directory")
+    return (cfg, None) if saved is None else (resume_config(cfg, saved), saved)
+
+
+async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = None,
+                       disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
+    """Run one bot peer in this loop until its table finishes or stops (coming back into the seat journaled in
+    `cfg.state`, with the settings it was started with, when there is one); returns a summary."""
+    cfg, saved = load_seat(cfg)
+    state = Path(cfg.state) if cfg.state else None
     if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
         key = Ed25519PrivateKey.from_private_bytes(saved.key)
         identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, False
@@ -87,7 +112,7 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
         identity, port = generate(cfg.name), cfg.port
         mdns = cfg.mdns and not (cfg.peers and not cfg.create)
     async with Node(identity, cfg.interfaces, mdns=mdns, port=port, on_note=on_note,
-                    gone_after=cfg.gone_after, disco=disco, state=state) as node:
+                    gone_after=cfg.gone_after, disco=disco, state=state, bot=cfg.bot) as node:
         if saved is not None:
             assert state is not None
             node.resume(SeatStore(state, saved.config, saved.seat), saved.config, saved.dial)
@@ -132,8 +157,8 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Bot, table, host options, how to reach the others."""
-    parser.add_argument("--bot", choices=["random", "good"], default="random",
-                        help="who plays this seat (default random)")
+    parser.add_argument("--bot", choices=BOTS, default=None,
+                        help="who plays this seat (default random; coming back with --state: the one it had)")
     parser.add_argument("--name", default=None, help="this player's name (default bot-XXXX)")
     parser.add_argument("--table", default=None, metavar="NAME",
                         help="the table to create, or to join (default: the first with a free seat)")
@@ -147,19 +172,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draw-seconds", type=int, default=None, choices=[c for c in DRAW_SECONDS_CHOICES if c],
                         help="host, Crisp: time per draw (default no limit)")
     parser.add_argument("--interface", action="append", default=None, metavar="IF",
-                        help="an IPv4 interface (name or address) to use; repeat for several (default every one)")
+                        help="an IPv4 interface (name or address) to use; repeat for several (default every one; "
+                             "coming back with --state: those it had)")
     parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
                         help="join the host at this address without multicast")
     parser.add_argument("--no-mdns", action="store_true", help="host without announcing (guests need --peer)")
     parser.add_argument("--port", type=int, default=0, help="the TCP port to listen on (default any)")
-    parser.add_argument("--gone-after", type=float, default=GONE_AFTER_S,
+    parser.add_argument("--gone-after", type=float, default=None,
                         help="seconds a seat may be missing before we vote it gone and the table goes on "
-                             f"without it (default {GONE_AFTER_S:.0f})")
+                             f"without it (default {GONE_AFTER_S:.0f}; coming back with --state: the one it had)")
     parser.add_argument("--state", metavar="DIR", default=None,
                         help="journal this seat in DIR (a directory of its own: one that holds other files named "
                              "journal, node or table is refused); started again with the same DIR after a crash or "
-                             "a kill, the peer comes back into its round (its key, port and table are in DIR, "
-                             "readable by you alone)")
+                             "a kill, the peer comes back into its round (its key, port, table, --bot, "
+                             "--interface and --gone-after are in DIR, readable by you alone; one given again wins)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")
@@ -183,11 +209,14 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
         raise InputError("--no-mdns without --create needs --peer HOST:PORT")
     if not 0 <= args.port < 65536:
         raise InputError("--port must be 0 to 65535")
-    if args.gone_after <= 0:
+    if args.gone_after is not None and not (math.isfinite(args.gone_after) and args.gone_after > 0):
         raise InputError("--gone-after must be positive")
-    return BotPeer(args.bot, args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
+    given = frozenset(k for k, v in (("bot", args.bot), ("interfaces", args.interface), ("gone_after", args.gone_after))
+                      if v is not None)
+    return BotPeer(args.bot or "random", args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
                    args.players, args.table, args.interface, [_address(p) for p in args.peer],
-                   not args.no_mdns, args.port, args.gone_after, state=args.state)
+                   not args.no_mdns, args.port, GONE_AFTER_S if args.gone_after is None else args.gone_after,
+                   state=args.state, given=given)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -210,6 +239,11 @@ def note_line(name: str, note: Note) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Run the peer until its table is over (0 when it finished, 1 when it stopped) or it is told to quit (0)."""
     cfg = config_from_args(args)
+    try:
+        cfg, _ = load_seat(cfg)  # coming back: the seat's name and settings, for what we print too
+    except LocalError as exc:
+        print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
+        return 2
 
     def show(note: Note) -> None:
         line = note_line(cfg.name, note)

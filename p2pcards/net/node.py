@@ -78,7 +78,7 @@ class Node:
     def __init__(self, identity: Identity, interfaces: Sequence[str] | None = None, mdns: bool = True,
                  port: int = 0, on_note: Callable[[Note], None] | None = None,
                  gone_after: float = GONE_AFTER_S, disco: Discovery | None = None,
-                 timeout: float | None = None, state: Path | None = None) -> None:
+                 timeout: float | None = None, state: Path | None = None, bot: str | None = None) -> None:
         self.identity = identity
         self.timeout = timeout  # how long our seat lets a peer owe a message (None: the table's default)
         self.interfaces = interfaces
@@ -105,6 +105,7 @@ class Node:
         self._redialling: set[bytes] = set()
         self._addressed = False  # the host told us where the seats listen (once)
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
+        self.bot = bot  # who plays our seat, as `p2pcards peer --bot` names it: kept in `state` for a resume
         self.resumed = False
 
     async def __aenter__(self) -> Node:
@@ -398,11 +399,14 @@ class Node:
                     await self.links.dial(addresses, key, attempts=20, pause=0.25)
 
     def _save_state(self) -> None:
-        """What our journal needs beside it to come back: our key, our port, where the seats before ours listen."""
+        """What our journal needs beside it to come back: our key, our port, where the seats before ours listen,
+        and the options we run with."""
         if self.state is not None and self.seat is not None:
             cfg = self.seat.peer.cfg
+            interfaces = None if self.interfaces is None else tuple(self.interfaces)
             write_atomic(self.state / "node", NodeState(self.identity.key.private_bytes_raw(), self.links.port,
-                                                        self.dialled, cfg, self.seat.peer.me).to_bytes())
+                                                        self.dialled, cfg, self.seat.peer.me, interfaces,
+                                                        self.gone_after, self.bot).to_bytes())
 
     def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
         """Take our seat again from its journal (we crashed or were killed mid-round): listen where we
@@ -414,6 +418,7 @@ class Node:
         self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
         self.resumed = True
         self.dialled = dict(dial)
+        self._save_state()  # the options of this run, an option given again included, for the next resume
         for key in self.dialled:
             self._spawn(self._redial(key))
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..crypto.encoding import MAX_FRAME, decode, encode
+from ..crypto.encoding import MAX_FRAME, Value, decode, encode
 from ..crypto.identity import private_dir
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
@@ -32,6 +32,7 @@ KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "car
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
+BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -135,18 +136,29 @@ class SeatStore:
 @dataclass(frozen=True)
 class NodeState:
     """What a networked peer keeps beside its journal (file `node`) to come back after a crash: its key
-    (a bot's key lives only here), the port it listened on, and where the seats before ours listen."""
+    (a bot's key lives only here), the port it listened on, where the seats before ours listen, and the
+    options it was started with that a resume needs again (None: not given; a file without them reads so)."""
 
     key: bytes
     port: int
     dial: dict[bytes, list[tuple[str, int]]]
     config: TableConfig
     seat: int
+    interfaces: tuple[str, ...] | None = None  # where it listened (`--interface`; None: every interface)
+    gone_after: float | None = None  # `--gone-after`
+    bot: str | None = None  # who plays the seat (`p2pcards peer --bot`)
 
     def to_bytes(self) -> bytes:
         """The `node` file."""
-        return encode({"key": self.key, "port": self.port,
-                       "dial": [[k, [[h, p] for h, p in where]] for k, where in self.dial.items()]})
+        data: dict[str, Value] = {"key": self.key, "port": self.port,
+                                  "dial": [[k, [[h, p] for h, p in where]] for k, where in self.dial.items()]}
+        if self.interfaces is not None:
+            data["interfaces"] = list(self.interfaces)
+        if self.gone_after is not None:
+            data["gone_after_ms"] = max(1, round(self.gone_after * 1000))  # the encoding has no floats
+        if self.bot is not None:
+            data["bot"] = self.bot
+        return encode(data)
 
     @classmethod
     def load(cls, directory: Path) -> NodeState | None:
@@ -165,7 +177,16 @@ class NodeState:
             if not (type(seat) is int and 0 <= seat < cfg.seats and 0 <= port < 65536
                     and all(0 < p < 65536 for where in dial.values() for _, p in where)):
                 raise ValueError("a seat or a port out of range")
-            return cls(v["key"], port, dial, cfg, seat)
+            interfaces, gone_after_ms, bot = v.get("interfaces"), v.get("gone_after_ms"), v.get("bot")
+            if interfaces is not None and not (isinstance(interfaces, list)
+                                               and all(isinstance(i, str) for i in interfaces)):
+                raise ValueError("its interfaces are not names")
+            if gone_after_ms is not None and not (type(gone_after_ms) is int and gone_after_ms > 0):
+                raise ValueError("its gone-after is out of range")
+            if bot is not None and bot not in BOTS:
+                raise ValueError(f"no bot {bot!r}")
+            return cls(v["key"], port, dial, cfg, seat, None if interfaces is None else tuple(interfaces),
+                       None if gone_after_ms is None else gone_after_ms / 1000, bot)
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 

@@ -677,7 +677,8 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                                    overwrite=overwrite)
             elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
                 seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
-                session = NetTable(seated, choice.node.config.game, interfaces=interfaces, record=record,
+                where = interfaces if interfaces is not None else choice.node.interfaces  # as it was, unless told
+                session = NetTable(seated, choice.node.config.game, interfaces=where, record=record,
                                    state=state, saved=choice.node, overwrite=overwrite)
             else:
                 session = choice

@@ -71,3 +71,39 @@ def test_what_other_peers_say_is_printed_with_no_control_character(
     printed = (out + err).splitlines()
     assert printed and all(line.isprintable() for line in printed), printed
     assert sum("YOU WON" in line for line in printed) == 4  # the fault, the leave, the goodbye, and the end
+
+
+def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_with(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first run was `p2pcards peer --bot good --interface 127.0.0.1 --gone-after 7.5 --state DIR`; after a crash,
+    # `p2pcards peer --state DIR` must not listen on every interface with a random bot.
+    from p2pcards.crypto.identity import generate
+    from p2pcards.net import botpeer
+    from p2pcards.net.store import NodeState, SeatStore, write_atomic
+    from p2pcards.sim.table_game import make_table
+
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 1).close()
+    key = generate("x").key.private_bytes_raw()
+    write_atomic(tmp_path / "node", NodeState(key, 4000, {}, cfg, 1, ("127.0.0.1",), 7.5, "good").to_bytes())
+    started: list[dict[str, Any]] = []
+
+    class Stop:
+        """Node's stand-in: what the peer asked for, then a port in use (so nothing is played)."""
+
+        def __init__(self, identity: Any, interfaces: Any = None, **kw: Any) -> None:
+            started.append({"interfaces": interfaces, **kw})
+
+        async def __aenter__(self) -> None:
+            raise OSError("stop here")
+
+        async def __aexit__(self, *exc: object) -> None:
+            pass
+
+    monkeypatch.setattr(botpeer, "Node", Stop)
+    assert main(["peer", "--state", str(tmp_path)]) == 2
+    assert main(["peer", "--state", str(tmp_path), "--interface", "127.0.0.2", "--bot", "random"]) == 2
+    assert "stop here" in capsys.readouterr().err
+    kept, again = started
+    assert (list(kept["interfaces"]), kept["bot"], kept["gone_after"], kept["port"]) == (["127.0.0.1"], "good", 7.5, 4000)
+    assert (again["interfaces"], again["bot"], again["gone_after"]) == (["127.0.0.2"], "random", 7.5)  # given again: wins

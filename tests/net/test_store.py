@@ -124,3 +124,30 @@ def test_clearing_a_store_takes_what_a_crash_mid_write_left_too(tmp_path: Path) 
     (tmp_path / "node.tmp").write_bytes(b"a key half written")
     clear(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_node_keeps_the_options_it_runs_with_for_a_resume_and_an_older_file_reads_without_them(
+        tmp_path: Path) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from p2pcards.crypto.identity import generate
+    from p2pcards.net.node import Node
+
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(tmp_path, cfg, 1).close()
+
+    async def save() -> None:
+        node = Node(generate("x"), ["127.0.0.1"], gone_after=9.25, state=tmp_path, bot="good")
+        node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=cfg, me=1))  # type: ignore[assignment]
+        node._save_state()
+
+    asyncio.run(save())
+    saved = NodeState.load(tmp_path)
+    assert saved is not None and (saved.interfaces, saved.gone_after, saved.bot) == (("127.0.0.1",), 9.25, "good")
+    write_atomic(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": []}))  # before they were kept
+    older = NodeState.load(tmp_path)
+    assert older is not None and (older.interfaces, older.gone_after, older.bot) == (None, None, None)
+    write_atomic(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
+    with pytest.raises(LocalError, match="no bot"):
+        NodeState.load(tmp_path)
