@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalMove, LocalError
@@ -66,11 +66,13 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something that happened: `kind`, who did it, and a few public details."""
+    """Something that happened: `kind`, who did it, and a few public details (a card's face as this engine knew it
+    then; `cards` names the card, so that a viewer's view can name it once they know it: `event_for`)."""
 
     kind: str
     player: str | None = None
     detail: tuple[object, ...] = ()
+    cards: tuple[Handle | None, ...] = field(default=(), compare=False)  # the card each detail names (None: none)
 
     def __str__(self) -> str:
         who = f"{self.player} " if self.player else ""
@@ -194,6 +196,7 @@ class EngineBase(Generic[F]):
         self.events: list[Event] = []
         self.inputs: list[RoundInput] = []  # this round's, for the audit's replay
         self.round_start = 0.0
+        self.round_events = 0  # the index in `events` of the round in play's first event
         self.awaiting: list[Handle] = []  # faces the ended round needs before it can be scored
         self.queued: list[Mapping[Handle, F]] = []  # decks of rounds to come (a referee's)
         self._ended_at = 0.0
@@ -294,6 +297,25 @@ class EngineBase(Generic[F]):
         """The face of `handle` as `seat` knows it, or None."""
         return self.faces.get(handle) if self.know.knows(seat, handle) else None
 
+    def event_for(self, seat: int, index: int) -> Event:
+        """Event `index` of `events` as `seat` sees it now: each card an event of the round in play names, by its
+        face when `seat` knows that card, else `?`; an event of an earlier round as it was made (handles are a
+        round's own: the same numbers name other cards now)."""
+        event = self.events[index]
+        if not event.cards or index < self.round_events:
+            return event
+        faces = (None if h is None else self.face_for(seat, h) for h in event.cards)
+        return replace(event, detail=tuple(d if h is None else "?" if f is None else str(f)
+                                           for d, h, f in zip(event.detail, event.cards, faces)))
+
+    def faces_owed(self, seat: int, index: int) -> list[Handle]:
+        """The cards event `index` names that `seat` knows (they went face up, or it saw them) whose faces this
+        engine has not been shown yet: at a table, their reveal is on its way."""
+        if index < self.round_events:
+            return []
+        return [h for h in self.events[index].cards
+                if h is not None and self.know.knows(seat, h) and self.faces.get(h) is None]
+
     def faces_for(self, seat: int, handles: Iterable[Handle]) -> tuple[F | None, ...]:
         """`face_for` over many handles at once (views build whole rows)."""
         seen, public, get = self.know.seen[seat], self.know.public, self.faces.known.get
@@ -304,5 +326,6 @@ class EngineBase(Generic[F]):
         return "?" if face is None else str(face)
 
     def _start_inputs(self, now: float) -> None:
+        self.round_events = len(self.events)  # called as a round is dealt, before its deal's events are logged
         self.inputs = []
         self.round_start = now

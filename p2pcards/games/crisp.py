@@ -289,12 +289,12 @@ class CrispGame(EngineBase[str]):
                 events.append(self._turn_over())
             h = r.draw_pile.pop()
             self._to_discard(h)
-            events.append(Event("forfeit_draw", self.players[seat], (self._face_text(h),)))
+            events.append(Event("forfeit_draw", self.players[seat], (self._face_text(h),), (h,)))
         elif r.drawn is not None:
             h = r.drawn
             r.drawn = None
             self._to_discard(h)
-            events.append(Event("forfeit_discard", self.players[seat], (self._face_text(h),)))
+            events.append(Event("forfeit_discard", self.players[seat], (self._face_text(h),), (h,)))
         r.draws_left = 0
         events.extend(self._end_turn(when, forfeit=True))
         return events

@@ -343,16 +343,22 @@ class NetTable:
         self._changed()
 
     def _take_events(self) -> None:
-        """The engine's new events as notes: what every player saw happen, in the log's order."""
-        if self.peer is None:
+        """The engine's new events as notes: what every player saw happen, in the log's order, as our player sees it
+        (a card named by its face once they know it). An event that names a card whose face is owed to us (a card a
+        time-out turned face up is revealed after the event) waits for it, and the events after it with it."""
+        peer = self.peer
+        if peer is None:
             return
-        if self.peer is not self._following:  # the table went on without a seat (protocol.md §14.9): its seats
-            self._following = self.peer
-            self.names, self.me = self.peer.cfg.names, self.peer.me
+        if peer is not self._following:  # the table went on without a seat (protocol.md §14.9): its seats
+            self._following = peer
+            self.names, self.me = peer.cfg.names, peer.me
             self._events_seen = 0
-        events = self.peer.game.events
-        self._notes.extend(Note("event", str(e)) for e in events[self._events_seen:])
-        self._events_seen = len(events)
+        game = peer.game
+        while self._events_seen < len(game.events):
+            if game.faces_owed(peer.me, self._events_seen) and peer.stopped is None:
+                break
+            self._notes.append(Note("event", str(game.event_for(peer.me, self._events_seen))))
+            self._events_seen += 1
 
     def _peer_view(self) -> View | None:
         """Our peer's view, counting the rounds played before its table: a table that went on without a seat has

@@ -95,7 +95,8 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     if kind == "timeout":
         return f"{p} ran out of time: the rest of the turn is forfeit."
     if kind in ("forfeit_draw", "forfeit_discard"):
-        # At a LAN table the card's face is revealed only after the event: then it is not named here.
+        # At a LAN table the card's face is revealed just after the event, and the session waits for it; it comes
+        # as `?` only when the table stopped before the face did.
         face = f" ({c(0)})" if args and args[0] != "?" else ""
         if kind == "forfeit_draw":
             return f"The top card of the draw pile{face} was drawn and discarded for {'you' if who == me else who}."
