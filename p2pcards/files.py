@@ -10,7 +10,6 @@ import secrets
 from .errors import InputError
 
 
-
 def overwrite_help(*options: str) -> str:
     """The help of `--overwrite` for a command whose `options` write files."""
     return f"replace a FILE of {' or '.join(options)} that already exists (default: refuse it before anything starts)"
