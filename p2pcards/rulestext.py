@@ -75,8 +75,10 @@ def _crisp(o: CrispOptions) -> list[Section]:
         ("Card values", [
             ["Ace: 1.", "2 to 9: their face value.", "10, Jack, Queen, King: 10."],
             "A Jack, Queen or King is worth 10 only once it is one of your three cards: dealt "
-            "to you, received in a Queen swap, or taken from the discard pile. Drawn from the "
-            "draw pile it is a special card (below) and can never be swapped into your hand.",
+            "to you" + (", received in a Queen swap, or taken from the discard pile" if o.discard_draw
+                        else " or received in a Queen swap")
+            + ". Drawn from the draw pile it is a special card (below) and can never be swapped "
+            "into your hand.",
         ]),
         ("The deal", [
             "The dealer moves one seat to the left each round. Starting with the player to the "

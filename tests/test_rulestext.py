@@ -145,3 +145,9 @@ def test_docs_rules_md_is_what_p2pcards_rules_prints() -> None:
     text = (Path(__file__).parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
     for game in ("crisp", "crescendo"):
         assert "```text\n" + rules_text(game).rstrip("\n") + "\n```" in text, f"regenerate docs/rules.md ({game})"
+
+
+def test_crisp_face_cards_join_a_hand_from_the_discard_pile_only_where_the_table_allows_it() -> None:
+    plain = flat(rules_text("crisp"))
+    assert "dealt to you or received in a Queen swap." in plain and "taken from the discard pile" not in plain
+    assert "received in a Queen swap, or taken from the discard pile." in flat(rules_text("crisp", {"discard_draw": True}))
