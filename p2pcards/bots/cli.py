@@ -175,10 +175,26 @@ class Narrator:
         if m.action == "king":
             return f"    {who} plays the King: two extra draws follow"
         if m.action == "crisp":
-            if r is not None and r.began and r.turn is not None and g.players[r.turn] != m.player:
-                return f"{who} calls CRISP, late: {self.who(r.turn)}'s turn is the first final turn."
-            return f"{who} calls CRISP! Everyone else has one final turn."
+            return self._crisp_call(g, m.player)
         return str(m)
+
+    def _crisp_call(self, g: CrispGame, player: str) -> str:
+        """A crisp call; a late one says which turns, played or under way since the caller's, are final turns."""
+        r = g.r
+        who = self.name(player)
+        if r is None:
+            return f"{who} calls CRISP!"
+        caller = g.seat(player)
+        owed = 0 if r.ended else r.finals_left  # final turns still to end, the one under way included
+        played = [self.who((caller + 1 + k) % g.n) for k in range(g.n - 1 - owed)]
+        turns = f"the turn{'s' if len(played) > 1 else ''} played since theirs ({', '.join(played)})"
+        if r.ended:
+            return f"{who} calls CRISP, late: {turns} {'were the final turns' if len(played) > 1 else 'was the final turn'}."
+        if played:
+            return f"{who} calls CRISP, late: {turns} count{'' if len(played) > 1 else 's'} as final; the others have one final turn each."
+        if r.began and r.turn is not None and r.turn != caller:
+            return f"{who} calls CRISP, late: {self.who(r.turn)}'s turn is the first final turn."
+        return f"{who} calls CRISP! Everyone else has one final turn."
 
     def _crescendo(self, g: CrescendoGame, m: Move, events: list[Event]) -> str:
         who = self.name(m.player)

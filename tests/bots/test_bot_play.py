@@ -12,7 +12,7 @@ from p2pcards.bench.bots import play_one, wilson
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.bots import crescendo_bot, crisp_bot
 from p2pcards.bots.base import Bot, RandomBot, View, play_game
-from p2pcards.bots.cli import play
+from p2pcards.bots.cli import Narrator, play
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.games.base import Move
@@ -151,3 +151,18 @@ def test_botgame_prints_a_whole_game(game: str) -> None:
     text = out.getvalue()
     assert "=== Round 1 ===" in text and "Round 1 is over" in text
     assert "wins the game" in text or "share the win" in text
+
+
+@pytest.mark.parametrize("players, expected", [
+    (3, "Bob calls CRISP, late: the turn played since theirs (Cat) counts as final; the others have one final turn each."),
+    (2, "Bob calls CRISP, late: the turn played since theirs (Ann) was the final turn."),
+])
+def test_botgame_says_which_turns_a_late_crisp_call_made_final(players: int, expected: str) -> None:
+    game = CrispGame(["Ann", "Bob", "Cat"][:players], CrispOptions(crisp_window_s=3, next_start_s=1))
+    game.queue_deck(list(CRISP_DECK))
+    nxt = game.players[2 % players]
+    for player, at in (("Bob", 0.0), (nxt, 1.0)):
+        game.apply(Move(player, "draw"), now=at)
+        game.apply(Move(player, "discard"))
+    game.apply(Move("Bob", "crisp"), now=1.5)
+    assert Narrator(game, set(), io.StringIO(), 0).describe(Move("Bob", "crisp"), []) == expected
