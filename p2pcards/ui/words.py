@@ -77,8 +77,11 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
         tpos = after.split(" ")[0] if after else "?"
         card = "Queen" if kind == "queen" else "Swap"
         tname = "your" if target == me else f"{target}'s"
-        # Crescendo's Swap lets the player who receives a card look at it (Crisp's Queen does not).
-        seen = "; you see the card you got" if kind == "exchange" and target == me else ""
+        # Crescendo's Swap lets its target look at the card received; Crisp's Queen lets each side
+        # look at its new card when it lands in a left or right slot, never in the middle.
+        got = (tpos if target == me else None) if kind == "exchange" else \
+            (args[0] if who == me else tpos if target == me else None)
+        seen = "; you see the card you got" if got is not None and got != "middle" else ""
         return f"{p} used {card}: {their} {_slot(args[0], game)} ⇄ {tname} {_slot(tpos, game)} (blind{seen})."
     if kind == "peek":
         target, after = _split_player(tail, names)

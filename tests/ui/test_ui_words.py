@@ -27,6 +27,13 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
     assert event_words("Cy deal 2", NAMES, "crisp", "Bo") == "— Round 2: Cy deals —"
     assert event_words("Cy exchange 6 Bo 2", NAMES, "crescendo", "Bo") == \
         "Cy used Swap: their card 7 ⇄ your card 3 (blind; you see the card you got)."
+    # Crisp's Queen: each side sees its new card in a left or right slot, not in the middle.
+    assert event_words("Bo queen left Cy middle", NAMES, "crisp", "Bo") == \
+        "You used Queen: your left ⇄ Cy's middle (blind; you see the card you got)."
+    assert event_words("Bo queen left Cy middle", NAMES, "crisp", "Cy") == "Bo used Queen: their left ⇄ your middle (blind)."
+    assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Cy") == \
+        "Bo used Queen: their middle ⇄ your right (blind; you see the card you got)."
+    assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Bo") == "You used Queen: your middle ⇄ Cy's right (blind)."
 
 
 def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
