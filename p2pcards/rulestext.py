@@ -203,6 +203,10 @@ def _crescendo(o: CrescendoOptions) -> list[Section]:
             "Before the first turn, in turn order, each player chooses one: look at one of their "
             "own cards; swap the places of two of their own cards without looking; or neither. "
             "The player to the dealer's left then takes the first turn, and play goes to the left.",
+            "It is a memory game: a card you look at is shown to you for a few seconds only, "
+            "unless you turn on a memory aid (the table tells everyone who uses one). That goes "
+            "for the card you look at before the first turn, a Peek, a card you draw and keep, "
+            "and a card a Swap gives you; a locked card stays face up for everyone.",
         ]),
         ("Your turn: one of A, B or C", [
             ["A. Draw: take the top card of the Reserve (and look at it) or the top card of "

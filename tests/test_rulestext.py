@@ -131,6 +131,14 @@ def test_lines_fit_the_terminal(game: str, options: dict[str, object]) -> None:
     assert max(len(line) for line in lines) <= WIDTH <= 80
 
 
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_both_games_say_a_card_looked_at_hides_again_unless_the_memory_aid_is_on(game: str) -> None:
+    """RULINGS "Memory": both games are memory games, and the client hides a card looked at after a few seconds."""
+    text = flat(rules_text(game))
+    assert "It is a memory game: a card you look at is shown to you for a few seconds only" in text
+    assert "unless you turn on a memory aid (the table tells everyone who uses one)" in text
+
+
 def test_bad_game_or_option_is_an_input_error() -> None:
     with pytest.raises(InputError, match="unknown game"):
         rules_text("poker")
