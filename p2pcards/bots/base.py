@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..cards import CRESCENDO_DECK, CRISP_DECK
+from ..cards import CRESCENDO_DECK, CRISP_DECK, CrescendoCard, crescendo_back
 from ..games.base import Move
 from ..games.crescendo import CrescendoGame, CrescendoView
 from ..games.crisp import CrispGame, CrispView
@@ -72,8 +72,9 @@ def play_game(
 ) -> GameRecord:
     """Drive `game` to its end with one bot per seat; each bot sees only its own view.
 
-    `trace`, when given, receives every input the engine got (`deck`, `move`, `tick`) so the
-    game can be replayed on a fresh engine with `replay`.
+    `trace`, when given, receives every input the engine got (`deck`, `move`, `tick`, and `reshuffle`
+    when a Crescendo engine in table mode waits for its empty Reserve to be shuffled afresh: the
+    driver shuffles it with `rng`) so the game can be replayed on a fresh engine with `replay`.
     """
     moves = 0
     idle = 0
@@ -101,6 +102,7 @@ def play_game(
                 continue
             move = bots[seat].choose(view)
             if move is not None:
+                _reshuffle_if_needed(game, move, rng, trace)
                 if trace is not None:
                     trace.append(("move", move))
                 game.apply(move)
@@ -115,6 +117,7 @@ def play_game(
             view = game.view(game.players[r.turn])
             move = bots[r.turn].choose(view) if any(m.action not in OUT_OF_TURN for m in view.legal) else None
             if move is not None:
+                _reshuffle_if_needed(game, move, rng, trace)
                 if trace is not None:
                     trace.append(("move", move))
                 game.apply(move)
@@ -138,6 +141,17 @@ def play_game(
     return GameRecord(tuple(game.totals), tuple(game.winners), len(game.results), moves)
 
 
+def _reshuffle_if_needed(game: Game, move: Move, rng: random.Random, trace: list[tuple[str, object]] | None) -> None:
+    """Shuffle Crescendo's empty Reserve afresh with `rng` when `move` needs it (an engine in table mode)."""
+    if not isinstance(game, CrescendoGame) or not game.needs(move).reshuffle:
+        return
+    taken = [game.faces.need(h) for h in game.reshuffle_cards()]  # bottom card first
+    reserve = rng.sample(taken, len(taken))  # top first
+    if trace is not None:
+        trace.append(("reshuffle", (tuple(taken), tuple(reserve))))
+    game.reshuffle([crescendo_back(c) for c in reserve], dict(enumerate(reserve)))
+
+
 def replay(game: Game, trace: Sequence[tuple[str, object]]) -> None:
     """Feed a recorded trace to a fresh engine (the same inputs give the same game)."""
     for kind, value in trace:
@@ -145,5 +159,9 @@ def replay(game: Game, trace: Sequence[tuple[str, object]]) -> None:
             game.queue_deck(value)  # type: ignore[arg-type]
         elif kind == "move":
             game.apply(value)  # type: ignore[arg-type]
+        elif kind == "reshuffle":
+            assert isinstance(game, CrescendoGame) and isinstance(value, tuple)
+            reserve: tuple[CrescendoCard, ...] = value[1]
+            game.reshuffle([crescendo_back(c) for c in reserve], dict(enumerate(reserve)))
         else:
             game.tick(value, wait=True)  # type: ignore[arg-type]

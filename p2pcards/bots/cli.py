@@ -76,6 +76,11 @@ class Narrator:
         new = game.events[self.seen_events:]
         self.seen_events = len(game.events)
         if move is not None:
+            # A reshuffle happens before the move takes its card from the new Reserve: say it first.
+            for event in new:
+                if event.kind == "reshuffle":
+                    self.event(event)
+            new = [e for e in new if e.kind != "reshuffle"]
             line = self.describe(move, new)
             if line:
                 self.say(line)
@@ -275,13 +280,18 @@ def make_bots(game_name: str, players: int, good: int, rng: random.Random) -> tu
     return bots, good_seats
 
 
+def make_game(game_name: str, names: list[str]) -> Game:
+    """The referee engine for a bot game; Crescendo's empty Reserve is shuffled afresh, as at a table."""
+    return CrispGame(names) if game_name == "crisp" else CrescendoGame(names, auto_reshuffle=False)
+
+
 def play(game_name: str, players: int, good: int, seed: int, delay: float, out: TextIO) -> int:
     """Play and narrate one game; returns 0."""
     check_seats(game_name, players)
     check_good(good, players)
     rng = random.Random(seed)
     names = list(NAMES[:players])
-    game: Game = CrispGame(names) if game_name == "crisp" else CrescendoGame(names)
+    game = make_game(game_name, names)
     bots, good_seats = make_bots(game_name, players, good, rng)
     narrator = Narrator(game, good_seats, out, delay)
     narrator.start()

@@ -11,8 +11,8 @@ import pytest
 from p2pcards.bench.bots import play_one, wilson
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.bots import crescendo_bot, crisp_bot
-from p2pcards.bots.base import Bot, RandomBot, View, play_game
-from p2pcards.bots.cli import Narrator, play
+from p2pcards.bots.base import Bot, RandomBot, View, play_game, replay
+from p2pcards.bots.cli import Narrator, make_game, play
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.games.base import Move
@@ -166,3 +166,25 @@ def test_botgame_says_which_turns_a_late_crisp_call_made_final(players: int, exp
         game.apply(Move(player, "discard"))
     game.apply(Move("Bob", "crisp"), now=1.5)
     assert Narrator(game, set(), io.StringIO(), 0).describe(Move("Bob", "crisp"), []) == expected
+
+
+def test_crescendo_bot_game_shuffles_an_empty_reserve_afresh() -> None:
+    """The rulebook shuffles the discard pile (but its top) into a new Reserve: a driven game in table mode
+    shuffles it with the driver's rng, not turned over as scenarios do, and its trace replays it."""
+    game = CrescendoGame(NAMES[:2], auto_reshuffle=False)
+    trace: list[tuple[str, object]] = []
+    play_game(game, [RandomBot(random.Random(k)) for k in range(2)], random.Random(3), trace=trace)
+    shuffles = [value for kind, value in trace if kind == "reshuffle"]
+    assert shuffles, "the seed was chosen for a game whose Reserve runs out"
+    for value in shuffles:
+        assert isinstance(value, tuple)
+        taken, reserve = value
+        assert sorted(map(str, taken)) == sorted(map(str, reserve)) and list(reserve) != list(taken)
+    again = CrescendoGame(NAMES[:2], auto_reshuffle=False)
+    replay(again, trace)
+    assert again.totals == game.totals and again.over
+
+
+def test_botgame_plays_crescendo_with_real_reshuffles() -> None:
+    assert isinstance(make_game("crescendo", NAMES[:2]), CrescendoGame)
+    assert not make_game("crescendo", NAMES[:2]).auto_reshuffle  # type: ignore[union-attr]
