@@ -90,7 +90,9 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     if kind == "lock":
         return f"{p} locked {their} {_slot(args[0], game)}: {c(1)}, face up and safe from Swap."
     if kind == "crisp":
-        return f"{p} called CRISP! Everyone else has one final turn."
+        # A call may come late, as the next player starts: the turns ended since the caller's count as final.
+        since = "yours" if who == me else f"{who}'s"
+        return f"{p} called CRISP! Everyone else has one final turn (a turn taken since {since} counts)."
     if kind == "crescendo":
         return f"{p} called CRESCENDO! Everyone else has one final turn."
     if kind == "turn":
