@@ -81,7 +81,8 @@ def _crisp(o: CrispOptions) -> list[Section]:
             "into your hand.",
         ]),
         ("The deal", [
-            "The dealer moves one seat to the left each round. Starting with the player to the "
+            "The table's host (its first seat) deals the first round, and the dealer moves one seat "
+            "to the left each round. Starting with the player to the "
             "dealer's left, everyone is dealt three cards face down, one at a time, three times "
             "round: your left, middle and right card. At the deal you look once at your left and "
             "right cards; your middle card stays unknown. The rest of the deck is the draw pile; "
@@ -195,7 +196,8 @@ def _crescendo(o: CrescendoOptions) -> list[Section]:
             _backs_table(),
         ]),
         ("Setup", [
-            "The dealer moves one seat to the left each round. Starting with the player to the "
+            "The table's host (its first seat) deals the first round, and the dealer moves one seat "
+            "to the left each round. Starting with the player to the "
             f"dealer's left, cards are dealt face down one at a time: {cards_per_player(2)} each, "
             f"{cards_per_player(5)} with five or six players. Each card goes to the right end of "
             "its owner's row, and nobody may look at their own cards. The next card is turned "
