@@ -426,7 +426,8 @@ class TableClient:
                                  for w in windows)
                 parts.append([("class:warn", f"crisp window{'s' if len(windows) > 1 else ''}: {each}")])
             if now < view.opens_at:
-                parts.append([("", f"next turn starts in {view.opens_at - now:.1f} s")])
+                whose = "your" if view.turn == view.me else "next"
+                parts.append([("", f"{whose} turn starts in {view.opens_at - now:.1f} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
                 parts.append([("class:warn" if left < 10 else "", f"time for this draw: {max(0.0, left):.0f} s")])
@@ -523,7 +524,7 @@ class TableClient:
         for m in view.legal:
             seen[action_id(m)] = seen.get(action_id(m), 0) + 1
         if not seen:
-            return [[("class:dim", " Nothing to do right now: wait for the others.")]]
+            return [[("class:dim", self._waiting(view))]]
         top = card_word(view.discard[0], game) if view.discard else ""
         groups: list[Line] = []
         row = len(view.known[view.me]) if view.known else 0
@@ -544,6 +545,16 @@ class TableClient:
         if isinstance(view, CrispView) and view.can_call:
             groups.append([("class:dim", "(crisp only if you think your total is the lowest)")])
         return flow(groups, width, lead=" ")
+
+    def _waiting(self, view: View) -> str:
+        """Why no key is open: on our own turn, what it waits for (never "the others" while the screen says we play)."""
+        if view.turn != view.me:
+            return " Nothing to do right now: wait for the others."
+        if isinstance(view, CrispView) and self.now < view.opens_at:
+            return f" Your turn opens in {view.opens_at - self.now:.1f} s (the last player may still call crisp)."
+        if isinstance(view, CrescendoView) and view.window_until is not None:
+            return f" Your turn begins when the NUMBER window closes ({max(0.0, view.window_until - self.now):.1f} s)."
+        return " Your turn is opening …"
 
     def _rules_lines(self, width: int, height: int) -> list[Line]:
         game = self.session.game

@@ -114,7 +114,7 @@ def test_no_crisp_window_at_a_rounds_start_nor_after_a_turn_that_timed_out() -> 
     session.others(80.5)  # Bo's turn (open since 50) timed out at 80: a forfeit opens no crisp window
     text = screen(client, now=80.5)
     assert "Bo ran out of time" in text
-    assert "crisp window" not in status_line(text) and "next turn starts in 1.5 s" in status_line(text)
+    assert "crisp window" not in status_line(text) and "your turn starts in 1.5 s" in status_line(text)
 
 
 def test_every_open_crisp_window_counts_down_oldest_first() -> None:
@@ -127,7 +127,7 @@ def test_every_open_crisp_window_counts_down_oldest_first() -> None:
     text = screen(client, now=1.2)
     assert "crisp windows: yours 2.8 s, Bo 3.3 s, Cy 3.8 s" in status_line(text)
     assert "c CALL CRISP (2.8 s)" in text
-    assert " next turn starts in 0.3 s" in text and max(map(len, text.splitlines())) <= 80  # on a second line
+    assert " your turn starts in 0.3 s" in text and max(map(len, text.splitlines())) <= 80  # on a second line
     assert "crisp windows: Bo 0.3 s, Cy 0.8 s" in status_line(screen(client, now=4.2))  # ours is over
     assert "crisp window: Cy 0.3 s" in status_line(screen(client, now=4.7))
 
@@ -630,3 +630,16 @@ def test_leaving_a_table_of_two_says_the_game_ends_for_the_other() -> None:
     three, _ = crisp_client(names=("you", "Bo", "Cy"))
     three.key("Q")
     assert "Leave the table? The others go on without you." in screen(three)
+
+
+def test_our_turn_not_yet_open_says_so_not_wait_for_the_others() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    session.others(2.5)  # Bo draws and discards at 2.5: our turn opens at 4.5, while his crisp window runs
+    session.others(3.5)  # our own crisp window has closed: nothing is open to us for one more second
+    text = screen(client, now=3.5)
+    assert "You are to play" in text
+    assert "wait for the others" not in text
+    assert text.splitlines()[-1] == " Your turn opens in 1.0 s (the last player may still call crisp)."
+    assert "your turn starts in 1.0 s" in text
