@@ -19,7 +19,7 @@ from ..games.crisp import CrispView
 from ..table.config import SEATS
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import RED_SUITS, back_word, card_word, goes_on, note_words
+from .words import DOWN, RED_SUITS, back_word, card_word, goes_on, note_words, revealed_words, score_why
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -451,13 +451,18 @@ class TableClient:
             """`name`'s running total after round i + 1 (0 before the first)."""
             return history[i].get(name, 0) if i >= 0 else 0
 
-        out: list[Line] = [[("class:title", f" Round {self.panel_round} revealed ")]]
+        legend = [("class:dim", f"  {DOWN} lower than the card before it")] if game == "crescendo" else []
+        out: list[Line] = [[("class:title", f" Round {self.panel_round} revealed "), *legend]]
+        rows = [revealed_words(game, snap.known[seat] if seat < len(snap.known) else ())
+                for seat in range(len(snap.players))]
+        cards_w = max([16, *map(len, rows)])
         for seat, name in enumerate(snap.players):
             faces = snap.known[seat] if seat < len(snap.known) else ()
-            cards = " ".join(card_word(f, game) if f is not None else "?" for f in faces)
             score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
-            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{cards:<40} "),
-                        ("", f"round {score:+d}")])
+            pile = snap.piles[seat] if isinstance(snap, CrescendoView) else 0
+            why = score_why(game, faces, snap.caller == seat, pile, score)
+            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{rows[seat]:<{cards_w}} "),
+                        ("", f"round {score:+d}"), ("class:dim", f"  {why}" if why else "")])
         first = max(0, len(history) - 6, self.resumed_after)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.

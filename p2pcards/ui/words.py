@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..cards import Back
+from ..cards import Back, crisp_value
 from ..games.base import CRISP_SLOTS
 from ..table.peer import Note
 
@@ -135,6 +135,46 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     if kind in ("window_closed", "window_open"):
         return None
     return text
+
+
+DOWN = "↓"  # a Crescendo card lower than the card just before it, in a round's reveal
+
+
+def out_of_order(row: Sequence[object]) -> set[int]:
+    """The positions of a revealed Crescendo row whose number is lower than the one just before it (Jokers gone)."""
+    numbers = [f if isinstance(f, int) else None for f in row]
+    return {i for i in range(1, len(numbers))
+            if (a := numbers[i - 1]) is not None and (b := numbers[i]) is not None and b < a}
+
+
+def revealed_words(game: str, row: Sequence[object]) -> str:
+    """A revealed row as printed in a round's reveal: Crescendo's cards out of order marked with DOWN."""
+    down = out_of_order(row) if game == "crescendo" else set()
+    return " ".join("?" if f is None else card_word(f, game) + (DOWN if i in down else "") for i, f in enumerate(row))
+
+
+def score_why(game: str, row: Sequence[object], called: bool, pile: int, score: int) -> str:
+    """How a seat's round score came about, from its revealed row, in the rules' terms; "" when a face is unknown
+    (a round that ended before a crash) or the score says nothing more than the cards' total."""
+    if any(f is None for f in row):
+        return ""
+    if game == "crisp":
+        total = sum(crisp_value(str(f)) for f in row)
+        if not called:
+            return ""
+        return (f"{total} − 5: called crisp, lowest" if score < total
+                else f"{total} + 5: called crisp, not the lowest")
+    k = len(out_of_order(row))
+    if called:
+        parts = ["called, in order +6" if k == 0 else f"called −3, {k}{DOWN} −{k}"]
+    else:
+        parts = ["in order +3" if k == 0 else f"{k}{DOWN} −{k}"]
+    base = (6 if k == 0 else -3 - k) if called else (3 if k == 0 else -k)
+    if pile:
+        parts.append(f"pile +{pile}")
+    if score - base - pile == 1:
+        parts.append("passed +1")
+    return ", ".join(parts)
 
 
 def goes_on(note: Note) -> bool:

@@ -643,3 +643,15 @@ def test_our_turn_not_yet_open_says_so_not_wait_for_the_others() -> None:
     assert "wait for the others" not in text
     assert text.splitlines()[-1] == " Your turn opens in 1.0 s (the last player may still call crisp)."
     assert "your turn starts in 1.0 s" in text
+
+
+def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
+    client, session = crisp_client()  # our hand A♠ 3♠ 5♠: 9; Bo's 2♠ 4♠ 6♠: 12
+    client.key("d")
+    client.key("x")
+    client.key("c")
+    session.others(3.0)  # Bo's final turn: the round ends
+    text = screen(client, now=3.0)
+    assert "Round 1 revealed" in text
+    row = next(line for line in text.splitlines() if line.startswith(" you "))
+    assert "round +4" in row and row.endswith("9 − 5: called crisp, lowest")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from p2pcards.table.peer import Note
-from p2pcards.ui.words import card_word, event_words, note_words
+from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why
 
 NAMES = ("Mary Ann", "Bo", "Cy")
 
@@ -93,3 +93,14 @@ def test_a_forfeit_names_the_card_when_known_and_says_you_on_our_own_screen() ->
     assert event_words("Bo forfeit_discard ?", NAMES, "crisp", "Bo") == "Your drawn card was discarded unused."
     assert event_words("Mary Ann forfeit_discard KH", NAMES, "crisp", "Bo") == \
         "Mary Ann's drawn card (K♥) was discarded unused."
+
+
+def test_a_rounds_score_says_how_it_came_about() -> None:
+    assert revealed_words("crescendo", [29, 9, 77, 96, 87]) == "29 9↓ 77 96 87↓"
+    assert score_why("crescendo", [29, 9, 77, 96, 87], True, 0, -5) == "called −3, 2↓ −2"
+    assert score_why("crescendo", [3, 24, 73, 38], False, 2, 2) == "1↓ −1, pile +2, passed +1"
+    assert score_why("crescendo", [3, 24, 73], False, 0, 3) == "in order +3"
+    assert score_why("crisp", ["AS", "JC", "5D"], True, 0, 11) == "16 − 5: called crisp, lowest"
+    assert score_why("crisp", ["4D", "4S", "AH"], True, 0, 14) == "9 + 5: called crisp, not the lowest"
+    assert score_why("crisp", ["4D", "4S", "AH"], False, 0, 9) == ""
+    assert score_why("crisp", [None, None, None], True, 0, 9) == ""  # a round that ended before a crash
