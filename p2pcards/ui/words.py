@@ -122,7 +122,8 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     if kind == "number_right":
         return f"{p} called NUMBER: {c(0)} against {c(1)}, right! The card goes to {their} own pile."
     if kind == "number_wrong":
-        return f"{p} called NUMBER: {c(0)} against {c(1)}, wrong: {c(0)} stays face up, plus a penalty card."
+        return (f"{p} called NUMBER: {c(0)} against {c(1)}, wrong: {c(0)} goes back in its place (everyone saw it), "
+                f"and a penalty card goes in just to its right.")
     if kind == "withdrawn":
         return f"{p} called NUMBER too late: someone else was first."
     if kind == "reveal_all":

@@ -21,7 +21,8 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
         "You swapped the drawn card into your right; 7♥ went to the discard pile."
     assert event_words("Cy peek Bo 0", NAMES, "crescendo", "Bo") == "Cy peeked at your card 1."
     assert event_words("Cy number_wrong 15 18", NAMES, "crescendo", "Bo") == \
-        "Cy called NUMBER: 15 against 18, wrong: 15 stays face up, plus a penalty card."
+        "Cy called NUMBER: 15 against 18, wrong: 15 goes back in its place (everyone saw it), and a penalty card goes " \
+        "in just to its right."
     assert event_words("window_closed", NAMES, "crescendo", "Bo") is None
     assert event_words("Bo deal 2", NAMES, "crisp", "Bo") == "— Round 2: you deal —"
     assert event_words("Cy deal 2", NAMES, "crisp", "Bo") == "— Round 2: Cy deals —"
