@@ -19,7 +19,8 @@ from ..games.crisp import CrispView
 from ..table.config import SEATS
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import DOWN, RED_SUITS, back_word, card_word, goes_on, note_words, revealed_words, score_why
+from .words import (DOWN, RED_SUITS, back_word, card_word, goes_on, note_words, revealed_words, score_why,
+                    winners_words)
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -86,9 +87,12 @@ class TableClient:
             return
         me = view.players[view.me]
         for note in self.session.take_notes():
-            if note.kind == "over" and not goes_on(note):
-                self.winners = note.detail[:1].upper() + note.detail[1:] + "."
             words = note_words(note, view.players, self.session.game, me)
+            if note.kind == "over" and not goes_on(note):
+                won = winners_words(note.detail, view.players, me)
+                self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."
+                if won and words is not None:
+                    words = (words[0], f"Game over: {won} ({self._why_over(view)}).")
             if words is not None:
                 self.log.append(words)
         if view.rounds_played > self.rounds_seen:
@@ -100,6 +104,15 @@ class TableClient:
             if not any(m in legal for m in self.chooser.remaining()):
                 self.chooser = None
                 self.status = ("class:warn", "That choice is no longer open.")
+
+    def _why_over(self, view: View) -> str:
+        """Why the game ended and how it was won, from the last view's totals and options."""
+        if isinstance(view, CrispView):
+            limit = view.options.limit
+            reached = [f"{'you' if seat == view.me else name} reached {view.totals[seat]}"
+                       for seat, name in enumerate(view.players) if view.totals[seat] >= limit]
+            return f"{', '.join(reached) or 'the limit was reached'}, the game ends at {limit}: the lowest total wins"
+        return "three rounds played: the most points wins; a tie goes to the points of CRESCENDO calls, then the last round"
 
     def key(self, k: str) -> str | None:
         """Handle one key press; returns "leave" when the player confirmed leaving the table."""
@@ -466,7 +479,7 @@ class TableClient:
         first = max(0, len(history) - 6, self.resumed_after)
         head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
-        over = [("class:good", f"  Game over. {self.winners}")] if view.over else []
+        over = [("class:good", f"  Game over: {self.winners}")] if view.over else []
         out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
             per = "".join(f"{total(i, name) - total(i - 1, name):>6}" for i in range(first, len(history)))

@@ -178,6 +178,24 @@ def score_why(game: str, row: Sequence[object], called: bool, pile: int, score: 
     return ", ".join(parts)
 
 
+def winners_words(detail: str, names: Sequence[str], me: str) -> str | None:
+    """The table's `winners: A, B` note as a sentence without its stop ("Ada wins", "You and Bo share the win");
+    None for another ending."""
+    if not detail.startswith("winners: "):
+        return None
+    rest, won = detail[len("winners: "):], []
+    while rest:
+        name = next((n for n in sorted(names, key=len, reverse=True)
+                     if rest == n or rest.startswith(n + ", ")), rest.split(", ")[0])
+        won.append(name)
+        rest = rest[len(name) + 2:]
+    said = ["you"] * (me in won) + [n for n in won if n != me]
+    if len(said) == 1:
+        return "You win" if said == ["you"] else f"{said[0]} wins"
+    text = ", ".join(said[:-1]) + " and " + said[-1] + " share the win"
+    return text[:1].upper() + text[1:]
+
+
 def goes_on(note: Note) -> bool:
     """True for the note that the table goes on without seats voted out (protocol.md §14.9): not a game over."""
     return note.kind == "over" and note.detail.startswith("the table goes on") and not note.detail.endswith(" us")
@@ -216,7 +234,8 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
     if note.kind == "over":
         if goes_on(note):
             return ("class:warn", _sentence(note.detail, names, me))
-        return ("class:good", f"Game over. {_sentence(note.detail, names, me)}")
+        won = winners_words(note.detail, names, me)
+        return ("class:good", f"Game over: {won}." if won else f"Game over. {_sentence(note.detail, names, me)}")
     if note.kind == "missing":
         return ("class:warn", _sentence(note.detail, names, me))
     if note.kind == "back":

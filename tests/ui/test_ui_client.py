@@ -319,11 +319,11 @@ def test_the_last_reveal_of_eight_seats_shows_every_score_and_the_winners_in_80_
     over = replace(session.view(), turn=None, rounds_played=1, over=True, totals=tuple(range(100, 108)))
     session.snaps.append(over)
     session.view = lambda: over  # type: ignore[method-assign]
-    client.winners = "Winners: player0."
+    client.winners = "player0 wins."
     client.absorb(0.0)
     lines = screen(client).splitlines()
     assert len(lines) <= 24 and "Round 1 revealed" in lines[2]
-    assert "Game over. Winners: player0." in screen(client) and "107" in lines[-3]
+    assert "Game over: player0 wins." in screen(client) and "107" in lines[-3]
     assert lines[-1] == " Enter back to the table  Q quit"
 
 
@@ -655,3 +655,14 @@ def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
     assert "Round 1 revealed" in text
     row = next(line for line in text.splitlines() if line.startswith(" you "))
     assert "round +4" in row and row.endswith("9 − 5: called crisp, lowest")
+
+
+def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
+    client, session = crisp_client()
+    over = replace(session.view(), turn=None, rounds_played=1, over=True, totals=(62, 119))
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    session.pending.append(Note("over", "winners: you"))
+    text = screen(client, width=100)
+    assert "Game over: You win." in text  # the reveal's scores
+    assert "Game over: You win (Bo reached 119, the game ends at 100: the lowest total wins)." in text  # the log

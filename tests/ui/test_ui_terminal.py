@@ -181,13 +181,13 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
         again = re.search(r"You drew: (\S+)", screen)
         assert drew and again and again.group(1) == drew.group(1), screen
         deadline = time.time() + 60
-        while time.time() < deadline and "Game over." not in screen:
+        while time.time() < deadline and "Game over" not in screen:
             key = person_key(screen)
             if key is not None:
                 term.keys(key)
             time.sleep(0.3)
             screen = term.screen()
-        assert "Game over." in screen and "Tess" in screen, screen
+        assert "Game over" in screen and "Tess" in screen, screen
         host.wait(30)
         bob.wait(30)
         results = [json.loads(out.read_text().splitlines()[-1]) for out in (host_out, bob_out)]

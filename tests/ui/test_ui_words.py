@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from p2pcards.table.peer import Note
-from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why
+from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why, winners_words
 
 NAMES = ("Mary Ann", "Bo", "Cy")
 
@@ -105,3 +105,13 @@ def test_a_rounds_score_says_how_it_came_about() -> None:
     assert score_why("crisp", ["4D", "4S", "AH"], True, 0, 14) == "9 + 5: called crisp, not the lowest"
     assert score_why("crisp", ["4D", "4S", "AH"], False, 0, 9) == ""
     assert score_why("crisp", [None, None, None], True, 0, 9) == ""  # a round that ended before a crash
+
+
+def test_the_winners_in_a_sentence() -> None:
+    assert winners_words("winners: Bo", NAMES, "Cy") == "Bo wins"
+    assert winners_words("winners: Cy", NAMES, "Cy") == "You win"
+    assert winners_words("winners: Mary Ann, Bo", NAMES, "Cy") == "Mary Ann and Bo share the win"
+    assert winners_words("winners: Mary Ann, Bo, Cy", NAMES, "Cy") == "You, Mary Ann and Bo share the win"
+    assert winners_words("too few seats remain without Bo: the game ends", NAMES, "Cy") is None
+    assert note_words(Note("over", "winners: Bo, Cy"), NAMES, "crisp", "Bo") == \
+        ("class:good", "Game over: You and Cy share the win.")
