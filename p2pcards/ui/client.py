@@ -277,12 +277,12 @@ class TableClient:
                          [("class:key", "Q"), ("", " quit")]], width, height)
         top = self._header(view, width)
         bottom = [wrapped for line in self._footer(view, width) for wrapped in wrap_line(line, width)]
+        # A terminal too small for everything keeps the keys and the status: the table and the log give way.
+        room = height - len(top) - len(bottom)
         if self.panel_round and self.panel_round <= len(self.session.round_views()):
             middle = self._round_panel(view)
         else:
-            middle = self._table(view, width)
-        # A terminal too small for everything keeps the keys and the status: the table and the log give way.
-        room = height - len(top) - len(bottom)
+            middle = self._table(view, width, room)
         middle = middle[:max(0, room)]
         log = self._log_lines(room - len(middle), width) if room > len(middle) else []
         lines = top + middle + log + bottom
@@ -334,13 +334,21 @@ class TableClient:
         first = self.seen_at.setdefault((rnd, seat, face), self.now)
         return self.memory_aid or self.now - first < PEEK_S
 
-    def _table(self, view: View, width: int) -> list[Line]:
+    def _table(self, view: View, width: int, room: int) -> list[Line]:
+        """The rows, their legend, the piles and whose turn it is, in `room` lines: short of room, the legend goes
+        first, then the last rows; the piles and the turn line stay (the discard's top, whose turn, the timers)."""
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
         if isinstance(view, CrescendoView):
-            rows = self._crescendo_rows(view, width, ended)
+            rows, legend = self._crescendo_rows(view, width, ended)
         else:
-            rows = self._crisp_rows(view, width, ended)
-        return rows + self._piles(view, width) + self._timers(view, width)
+            rows, legend = self._crisp_rows(view, width, ended)
+        status = self._piles(view, width) + self._timers(view, width)
+        if len(rows) + len(legend) + len(status) > room:
+            legend = []
+            rows = rows[:max(0, room - len(status))]
+        if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
+            return rows[:1] + legend + rows[1:] + status
+        return rows + legend + status
 
     def _seat(self, view: View, seat: int, name_w: int, score_w: int) -> Line:
         """A row's start: the turn marker, seat number, name and running score (`*` marks ours)."""
@@ -354,7 +362,8 @@ class TableClient:
         tags: Line = [("class:warn", called)] if view.caller == seat else []
         return tags + [(AID_STYLE, AID_TAG)] if seat in self.session.aided() else tags
 
-    def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> list[Line]:
+    def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> tuple[list[Line], list[Line]]:
+        """The heading and every seat's row; the legend's lines when it does not fit on the heading's line."""
         # Card states are told by their brackets, never by colour alone.
         cards = bool(view.round and view.known)
         # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
@@ -362,19 +371,21 @@ class TableClient:
         head = f"{'':2}{' player'[:name_w + 1]:<{name_w + 1}}{'score':>6}"
         legend = "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
         rows: list[Line] = []
+        under: list[Line] = []
         if cards and len(head + legend) <= width:
             rows = [[("class:dim", head + legend)]]
         elif cards:  # too narrow for one line: the legend flows under the heading
             keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen")]
-            rows = [[("class:dim", head)], *flow(keys, width, lead="   ")]
+            rows, under = [[("class:dim", head)]], flow(keys, width, lead="   ")
         for seat in range(len(view.players)):
             line = self._seat(view, seat, name_w, 5)
             for pos in range(3 if cards else 0):
                 line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
             rows += tagged(line, self._tags(view, seat, "called CRISP"), width)
-        return rows
+        return rows, under
 
-    def _crescendo_rows(self, view: CrescendoView, width: int, ended: bool) -> list[Line]:
+    def _crescendo_rows(self, view: CrescendoView, width: int, ended: bool) -> tuple[list[Line], list[Line]]:
+        """The heading and every seat's row, and the legend's lines."""
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
         # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
@@ -396,7 +407,7 @@ class TableClient:
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
-        return rows + (flow(legend, width, lead="   ") if cards else [])
+        return rows, (flow(legend, width, lead="   ") if cards else [])
 
     def _piles(self, view: View, width: int) -> list[Line]:
         game = self.session.game

@@ -666,3 +666,16 @@ def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
     text = screen(client, width=100)
     assert "Game over: You win." in text  # the reveal's scores
     assert "Game over: You win (Bo reached 119, the game ends at 100: the lowest total wins)." in text  # the log
+
+
+def test_a_small_terminal_drops_the_legend_before_the_piles_and_whose_turn_it_is() -> None:
+    names = tuple(f"p{i}" for i in range(6))
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    text = screen(client, width=60, height=20)
+    assert len(text.splitlines()) <= 20
+    assert "Reserve:" in text and "You are to play" in text  # the discard's top and whose turn
+    assert "6 p5" in text  # every seat still shows
+    client, _ = crisp_client(names=names + ("p6", "p7"))
+    text = screen(client, width=40, height=18)
+    assert "Discard pile:" in text and "You are to play" in text
