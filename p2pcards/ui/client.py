@@ -565,7 +565,9 @@ class TableClient:
             elif aid == "number":
                 until = view.window_until if isinstance(view, CrescendoView) else None
                 secs = f" ({max(0.0, until - self.now):.1f} s)" if until is not None else ""
-                groups.append([("class:key", digits), ("class:warn", f" NUMBER with that card{secs}")])
+                against = f" {top}" if top else " the top discard"
+                groups.append([("class:key", digits),
+                               ("class:warn", f" NUMBER: claim a card of yours is within 2 of{against}{secs}")])
             elif aid == "crisp" and isinstance(view, CrispView) and view.call_until is not None:
                 left = max(0.0, view.call_until - self.now)
                 groups.append([("class:key", "c"), ("class:warn", f" CALL CRISP ({left:.1f} s)")])

@@ -679,3 +679,12 @@ def test_a_small_terminal_drops_the_legend_before_the_piles_and_whose_turn_it_is
     client, _ = crisp_client(names=names + ("p6", "p7"))
     text = screen(client, width=40, height=18)
     assert "Discard pile:" in text and "You are to play" in text
+
+
+def test_the_number_key_says_what_a_claim_is_against() -> None:
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.key("d")
+    client.key("x")  # 18 goes face up: the NUMBER window opens
+    assert "1-8 NUMBER: claim a card of yours is within 2 of 18 (1.9 s)" in screen(client, now=0.1)
