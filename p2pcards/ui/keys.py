@@ -114,6 +114,7 @@ def prompt(ch: Chooser, f: str, view: View, game: str) -> str:
     me = view.players[view.me]
     values = ch.options(f)
     if f == "target":
+        values.sort(key=lambda v: label_number(f, v, view.players))
         opts = "  ".join(f"{label_number(f, v, view.players)} {'you' if v == me else v}" for v in values)
         return f"{LABELS[ch.action]}: whose card? {opts}"
     if f in ("pos", "pos2") and ch.action != "peek":

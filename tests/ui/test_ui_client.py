@@ -688,3 +688,14 @@ def test_the_number_key_says_what_a_claim_is_against() -> None:
     client.key("d")
     client.key("x")  # 18 goes face up: the NUMBER window opens
     assert "1-8 NUMBER: claim a card of yours is within 2 of 18 (1.9 s)" in screen(client, now=0.1)
+
+
+def test_whose_card_lists_the_seats_in_their_order() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Ada"), list(CRESCENDO_DECK), dealer=2)
+    client = TableClient(session)
+    client.key("p")
+    session.others(0.0)
+    client.absorb(0.0)
+    client.key("s")  # the Reserve's top shows SWAP
+    client.key("1")
+    assert "whose card? 2 Bo  3 Ada" in screen(client)
