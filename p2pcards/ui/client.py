@@ -131,6 +131,7 @@ class TableClient:
             if view is None or view.over or self.session.stopped() is not None or self.session.finished():
                 return "leave"
             self.confirm_quit = True
+            self.status = ("", "")  # the question stands alone: no word about an earlier key under it
             return None
         if k == "?":
             self.show_rules, self.rules_top = True, 0

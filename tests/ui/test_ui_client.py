@@ -699,3 +699,11 @@ def test_whose_card_lists_the_seats_in_their_order() -> None:
     client.key("s")  # the Reserve's top shows SWAP
     client.key("1")
     assert "whose card? 2 Bo  3 Ada" in screen(client)
+
+
+def test_the_leave_question_stands_alone_under_the_keys() -> None:
+    client, _ = crisp_client()
+    client.key("z")  # a key that does nothing leaves a line in the status
+    client.key("Q")
+    lines = screen(client).splitlines()
+    assert "Leave the table?" in lines[-1] and "does nothing" not in screen(client)
