@@ -31,6 +31,11 @@ AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
 SEEN_MARK = "·"
+# Under the keys when the table first shows: what a newcomer needs before the first move.
+FIRST_HINT = {
+    "crisp": f"Your left and right cards hide after {PEEK_S:g} s: remember them (m keeps them shown).",
+    "crescendo": "Each back shows its card's range: sort your face-down row from low to high.",
+}
 
 
 @dataclass
@@ -55,6 +60,7 @@ class TableClient:
     error: str | None = None
     winners: str = ""
     now: float = 0.0
+    hinted: bool = False  # a key was pressed: the first-time hint under the keys is not shown again
 
     @property
     def memory_aid(self) -> bool:
@@ -116,6 +122,7 @@ class TableClient:
 
     def key(self, k: str) -> str | None:
         """Handle one key press; returns "leave" when the player confirmed leaving the table."""
+        self.hinted = True
         if self.show_rules:
             if k not in ("c-c", "c-q"):
                 return self._rules_key(k)
@@ -541,7 +548,11 @@ class TableClient:
             out.append([*ours, ("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
             out += self._keys_line(view, width)
-        out.append([self.status] if self.status[1] else [])
+        hint = FIRST_HINT[self.session.game]
+        if not self.status[1] and not self.hinted and view.round and not view.rounds_played and len(hint) < width:
+            out.append([("class:dim", hint)])
+        else:
+            out.append([self.status] if self.status[1] else [])
         return out
 
     def _keys_line(self, view: View, width: int) -> list[Line]:

@@ -707,3 +707,13 @@ def test_the_leave_question_stands_alone_under_the_keys() -> None:
     client.key("Q")
     lines = screen(client).splitlines()
     assert "Leave the table?" in lines[-1] and "does nothing" not in screen(client)
+
+
+def test_the_first_screen_says_the_dealt_cards_hide_soon() -> None:
+    client, _ = crisp_client()
+    text = screen(client)
+    assert text.splitlines()[-1] == "Your left and right cards hide after 5 s: remember them (m keeps them shown)."
+    client.key("d")
+    assert "remember them" not in screen(client)  # said once
+    client, _ = crescendo_client()
+    assert "Each back shows its card's range: sort your face-down row from low to high." in screen(client)
