@@ -301,13 +301,15 @@ class LobbyClient:
     def _name_key(self, k: str) -> None:
         if k == "backspace":
             self.typed = self.typed[:-1]
+        elif k == "enter" and not self.typed.strip():
+            self.status = ("class:warn", "Type a name first, then Enter.")
         elif k == "enter":
             assert self.make_identity is not None
             try:
                 self.identity = self.make_identity(self.typed)
                 self.status = ("", f"Welcome, {self.identity.name}.")
             except InputError as exc:
-                self.status = ("class:warn", str(exc))
+                self.status = ("class:warn", f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
         elif len(k) == 1:
             self.typed = (self.typed + k)[:32]
         return None

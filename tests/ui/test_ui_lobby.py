@@ -171,7 +171,7 @@ def test_the_first_run_asks_for_a_name() -> None:
     lobby = LobbyClient(None, Directory(), make_identity=make)
     assert "Your name" in plain(lobby.lines(80, 24))
     lobby.key("enter")
-    assert "printable" in lobby.status[1] and lobby.identity is None
+    assert lobby.status[1] == "Type a name first, then Enter." and lobby.identity is None
     for k in "Zoe Q":
         lobby.key(k)
     lobby.key("backspace")
