@@ -331,7 +331,12 @@ class Coordinator:
         # one that crashed gets its `gone_after` to come back (§14.4).
         voted = self.seating.votes.by(self.me)
         absent = {s for s in range(self.n) if self.absences.now(s)}
-        late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), voted, absent)
-        if late:
+        ahead = frozenset() if self.seating.finished else self.seating.votes.ahead(self.round)
+        late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), voted, absent, ahead)
+        if late and self.watchdog.instead:  # our round waits on seats voted gone from a round after it (§14.9)
+            self.emit.fault(f"{', '.join(self.names[s] for s in late)} voted seats gone in a round after round"
+                            f" {self.round}, yet that round has not ended here for {self.timeout:g} s", late[0],
+                            stall=True)
+        elif late:
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} sent nothing owed for {self.timeout:g} s"
                             f" ({OWED[self.watchdog.mark[1]]})", late[0], stall=True)

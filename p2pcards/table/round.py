@@ -366,17 +366,22 @@ class Watchdog:
         self.owed: frozenset[int] = frozenset()  # the seats owed when we last looked
         self.mark: tuple[int, ...] = ()
         self.since: float | None = None  # when the current stall began
+        # Whom the stall is blamed on instead of the seats owed, when the votes answer for them (waits.py).
+        self.instead: frozenset[int] = frozenset()
 
-    def watch(self, now: float, owed: frozenset[int], mark: tuple[int, ...]) -> list[int]:
-        """The seats to blame now (sorted), or none while things move or the stall is young."""
+    def watch(self, now: float, owed: frozenset[int], mark: tuple[int, ...],
+              instead: frozenset[int] = frozenset()) -> list[int]:
+        """The seats to blame now (sorted), or none while things move or the stall is young; `instead`, when
+        not empty, is blamed in place of the seats owed."""
+        self.instead = instead
         if not owed or owed != self.owed or mark != self.mark:
             self.owed, self.mark = owed, mark
             self.since = now if owed else None
             return []
         assert self.since is not None
-        return sorted(owed) if now - self.since > self.timeout else []
+        return sorted(instead or owed) if now - self.since > self.timeout else []
 
     def waited(self, now: float) -> list[int]:
         """The seats we have waited on for half the time-out or more: evidence of our own, beyond a report."""
         stalled = self.since is not None and now - self.since >= self.timeout / 2
-        return sorted(self.owed) if stalled else []
+        return sorted(self.instead or self.owed) if stalled else []

@@ -82,6 +82,15 @@ class Votes:
                 return Departure(out, max(self.first, *(self.cast[g][s] for g in out for s in rest)))
         return None
 
+    def ahead(self, rnd: int) -> frozenset[int]:
+        """The seats that remain by the departure the votes decide whose vote on it was signed in a round after
+        `rnd`: each says it holds every seat's result of round `rnd` (it began a later round), so it can
+        give them to a peer still in round `rnd`, which waits on them before it may decide (`due`)."""
+        dep = self.decided()
+        if dep is None:
+            return frozenset()
+        return frozenset(voter for g in dep.out for voter, r in self.cast[g].items() if voter not in dep.out and r > rnd)
+
     def began(self, rnd: int, totals: Sequence[int]) -> None:
         """We began round `rnd` with these totals."""
         self.totals_at[rnd] = tuple(totals)

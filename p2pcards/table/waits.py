@@ -56,10 +56,18 @@ class Waits:
         return frozenset(owed), (rnd, *mark)
 
     def late(self, now: float, owed: frozenset[int], mark: tuple[int, ...], voted: set[int],
-             absent: set[int]) -> list[int]:
+             absent: set[int], ahead: frozenset[int] = frozenset()) -> list[int]:
         """The seats to blame for a stall now: none while things move, while we wait on a seat we `voted`
-        gone, or while any seat is `absent` (its link missing): what another seat owes may wait on it."""
-        return self.dog.watch(now, frozenset() if absent or owed & voted else owed, mark)
+        gone, or while any seat is `absent` (its link missing): what another seat owes may wait on it.
+
+        Except `ahead`: the seats whose votes put out the seats we voted gone from a round past ours. Each
+        says it holds every result of our round, so a stall of ours on a seat voted gone that outlasts the
+        time-out is theirs (nothing else would ever end it: the votes wait for our round to be done)."""
+        if absent:
+            return self.dog.watch(now, frozenset(), mark)
+        if owed & voted:
+            return self.dog.watch(now, owed, mark, ahead) if ahead else self.dog.watch(now, frozenset(), mark)
+        return self.dog.watch(now, owed, mark)
 
     def gaps(self, now: float, held: Iterable[tuple[int, int]], named: Iterable[tuple[int, int]],
              received: Callable[[int], int]) -> list[Gap]:
