@@ -117,7 +117,13 @@ class Seating:
         self.emit.note("void", f"{self._are_out(dep.out)}: round {dep.void} is void")
         nxt = going_on(self.cfg, dep, totals, game.dealer_of(dep.void))
         if self.me in dep.out:
-            self.emit.note("over", "every other seat voted us gone: " + (
+            # Only the seats outside the set voted; the others put out with us may be here and have voted nothing.
+            rest = [s for s in range(self.cfg.seats) if s not in dep.out]
+            others = [s for s in dep.out if s != self.me]
+            who = ("every other seat voted us gone" if not others else
+                   f"{', '.join(self.cfg.names[s] for s in rest)} voted us and "
+                   f"{', '.join(self.cfg.names[s] for s in others)} gone")
+            self.emit.note("over", f"{who}: " + (
                 "the table goes on without us" if nxt is not None else "too few seats remain, the game ends"))
             return
         if nxt is None:

@@ -30,3 +30,44 @@ def test_a_colluders_vote_signed_a_round_ahead_does_not_hang_the_table_when_its_
             continue
         assert p.stopped is not None and not p.finished, p.notes[-4:]
         assert [n.blame for n in p.faults] == ["p2"], p.faults
+
+
+def test_one_seat_voting_every_other_seat_gone_ends_the_game_as_a_stop_would_and_names_the_voter() -> None:
+    # A lone liar at three seats votes both live seats gone: {p1, p2} qualifies on its votes alone (only the
+    # seats outside a set vote) and leaves one seat, too few. Like a false fault report (§15) it can end the
+    # game for everyone, no more: no one is blamed, and the seats put out are told who voted, not that
+    # "every other seat" did (p1 and p2 never voted each other gone).
+    net = new_table(3, 13)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    for seat in (1, 2):
+        net.send_as(0, net.peers[0].gone(seat, net.now, "a lie"))
+    net.run(until=net.now + 60.0)
+    for p in net.peers[1:]:
+        assert p.finished and p.successor is None and not p.faults, p.notes[-4:]
+        over = [n.detail for n in p.notes if n.kind == "over"]
+        assert over == ["p0 voted us and " + ("p2" if p.me == 1 else "p1") + " gone: too few seats remain, the game ends"]
+        assert not any(n.blame in ("p1", "p2") for n in p.notes if n.kind != "missing")
+
+
+def test_a_lone_vote_on_a_live_seat_changes_nothing() -> None:
+    net = new_table(4, 14)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    net.send_as(0, net.peers[0].gone(3, net.now, "a lie"))
+    net.send_as(0, net.peers[0].gone(2, net.now, "a lie"))
+    net.run(until=net.now + 8.0)
+    assert all(p.successor is None and p.stopped is None and not p.faults for p in net.peers)
+    assert all(not p.finished or any(n.kind == "over" and "winners" in n.detail for n in p.notes) for p in net.peers)
+
+
+def test_an_out_naming_seats_nobody_else_voted_gone_is_no_decision() -> None:
+    net = new_table(3, 15)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    cheat = net.peers[0]
+    cheat.emit.send(cheat.round, "out", {"seats": [1]})  # no votes at all behind it
+    net.send_as(0, cheat._flush())
+    net.run(until=net.now + 8.0)
+    assert all(p.successor is None and p.stopped is None and not p.faults for p in net.peers[1:])
+    assert all(not p.finished or any(n.kind == "over" and "winners" in n.detail for n in p.notes) for p in net.peers)
