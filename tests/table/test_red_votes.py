@@ -71,3 +71,21 @@ def test_an_out_naming_seats_nobody_else_voted_gone_is_no_decision() -> None:
     net.run(until=net.now + 8.0)
     assert all(p.successor is None and p.stopped is None and not p.faults for p in net.peers[1:])
     assert all(not p.finished or any(n.kind == "over" and "winners" in n.detail for n in p.notes) for p in net.peers)
+
+
+def test_leaving_once_the_round_is_over_and_lost_voids_it_for_the_others_who_go_on_without_the_leaver() -> None:
+    # Does leaving pay? A seat that sees the faces of a round it lost (the round is over, before the openings)
+    # and leaves voids that round, but it is out of the game: the others replay the round without it.
+    from p2pcards.table.round import Stage
+    net = new_table(3, 21)
+    net.start()
+    net.run(until=600.0, stop=lambda n: n.peers[1].rs is not None and n.peers[1].rs.stage is Stage.SETTLING
+            and n.peers[1].round == 1)
+    before = tuple(net.peers[0].votes.totals_at[1])
+    net.send_as(1, net.peers[1].leave(net.now, "lost"))
+    net.dead.add(1)
+    net.run(until=net.now + 30.0)
+    left = [net.peers[0], net.peers[2]]
+    assert all(p.finished and not p.faults and p.successor is not None for p in left), [p.notes[-3:] for p in left]
+    assert left[0].successor == left[1].successor and left[0].successor.names == ("p0", "p2")  # type: ignore[union-attr]
+    assert [p.seating.passed_on for p in left] == [((before[0], before[2]), 0)] * 2  # round 1 void for all
