@@ -66,7 +66,8 @@ class Waits:
         if absent:
             return self.dog.watch(now, frozenset(), mark)
         if owed & voted:
-            return self.dog.watch(now, owed, mark, ahead) if ahead else self.dog.watch(now, frozenset(), mark)
+            answerable = ahead and owed <= voted  # only seats we voted gone hold our round up
+            return self.dog.watch(now, owed, mark, ahead) if answerable else self.dog.watch(now, frozenset(), mark)
         return self.dog.watch(now, owed, mark)
 
     def gaps(self, now: float, held: Iterable[tuple[int, int]], named: Iterable[tuple[int, int]],
