@@ -287,9 +287,10 @@ def parse_sender(frame: bytes) -> bytes | None:
 
 
 def record(net: Any, config: TableConfig) -> Transcript:
-    """Start recording every frame a MemNet's peers send (call before `net.start()`)."""
+    """Start recording every frame a MemNet's peers send (call before `net.start()`), each once, as §14.8 says:
+    a frame sent again (asked for after a loss, or by a peer back from its journal) is kept at its first sending."""
     transcript = Transcript(config)
-    net.on_send = lambda sender, frame: transcript.add(net.now, frame)
+    net.on_send = lambda sender, frame: transcript.keep(net.now, frame)
     return transcript
 
 

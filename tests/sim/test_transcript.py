@@ -248,3 +248,16 @@ def test_a_frame_missing_from_the_file_is_waited_on_not_blamed_on_the_seats_ahea
     assert not verdict.ok and verdict.fault is None, verdict.lines[-1]
     sender = transcript.config.names[transcript.config.keys.index(envs[i].sender)]
     assert verdict.lines[-1] == f"INCOMPLETE: the game stops in round 1, waiting on {sender}"
+
+
+def test_a_game_whose_frames_were_lost_and_sent_again_records_each_once_and_verifies(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A frame lost on a link is asked for and sent again: the recorder used to keep every sending, and
+    # `verify` then called an honest game "NOT THE GAME'S RECORD: ... 2 copied".
+    path = tmp_path / "lossy.p2pt"
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "3", "--quiet",
+                 "--faults", "drop=0.1", "--record", str(path)]) == 0
+    frames = [f for _, f in Transcript.load(str(path)).frames]
+    assert len(frames) == len(set(frames))
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 0, capsys.readouterr().out
