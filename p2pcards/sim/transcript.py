@@ -194,18 +194,25 @@ class Verdict:
     lines: list[str]
     fault: Note | None
     witness: Witness | None
+    # "verified"; "fault": a seat broke the protocol (or the table stopped on a report: `fault` says whom it
+    # blames); "not-record": the file holds frames that are not the game's (or in the wrong order), so it is
+    # not a record as a peer keeps one; "incomplete": the game stops short, waiting on a seat.
+    kind: str = "verified"
 
 
 def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     """Replay a transcript into a witness, and into one for each table that went on without a seat (§14.9),
     and say what they found (never raises on what the file holds)."""
     cfg = transcript.config
+    head = f"{cfg.game} table {cfg.table.hex()[:12]}: {', '.join(cfg.names)}; {len(transcript.frames)} frames"
     if len(set(cfg.keys)) != len(cfg.keys):
-        return Verdict(False, ["the config seats one key twice"], None, None)
+        return Verdict(False, [head, "NOT THE GAME'S RECORD: the config seats one key twice"], None, None, "not-record")
     last = -1
-    for t, _ in transcript.frames:
+    for i, (t, _) in enumerate(transcript.frames):
         if t < last:
-            return Verdict(False, [f"frames out of time order at {t / 1e6:.6f} s"], None, None)
+            return Verdict(False, [head, f"NOT THE GAME'S RECORD: frame {i} is recorded at {t / 1e6:.6f} s, before the "
+                                         f"one ahead of it ({last / 1e6:.6f} s): a recorder keeps frames in the "
+                                         "order it took them (no seat is to blame)"], None, None, "not-record")
         last = t
     w = Witness(cfg)
     w.tolerance = tolerance
@@ -227,11 +234,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
             queue.extendleft(reversed(later))  # held back until now: they go first, in their order
             later = []
     witnesses = list(tables.values())
-    lines = [f"{cfg.game} table {cfg.table.hex()[:12]}: {', '.join(cfg.names)}; {len(transcript.frames)} frames"]
-    senders = {parse_sender(f) for _, f in transcript.frames}
-    strangers = len(senders - {k for x in witnesses for k in x.cfg.keys} - {None})
-    if strangers:
-        lines.append(f"{strangers} key(s) with no seat sent frames (dropped, as a peer drops them)")
+    lines = [head]
+    foreign = not_the_games(transcript.frames, {x.cfg.context: x.cfg for x in witnesses})
     rejected: list[Note] = []
     for x in witnesses:
         if x is not witnesses[0]:
@@ -245,29 +249,73 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
         rejected += [n for n in x.notes if n.kind == "rejected"]
     for note in rejected[:5]:
         lines.append(f"rejected: {note.detail}" + (f" [blame: {note.blame}]" if note.blame else ""))
-    # A record holds each frame sent once: anything dropped as not the game's (a frame whose signature
-    # fails, a copy, a frame of no table of this game) means the file is not the game's record, even if
-    # the game itself checks out.
+    # A record holds each frame sent once, each signed by a seated key for a table of the game: anything else
+    # (a frame whose signature fails, a copy, a frame of no table of this game, bytes that are no frame) means
+    # the file is not the game's record, whatever else it shows.
     copies = len(transcript.frames) - len({f for _, f in transcript.frames})
-    dropped = len([n for n in rejected if n.detail.startswith("message dropped")]) + len(later)
+    if copies:
+        foreign["copies"] = copies
+    record_line = None
+    if foreign:
+        record_line = "NOT THE GAME'S RECORD: " + "; ".join(
+            f"{n} {FOREIGN[reason]}" for reason, n in foreign.items()) + " (no seat is to blame for what a file holds)"
     fault = next((x.faults[0] for x in witnesses if x.faults), None)
     if fault is not None:
+        if record_line is not None:
+            lines.append(record_line)
         lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
-        return Verdict(False, lines, fault, w)
+        return Verdict(False, lines, fault, w, "fault")
     for x in witnesses:
         lines += [f"{x.names[s]} left the table in round {rnd} ({why})"
                   for s, (rnd, why) in sorted(x.seating.left.items())]
+    kind = "verified"
     if not w.finished:
         owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
         who = ", ".join(w.names[s] for s in sorted(owed)) or "nobody named"
         lines.append(f"INCOMPLETE: the game stops in round {w.round}, waiting on {who}")
-        return Verdict(False, lines, None, w)
-    if dropped or copies:
-        lines.append(f"NOT THE GAME'S RECORD: {dropped} frame(s) dropped as not the game's, {copies} copied")
-        return Verdict(False, lines, None, w)
+        kind = "incomplete"
+    if record_line is not None:
+        lines.append(record_line)
+        kind = "not-record"
+    if kind != "verified":
+        return Verdict(False, lines, None, w, kind)
     lines.append(f"verified: game over, totals {list(w.game.totals)}, "
                  f"winners {', '.join(w.names[i] for i in w.game.winners)}")
     return Verdict(True, lines, None, w)
+
+
+FOREIGN: dict[str, str] = {
+    "garbage": "frame(s) that are not signed frames at all",
+    "table": "frame(s) for a table that is not this config's nor one that went on from it (the config was "
+             "changed, or the frames are another game's)",
+    "unseated": "frame(s) signed by a key with no seat at their table",
+    "signature": "frame(s) whose signature does not verify (changed after they were signed)",
+    "copies": "frame(s) recorded twice",
+}
+
+
+def not_the_games(frames: list[tuple[int, bytes]], tables: dict[bytes, TableConfig]) -> dict[str, int]:
+    """How many frames are not the game's, by why (keys of FOREIGN): not frames, of no table of the game,
+    signed by no seat of theirs, or not by the key they name."""
+    counts: dict[str, int] = {}
+    for _, frame in frames:
+        try:
+            signed = parse(frame)
+        except MalformedMessage:
+            reason: str | None = "garbage"
+        else:
+            config = tables.get(signed.envelope.table)
+            if config is None:
+                reason = "table"
+            elif signed.envelope.sender not in config.keys:
+                reason = "unseated"
+            elif not verify_signature(signed.envelope.sender, signed.message, signed.signature):
+                reason = "signature"
+            else:
+                reason = None
+        if reason is not None:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def parse_table(frame: bytes) -> bytes | None:

@@ -261,3 +261,45 @@ def test_a_game_whose_frames_were_lost_and_sent_again_records_each_once_and_veri
     assert len(frames) == len(set(frames))
     capsys.readouterr()
     assert main(["verify", str(path)]) == 0, capsys.readouterr().out
+
+
+def test_a_changed_config_is_not_the_games_record_not_a_game_waiting_on_every_seat(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two seats' names swapped in the config (the digest made again): every frame is then for another table.
+    # verify used to say only "INCOMPLETE: ... waiting on p1, p0" with status 1, as if the seats had stalled.
+    import dataclasses
+    t = Transcript.from_bytes(honest_game())
+    names = t.config.names
+    swapped = dataclasses.replace(t.config, names=(names[1], names[0]) + names[2:])
+    path = tmp_path / "swapped.p2pt"
+    path.write_bytes(Transcript(swapped, t.frames).to_bytes())
+    assert main(["verify", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert f"NOT THE GAME'S RECORD: {len(t.frames)} frame(s) for a table that is not this config's" in out, out
+    assert "blame" not in out.replace("no seat is to blame", "")
+
+
+def test_a_frame_changed_under_its_signature_is_named_as_such_even_when_the_game_then_stops(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A result's score changed under its old signature: the game cannot finish without it, and the file says why.
+    t = Transcript.from_bytes(honest_game())
+    i = max(k for k, (_, f) in enumerate(t.frames) if parse(f).envelope.type == "result")
+    when, frame = t.frames[i]
+    signed = parse(frame)
+    body = dict(signed.envelope.body)
+    body["totals"] = [x + 1 for x in body["totals"]]  # type: ignore[union-attr]
+    import dataclasses
+    changed = frame[:64] + dataclasses.replace(signed.envelope, body=body).encode()
+    t.frames[i] = (when, changed)
+    path = tmp_path / "changed.p2pt"
+    path.write_bytes(t.to_bytes())
+    assert main(["verify", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and "NOT THE GAME'S RECORD: 1 frame(s) whose signature does not verify" in out, out
+
+
+def test_exit_status_tells_a_fault_from_a_game_that_stops_short(tmp_path: Path) -> None:
+    t = Transcript.from_bytes(honest_game())
+    path = tmp_path / "short.p2pt"
+    path.write_bytes(Transcript(t.config, t.frames[: len(t.frames) // 2]).to_bytes())
+    assert main(["verify", str(path)]) == 3  # incomplete: no seat is blamed, unlike a fault (1)

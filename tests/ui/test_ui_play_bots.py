@@ -100,7 +100,7 @@ def test_a_whole_crisp_round_against_two_bots_by_keys(tmp_path: Path, capsys: py
     assert "Round 1 revealed" in reveal and "Scores" in reveal and "Round over." in reveal
     assert all(p.returncode is not None for p in session.bot_procs.values())  # the bots ended with the table
     capsys.readouterr()
-    assert main(["verify", str(record)]) == 1  # we left in round 2: round 1 checks out, then our own signed leave
+    assert main(["verify", str(record)]) == 3  # we left in round 2: round 1 checks out, then our own signed leave
     out = capsys.readouterr().out
     assert all(name in out.splitlines()[0] for name in ("you", "Ada", "Bo")) and "round 1: audit verified" in out, out
     assert "you left the table in round 2 (quit)" in out and "INCOMPLETE" in out and "rejected" not in out, out
@@ -156,7 +156,7 @@ def test_a_vanished_bot_shows_a_banner_then_is_voted_out_and_the_table_goes_on(
     assert any("Bo is missing (link lost): voted gone in" in s for s in seen)
     assert len(session.names) == 2 and any("Bo is out: round" in s for s in seen), seen[-1]
     capsys.readouterr()
-    assert main(["verify", str(record)]) == 1  # both tables' frames; we left the second one
+    assert main(["verify", str(record)]) == 3  # both tables' frames; we left the second one
     out = capsys.readouterr().out
     assert "the table goes on without the seats voted out (protocol.md §14.9) as table" in out, out
     assert ": you, Ada" in out, out
