@@ -11,6 +11,7 @@ many it could not open (the openings still show it every face, so the audit is c
 from __future__ import annotations
 
 import functools
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,33 +208,29 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     head = f"{cfg.game} table {cfg.table.hex()[:12]}: {', '.join(cfg.names)}; {len(transcript.frames)} frames"
     if len(set(cfg.keys)) != len(cfg.keys):
         return Verdict(False, [head, "NOT THE GAME'S RECORD: the config seats one key twice"], None, None, "not-record")
-    last = -1
+    last: int | None = None
     for i, (t, _) in enumerate(transcript.frames):
-        if t < last:
+        if last is not None and t < last:
             return Verdict(False, [head, f"NOT THE GAME'S RECORD: frame {i} is recorded at {t / 1e6:.6f} s, before the "
                                          f"one ahead of it ({last / 1e6:.6f} s): a recorder keeps frames in the "
                                          "order it took them (no seat is to blame)"], None, None, "not-record")
         last = t
-    w = Witness(cfg)
-    w.tolerance = tolerance
-    tables = {cfg.context: w}
-    queue = deque(transcript.frames)
-    later: list[tuple[int, bytes]] = []  # frames of a table no witness knows yet: one that goes on, once named
-    while queue and all(x.stopped is None for x in tables.values()):
-        t, frame = queue.popleft()
-        context = parse_table(frame)
-        target = w if context is None else tables.get(context)
-        if target is None:
-            later.append((t, frame))
-            continue
-        target.receive(frame, t / 1e6)
-        nxt = w.going_on()
-        if nxt is not None and nxt.cfg.context not in tables:
-            w = tables[nxt.cfg.context] = nxt
-            w.tolerance = tolerance
-            queue.extendleft(reversed(later))  # held back until now: they go first, in their order
-            later = []
-    witnesses = list(tables.values())
+    witnesses, w, later = replay(transcript, tolerance)
+    fault = next((x.faults[0] for x in witnesses if x.faults), None)
+    clocked = False  # the fault rests on the times the file records
+    unclocked: Note | None = None
+    if fault is not None and math.isfinite(tolerance):
+        # A transcript's times are the recorder's, signed by no one: anyone can move them (and make the
+        # digest again). A fault that goes away when no stamp is judged by them is no proof against a seat.
+        again, w2, _ = replay(transcript, math.inf)
+        unclocked = next((x.faults[0] for x in again if x.faults), None)
+        if unclocked is None or (unclocked.detail, unclocked.blame) != (fault.detail, fault.blame):
+            clocked = True
+            if unclocked is None and w2.finished:  # and every seat signed the results that took that order: the times were moved
+                return Verdict(False, [head, f"NOT THE GAME'S RECORD: the times it records are not when the frames "
+                                             f"came ({fault.detail}), yet every seat signed the results that took "
+                                             "that frame in time: the file's times were changed (no seat is to "
+                                             "blame for what a file holds)"], None, w2, "not-record")
     lines = [head]
     foreign = not_the_games(transcript.frames, {x.cfg.context: x.cfg for x in witnesses})
     rejected: list[Note] = []
@@ -259,11 +256,15 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     if foreign:
         record_line = "NOT THE GAME'S RECORD: " + "; ".join(
             f"{n} {FOREIGN[reason]}" for reason, n in foreign.items()) + " (no seat is to blame for what a file holds)"
-    fault = next((x.faults[0] for x in witnesses if x.faults), None)
     if fault is not None:
         if record_line is not None:
             lines.append(record_line)
         lines.append(f"FAULT: {fault.detail}" + (f" [blame: {fault.blame}]" if fault.blame else " [no seat named]"))
+        if clocked:
+            lines.append("  (judged by the times the file records, which no seat signs and anyone can change; by "
+                         "the signed frames alone: " + ("the game stops short, nobody blamed" if unclocked is None else
+                         unclocked.detail + (f" [blame: {unclocked.blame}]" if unclocked.blame else " [no seat named]"))
+                         + ")")
         return Verdict(False, lines, fault, w, "fault")
     for x in witnesses:
         lines += [f"{x.names[s]} left the table in round {rnd} ({why})"
@@ -292,6 +293,32 @@ FOREIGN: dict[str, str] = {
     "signature": "frame(s) whose signature does not verify (changed after they were signed)",
     "copies": "frame(s) recorded twice",
 }
+
+
+def replay(transcript: Transcript, tolerance: float) -> tuple[list[Witness], Witness, list[tuple[int, bytes]]]:
+    """Feed the frames to a witness (and to one for each table that goes on, §14.9) until one stops: the
+    witnesses, the last one, and the frames of no table of the game."""
+    cfg = transcript.config
+    w = Witness(cfg)
+    w.tolerance = tolerance
+    tables = {cfg.context: w}
+    queue = deque(transcript.frames)
+    later: list[tuple[int, bytes]] = []  # frames of a table no witness knows yet: one that goes on, once named
+    while queue and all(x.stopped is None for x in tables.values()):
+        t, frame = queue.popleft()
+        context = parse_table(frame)
+        target = w if context is None else tables.get(context)
+        if target is None:
+            later.append((t, frame))
+            continue
+        target.receive(frame, t / 1e6)
+        nxt = w.going_on()
+        if nxt is not None and nxt.cfg.context not in tables:
+            w = tables[nxt.cfg.context] = nxt
+            w.tolerance = tolerance
+            queue.extendleft(reversed(later))  # held back until now: they go first, in their order
+            later = []
+    return list(tables.values()), w, later
 
 
 def not_the_games(frames: list[tuple[int, bytes]], tables: dict[bytes, TableConfig]) -> dict[str, int]:

@@ -303,3 +303,21 @@ def test_exit_status_tells_a_fault_from_a_game_that_stops_short(tmp_path: Path) 
     path = tmp_path / "short.p2pt"
     path.write_bytes(Transcript(t.config, t.frames[: len(t.frames) // 2]).to_bytes())
     assert main(["verify", str(path)]) == 3  # incomplete: no seat is blamed, unlike a fault (1)
+
+
+def test_an_orders_recorded_time_moved_before_its_stamp_blames_no_seat(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A transcript's times are signed by no one: a tester moved an order's recorded time 3 s earlier (and made
+    # the digest again), and verify blamed its honest orderer ("an order stamped 4.462 s when our clock reads
+    # 1.523 s [blame: p1]", status 1). Every seat signed the results that took that order: the file is wrong.
+    t = Transcript.from_bytes(honest_game())
+    orders = [k for k, (_, f) in enumerate(t.frames) if parse(f).envelope.type == "order"]
+    k = orders[-2]
+    when = t.frames[k][0] - 2_000_000
+    frames = t.frames[:k] + t.frames[k + 1:]
+    frames.insert(next(i for i, (x, _) in enumerate(frames) if x > when), (when, t.frames[k][1]))
+    path = tmp_path / "moved.p2pt"
+    path.write_bytes(Transcript(t.config, frames).to_bytes())
+    assert main(["verify", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "the file's times were changed" in out and "[blame:" not in out, out
