@@ -100,8 +100,10 @@ def decode(data: bytes, max_size: int = MAX_FRAME, max_bin: int = MAX_BIN, max_a
         )
     except MalformedMessage:
         raise
+    except msgpack.StackError:  # its message is empty
+        raise MalformedMessage(f"nested too deeply (more than {MAX_DEPTH} levels)") from None
     except Exception as exc:  # msgpack raises several unrelated types for bad input
-        raise MalformedMessage(f"not msgpack: {exc}") from None
+        raise MalformedMessage(f"not msgpack: {exc or type(exc).__name__}") from None
     _check(value, 0)
     # Types, depth and key order are checked: packing it as it is gives the canonical bytes.
     if msgpack.packb(value, use_bin_type=True) != data:

@@ -32,7 +32,10 @@ from ..table.round import Parts
 FORMAT = "p2pcards transcript"
 VERSION = 1
 PERSON = b"p2pc/transcr/v1"
-MAX_TRANSCRIPT = 256 * 1024 * 1024
+MAX_TRANSCRIPT = 64 * 1024 * 1024  # a whole Crescendo game at six is about 1.3 MiB, a long Crisp game a few
+# No signed frame is shorter than this (a signature and the smallest envelope, 179 bytes), so a file holds at most
+# MAX_TRANSCRIPT // MIN_FRAME frames: a file of empty items cannot make millions of objects of a few bytes each.
+MIN_FRAME = 160
 
 
 @dataclass
@@ -97,7 +100,10 @@ class Transcript:
         body, dig = outer["body"], outer["digest"]
         if not isinstance(body, bytes) or dig != digest(PERSON, body):
             raise MalformedMessage("the transcript's digest does not match its contents (the file was changed)")
-        v = decode(body, MAX_TRANSCRIPT, max_bin=MAX_FRAME, max_array=MAX_TRANSCRIPT)  # every frame of a game
+        try:
+            v = decode(body, MAX_TRANSCRIPT, max_bin=MAX_FRAME, max_array=MAX_TRANSCRIPT // MIN_FRAME)  # every frame
+        except MalformedMessage as exc:
+            raise MalformedMessage(f"not a transcript's contents: {exc}") from None
         if not isinstance(v, dict) or set(v) != {"format", "v", "config", "frames"} or v["format"] != FORMAT:
             raise MalformedMessage("not a transcript")
         if v["v"] != VERSION:
@@ -110,6 +116,8 @@ class Transcript:
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
                     and isinstance(item[1], bytes)) or isinstance(item[0], bool):
                 raise MalformedMessage("frames: each is [microseconds, frame]")
+            if len(item[1]) < MIN_FRAME:
+                raise MalformedMessage(f"frame {len(out)} is {len(item[1])} bytes: too short to be a signed frame")
             out.append((item[0], item[1]))
         return cls(TableConfig.from_wire(v["config"]), out)
 

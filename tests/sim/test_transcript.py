@@ -321,3 +321,30 @@ def test_an_orders_recorded_time_moved_before_its_stamp_blames_no_seat(
     assert main(["verify", str(path)]) == 3
     out = capsys.readouterr().out
     assert "the file's times were changed" in out and "[blame:" not in out, out
+
+
+def test_a_hostile_file_of_a_million_empty_frames_is_refused_at_once(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # 5 MB of [0, b"x"] items (the digest made again) took 5.7 s and 200 MB; a 256 MiB one would have taken
+    # some 10 GB. A file now holds at most MAX_TRANSCRIPT // MIN_FRAME frames, each at least MIN_FRAME bytes.
+    from p2pcards.crypto.encoding import digest, encode
+    from p2pcards.sim.transcript import FORMAT, PERSON
+    cfg = make_table("crisp", 2)[0].cfg
+    pre = encode({"config": cfg.to_wire(), "format": FORMAT, "frames": None, "v": 1})
+    at = pre.index(b"\xa6frames\xc0") + 7
+    n = 1_000_000
+    body = pre[:at] + b"\xdd" + n.to_bytes(4, "big") + encode([0, b"x"]) * n + pre[at + 1:]
+    path = tmp_path / "hostile.p2pt"
+    path.write_bytes(encode({"body": body, "digest": digest(PERSON, body)}))
+    assert main(["verify", str(path)]) == 2
+    assert "exceeds max_array_len" in capsys.readouterr().err
+    path.write_bytes(Transcript(cfg, [(0, b"x")] * 1000).to_bytes())
+    assert main(["verify", str(path)]) == 2
+    assert "frame 0 is 1 bytes: too short to be a signed frame" in capsys.readouterr().err
+
+
+def test_deep_nesting_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "deep.p2pt"
+    path.write_bytes(b"\x91" * 100_000 + b"\xc0")
+    assert main(["verify", str(path)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err  # was "not msgpack: " and nothing after it
