@@ -252,8 +252,7 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
             boxes = ", ".join(f"{x.names[s]}->{x.names[r]}: {k}" for (s, r), k in sorted(x.boxes.items()))
             lines.append(f"private boxes not opened (sealed to their recipients; the openings show every face): {boxes}")
         rejected += [n for n in x.notes if n.kind == "rejected"]
-    for note in rejected[:5]:
-        lines.append(f"rejected: {note.detail}" + (f" [blame: {note.blame}]" if note.blame else ""))
+    lines += rejected_lines(rejected)
     # A record holds each frame sent once, each signed by a seated key for a table of the game: anything else
     # (a frame whose signature fails, a copy, a frame of no table of this game, bytes that are no frame) means
     # the file is not the game's record, whatever else it shows.
@@ -291,6 +290,26 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     lines.append(f"verified: game over, totals {list(w.game.totals)}, "
                  f"winners {', '.join(w.names[i] for i in w.game.winners)}")
     return Verdict(True, lines, None, w)
+
+
+def rejected_lines(rejected: list[Note], each: int = 3) -> list[str]:
+    """The moves the rules refused, counted by the seat that made them with the first `each` of each seat
+    (a cheat tried among a bot's slips is not left out), then the first frames dropped."""
+    moves = [n for n in rejected if not n.detail.startswith(("message dropped", "frames of"))]
+    by_seat: dict[str, list[Note]] = {}
+    for note in moves:
+        by_seat.setdefault(note.blame or "no seat", []).append(note)
+    lines = []
+    if by_seat:
+        lines.append("moves refused by the rules (the game goes on, protocol.md §14.2): "
+                     + ", ".join(f"{seat} {len(notes)}" for seat, notes in sorted(by_seat.items())))
+    for seat, notes in sorted(by_seat.items()):
+        lines += [f"rejected: {n.detail} [blame: {seat}]" for n in notes[:each]]
+        if len(notes) > each:
+            lines.append(f"rejected: ... and {len(notes) - each} more of {seat}'s")
+    dropped = [n for n in rejected if n not in moves]
+    lines += [f"rejected: {n.detail}" + (f" [blame: {n.blame}]" if n.blame else "") for n in dropped[:5]]
+    return lines
 
 
 FOREIGN: dict[str, str] = {

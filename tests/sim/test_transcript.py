@@ -348,3 +348,16 @@ def test_deep_nesting_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFix
     path.write_bytes(b"\x91" * 100_000 + b"\xc0")
     assert main(["verify", str(path)]) == 2
     assert "nested too deeply" in capsys.readouterr().err  # was "not msgpack: " and nothing after it
+
+
+def test_every_seats_refused_moves_are_counted_not_only_the_first_five() -> None:
+    # A tester's wrong-special cheat (p1) was the sixth refused move of a Crescendo game: verify printed the
+    # first five (bots' slips of other seats) and said nothing of it.
+    from p2pcards.sim.transcript import rejected_lines
+    from p2pcards.table.outputs import Note
+    notes = [Note("rejected", f"p0 number {i}: only one NUMBER claim", "p0") for i in range(6)]
+    notes.append(Note("rejected", "p1 peek 0 p2: the Reserve's top card shows lock, not peek", "p1"))
+    lines = rejected_lines(notes)
+    assert lines[0].endswith("p0 6, p1 1")
+    assert "rejected: p1 peek 0 p2: the Reserve's top card shows lock, not peek [blame: p1]" in lines
+    assert "rejected: ... and 3 more of p0's" in lines
