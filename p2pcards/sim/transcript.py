@@ -287,6 +287,11 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
         kind = "not-record"
     if kind != "verified":
         return Verdict(False, lines, None, w, kind)
+    rounds = sum(len(x.rounds) for x in witnesses)
+    lines.append(f"checked: {len(transcript.frames)} frames' signatures and chains; {rounds} round(s): every proof of "
+                 "shuffle and of share, the openings, the audit and a replay of the rules; every seat's signed results "
+                 "alike. Not checked: the contents of the boxes sealed to a seat (their faces are checked through the "
+                 "openings), and when the frames came (the file's times are signed by no one)")
     lines.append(f"verified: game over, totals {list(w.game.totals)}, "
                  f"winners {', '.join(w.names[i] for i in w.game.winners)}")
     return Verdict(True, lines, None, w)

@@ -361,3 +361,10 @@ def test_every_seats_refused_moves_are_counted_not_only_the_first_five() -> None
     assert lines[0].endswith("p0 6, p1 1")
     assert "rejected: p1 peek 0 p2: the Reserve's top card shows lock, not peek [blame: p1]" in lines
     assert "rejected: ... and 3 more of p0's" in lines
+
+
+def test_a_verified_game_says_what_was_checked_and_what_could_not_be() -> None:
+    lines = verify(Transcript.from_bytes(honest_game())).lines
+    checked = next(line for line in lines if line.startswith("checked: "))
+    assert "signatures and chains" in checked and "Not checked: the contents of the boxes sealed" in checked
+    assert "the file's times are signed by no one" in checked and lines[-1].startswith("verified: ")
