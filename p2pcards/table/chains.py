@@ -132,7 +132,7 @@ class Chains:
         try:
             signed = self.tracker.accept(frame)
         except (BrokenChain, Equivocation) as exc:
-            self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
+            self.emitter.fault(self.said(exc), self.blamed(exc), evidence=_evidence(exc))
             return
         except Gap:
             self.hold(frame, came, live)
@@ -256,7 +256,7 @@ class Chains:
         if seat is None:
             return  # a key followed without a seat (a tracker handed over): nothing of it is ours to take
         if other is not None and other != frame:
-            self.emitter.fault(f"two different signed messages at seq {env.seq} from {env.sender.hex()}", seat,
+            self.emitter.fault(f"two different signed messages at seq {env.seq} from {self.names[seat]}", seat,
                                evidence=(other, frame))
             return
         if other is not None:
@@ -294,7 +294,7 @@ class Chains:
                 try:
                     signed = self.tracker.accept(frame)
                 except (BrokenChain, Equivocation) as exc:
-                    self.emitter.fault(str(exc), self.blamed(exc), evidence=_evidence(exc))
+                    self.emitter.fault(self.said(exc), self.blamed(exc), evidence=_evidence(exc))
                     return
                 except RemoteProtocolError:
                     continue  # a replay of what we took meanwhile
@@ -323,7 +323,7 @@ class Chains:
         except Replay:
             return  # we have it already, byte for byte
         except Equivocation as exc:
-            self.emitter.fault(str(exc), ref[0], evidence=_evidence(exc))
+            self.emitter.fault(self.said(exc), ref[0], evidence=_evidence(exc))
             return
         except Gap:
             self.hold(frame)
@@ -332,6 +332,13 @@ class Chains:
             self.emitter.fault(f"the orderer relayed a bad frame: {exc}", orderer)
             return
         self.handle(signed)
+
+    def said(self, exc: RemoteProtocolError) -> str:
+        """What `exc` says, each seat's key in it (the crypto layer knows keys, not seats) as the seat's name."""
+        text = str(exc)
+        for key, name in zip(self.keys, self.names):
+            text = text.replace(key.hex(), name)
+        return text
 
     def blamed(self, exc: RemoteProtocolError) -> int | None:
         """The seat an error blames (by key in hex, or by name), if it is seated here."""

@@ -218,6 +218,7 @@ def test_equivocation_seen_by_every_honest_peer_voids_the_round_with_blame() -> 
     assert_void(run, "p1")
     for p in honest(run):
         assert "two different signed messages" in p.faults[0].detail
+        assert p.faults[0].detail.endswith("from p1")  # the seat's name, not its key in hex
 
 
 @pytest.mark.slow  # a whole game, one of many kinds of cheat; the slow run plays it
