@@ -464,4 +464,15 @@ class Node:
             self._join_failed = f"the host {why}" if why.startswith("said goodbye") else f"the host went away: {why}"
             self.changed.set()
         elif self.lobby is not None and link.key in self.lobby.names:
-            self.note("missing", f"{self.lobby.names[link.key]} left the lobby: {why}", self.lobby.names[link.key])
+            name = self.lobby.names[link.key]
+            if self.is_host and link.key not in self.links.links:
+                # Seated without a link, it would keep every seat waiting for one, then the table would give up:
+                # its place (and its name) is free again for whoever joins next, that player started anew included.
+                self.lobby.drop(link.key)
+                self.changed.set()
+                self.note("missing", f"{name} left the lobby: {why}; its place is free again", name)
+                if self.ad is not None:
+                    taken = len(self.lobby.names)
+                    self._spawn(self.ad.update(taken=taken, free=max(0, self.seats_wanted - taken)))
+            else:
+                self.note("missing", f"{name} left the lobby: {why}", name)

@@ -71,6 +71,13 @@ class Lobby:
                                   tuple(self.names.values()), nonces=tuple(self.nonces[k] for k in self.names))
         return self.outbox.seal(0, "seats", {"config": self.config.to_wire()}).frame
 
+    def drop(self, key: bytes) -> None:
+        """A guest left the lobby before the seats (its link ended): its place and its name are free again.
+        Its chain is still followed, so a frame it signed before cannot join it twice."""
+        if key != self.host and key != self.identity.public:
+            self.names.pop(key, None)
+            self.nonces.pop(key, None)
+
     def receive(self, frame: bytes) -> None:
         """Take one lobby frame; a bad one is recorded in `errors` and changes nothing."""
         try:
@@ -112,11 +119,15 @@ class Lobby:
             self.nonces.setdefault(self.host, nonce)
         elif env.type == "join":
             name, nonce = body["name"], body["nonce"]
-            if not valid_name(name) or name in self.names.values():
+            had = next((k for k, n in self.names.items() if n == name), None)
+            if not valid_name(name) or (had is not None and (self.identity.public in (self.host, had)
+                                                             or had == self.host)):
                 raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} bytes of printable UTF-8",
                                        env.sender.hex())
             if not _is_nonce(nonce):
                 raise MalformedMessage(f"a join's nonce is {NONCE_BYTES} bytes", env.sender.hex())
+            if had is not None:  # (a guest's view) the host took the name again: the guest who had it left
+                self.drop(had)  # the lobby before the seats (§6.1), and the host's `seats` decides who is seated
             self.names[env.sender] = str(name)
             self.nonces.setdefault(env.sender, nonce)
         elif env.type == "seats" and env.sender == self.host:

@@ -209,3 +209,35 @@ def test_a_join_the_host_refuses_is_told_why_in_the_goodbye() -> None:
     taken, full = asyncio.run(main())
     assert taken.startswith("the host said goodbye: your join was refused: a name must be new"), taken
     assert full == "the host said goodbye: the table is full (3 seats)", full
+
+
+def test_a_guest_that_vanishes_from_the_lobby_frees_its_place_and_its_name() -> None:
+    # A laptop killed after it joined and before the table is seated: the host must not seat a key it has
+    # no link to (every seat would wait 30 s for a link to it, then give up), and the player who starts
+    # again (a new key) may join under the same name, which the guests already in the lobby take too.
+    async def main() -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host, \
+                Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as bo:
+            await host.host("crisp", {"limit": 10}, "t", seats=3)
+            async with Node(generate("ada"), interfaces=["127.0.0.1"], mdns=False) as ada:
+                await ada.join([("127.0.0.1", host.links.port)])
+                await bo.join([("127.0.0.1", host.links.port)])
+                await asyncio.wait_for(host.wait_players(3), 5)
+                ada.links.links[host.identity.public].writer.transport.abort()  # as SIGKILL does
+                async with asyncio.timeout(5):
+                    while len(host.players) == 3:
+                        await asyncio.sleep(0.05)
+            players = host.players
+            async with Node(generate("ada"), interfaces=["127.0.0.1"], mdns=False) as again:
+                await again.join([("127.0.0.1", host.links.port)])
+                await asyncio.wait_for(host.wait_players(3), 5)
+                host.seat_table()
+                await asyncio.wait_for(again.wait_seated(), 5)
+                await asyncio.wait_for(bo.wait_seated(), 5)
+                assert bo.seat is not None and again.seat is not None
+                assert bo.seat.peer.cfg.keys[2] == again.identity.public
+                return players, bo.seat.peer.cfg.names, again.seat.peer.cfg.names
+
+    players, names, again = asyncio.run(main())
+    assert players == ["host", "bo"], players
+    assert names == again == ("host", "bo", "ada")
