@@ -10,6 +10,8 @@ before the step that made them sends anything (a step that sends nothing only wr
 killed process loses nothing written, and the next fsync covers them too). A record cut short by
 a crash (a torn tail) never left the peer: it is dropped on load. A journal damaged anywhere else is
 refused: going on from a part of it could sign a place of our chain that was signed and sent before.
+So is a journal whose first record is not the `begin` record each journal starts with, synced before
+the `table` file is written (an emptied journal, or one cut at its start).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from ..crypto.encoding import MAX_FRAME, Value, decode, encode
 from ..crypto.identity import private_dir
@@ -28,7 +30,9 @@ from ..table.resume import Record
 
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
-KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "carry": b"c", "check": b"k"}
+KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "carry": b"c", "check": b"k",
+                "begin": b"b"}
+BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, synced as the store is made
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
@@ -94,11 +98,17 @@ class SeatStore:
         private_dir(directory)
         owner = encode([config.to_wire(), seat])
         table = directory / "table"
-        if not table.exists():
-            write_atomic(table, owner)
-        elif table.read_bytes() != owner:
-            raise LocalError(f"{directory} holds the journal of another table or seat")
         self.path = directory / "journal"
+        made = not table.exists()
+        if not made and table.read_bytes() != owner:
+            raise LocalError(f"{directory} holds the journal of another table or seat")
+        if made:
+            # The journal begins with a record of its own, synced before the table file names it: a journal
+            # whose first record is not that one was emptied or cut at its start, not torn by a crash.
+            with open(self.path, "wb", opener=_private) as f:
+                self._write(f, [BEGIN])
+                os.fsync(f.fileno())
+            write_atomic(table, owner)
         self._file = open(self.path, "ab", opener=_private)
         self._dirty = False  # records written since the last fsync
 
@@ -107,9 +117,14 @@ class SeatStore:
         the journal is damaged (going on from a part of it could sign a place of our chain again)."""
         data = self.path.read_bytes()
         records, size = parse_journal(data)
+        if not records or records[0] != BEGIN:
+            # Whatever it held is lost: coming back from it, we would sign again places of our chain we signed
+            # and sent before, and be blamed for two frames at one place.
+            raise LocalError(f"the journal {self.path} is damaged: it does not begin as a journal (emptied, or cut "
+                             "at its start); this seat cannot come back into its round")
         if size < len(data):
             self._file.truncate(size)
-        return records
+        return records[1:]
 
     def successor(self, config: TableConfig, seat: int) -> SeatStore:
         """The store of our seat at the table that goes on without the seats voted out (protocol.md §14.9),
@@ -120,13 +135,17 @@ class SeatStore:
         """Add records (written to the system at once, so a killed process loses none); `sync`: make
         them and every record before them durable before returning, as anything sent needs."""
         if records:
-            self._file.write(b"".join(HEADER.pack(FIELDS.size + len(data)) + FIELDS.pack(KINDS[kind], number) + data
-                                      for kind, number, data in records))
+            self._write(self._file, records)
             self._file.flush()
             self._dirty = True
         if sync and self._dirty:
             os.fsync(self._file.fileno())
             self._dirty = False
+
+    @staticmethod
+    def _write(f: BinaryIO, records: list[Record]) -> None:
+        f.write(b"".join(HEADER.pack(FIELDS.size + len(data)) + FIELDS.pack(KINDS[kind], number) + data
+                         for kind, number, data in records))
 
     def close(self) -> None:
         """Close the journal file."""

@@ -151,3 +151,18 @@ def test_a_node_keeps_the_options_it_runs_with_for_a_resume_and_an_older_file_re
     write_atomic(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
     with pytest.raises(LocalError, match="no bot"):
         NodeState.load(tmp_path)
+
+
+@pytest.mark.parametrize("cut", [0, 5, 30])
+def test_a_journal_emptied_or_cut_at_its_start_is_refused(tmp_path: Path, cut: int) -> None:
+    """An emptied journal used to read as a seat that had signed nothing yet: coming back, the peer signed its
+    chain's first places anew, and every other seat blamed it for two frames at one place and stopped."""
+    cfg = make_table("crisp", 2)[0].cfg
+    store = SeatStore(tmp_path, cfg, 1)
+    assert store.load() == []  # a journal made and nothing in it yet: the seat has sent nothing
+    store.append([("seed", 1, b"s" * 32), ("frame", 7, b"x" * 100)])
+    store.close()
+    data = (tmp_path / "journal").read_bytes()
+    (tmp_path / "journal").write_bytes(data[cut:cut] if cut == 0 else data[cut:])
+    with pytest.raises(LocalError, match="damaged"):
+        SeatStore(tmp_path, cfg, 1).load()
