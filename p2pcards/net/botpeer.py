@@ -141,7 +141,10 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
         peer = node.seat.peer
         if state is not None and node.seat.shell.over:
             clear(state)  # the table is over: nothing to come back to
-        return {"name": identity.name, "seat": peer.me, "resumed": saved is not None, "finished": peer.finished, "stopped": peer.stopped,
+        out = peer.seating.voted_out is not None  # the game is over for us, but we did not finish it
+        return {"name": identity.name, "seat": peer.me, "resumed": saved is not None,
+                "finished": peer.finished and not out, "out": out, "voted_out": peer.seating.voted_out,
+                "stopped": peer.stopped,
                 "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.round,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
@@ -237,7 +240,8 @@ def note_line(name: str, note: Note) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the peer until its table is over (0 when it finished, 1 when it stopped) or it is told to quit (0)."""
+    """Run the peer until its table is over (0 when it finished, 1 when it stopped or every other seat voted it
+    out) or it is told to quit (0)."""
     cfg = config_from_args(args)
     try:
         cfg, _ = load_seat(cfg)  # coming back: the seat's name and settings, for what we print too
@@ -301,6 +305,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary), flush=True)
     elif "quit" in summary:
         print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
+    elif summary.get("out"):
+        print(f"[{cfg.name}] voted out while we were missing: {printable(str(summary['voted_out']))}", flush=True)
     else:
         state = "finished" if summary["finished"] else f"stopped: {printable(str(summary['stopped']))}"
         totals = ", ".join(f"{name} {total}" for name, total in zip(summary["names"], summary["totals"]))

@@ -40,6 +40,7 @@ class Seating:
         self.left: dict[int, tuple[int, str]] = {}  # the seats that left for good: their round and reason
         self.finished = False  # the game is over for us: won, or a seat voted out (then maybe a `successor`)
         self.successor: TableConfig | None = None  # the table that goes on without the seats voted out
+        self.voted_out: str | None = None  # who voted us out, and what follows: the game is over for us, not finished
         self.passed_on = self.carry  # what the successor table carries
 
     @property
@@ -123,8 +124,9 @@ class Seating:
             who = ("every other seat voted us gone" if not others else
                    f"{', '.join(self.cfg.names[s] for s in rest)} voted us and "
                    f"{', '.join(self.cfg.names[s] for s in others)} gone")
-            self.emit.note("over", f"{who}: " + (
-                "the table goes on without us" if nxt is not None else "too few seats remain, the game ends"))
+            self.voted_out = f"{who}: " + (
+                "the table goes on without us" if nxt is not None else "too few seats remain, the game ends")
+            self.emit.note("over", self.voted_out)
             return
         if nxt is None:
             self.emit.note("over", f"too few seats remain without {names}: the game ends")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -107,3 +108,41 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
     kept, again = started
     assert (list(kept["interfaces"]), kept["bot"], kept["gone_after"], kept["port"]) == (["127.0.0.1"], "good", 7.5, 4000)
     assert (again["interfaces"], again["bot"], again["gone_after"]) == (["127.0.0.2"], "random", 7.5)  # given again: wins
+
+
+def test_a_peer_voted_out_says_so_and_does_not_claim_it_finished(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A laptop lid closed longer than gone_after: opened again, the peer hears every other seat voted it out.
+    # It used to print "finished; totals a 0, b 0, c 0" and exit 0, as if it had played the game to its end.
+    from p2pcards.net import botpeer
+    from p2pcards.sim.table_game import make_table
+
+    peers = make_table("crisp", 3)
+    peers[2].seating.voted_out = "every other seat voted us gone: the table goes on without us"
+    peers[2].seating.finished = True
+
+    class Voted:
+        def __init__(self, *a: object, **kw: object) -> None:
+            self.seat = SimpleNamespace(peer=peers[2], shell=SimpleNamespace(over=True, notes=[], first_turn=None,
+                                                                              latency={}), started=None)
+            self.links = SimpleNamespace(port=4000, traffic=lambda: {})
+            self.lobby = self.ad = None
+            self.resumed = False
+
+        async def __aenter__(self) -> "Voted":
+            return self
+
+        async def __aexit__(self, *a: object) -> None:
+            pass
+
+        async def join(self, where: object) -> None:
+            pass
+
+        async def play(self, bot: object, think: float) -> None:
+            pass
+
+    monkeypatch.setattr(botpeer, "Node", Voted)
+    status = main(["peer", "--peer", "127.0.0.1:4000", "--interface", "127.0.0.1", "--name", "c"])
+    out, _ = capsys.readouterr()
+    assert status == 1 and "voted out while we were missing: every other seat voted us gone" in out \
+        and "finished" not in out, out

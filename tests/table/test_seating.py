@@ -102,7 +102,7 @@ def test_voted_out_ourselves_we_are_finished_with_no_table_to_go_on_at() -> None
     part.take(1, 1, Gone(2), game, False)
     assert not part.finished  # every vote is in, but no seat has said it decided: it might vote us more
     part.take(1, 1, Out((2,)), game, False)
-    assert part.finished and part.successor is None and sent(emit) == []
+    assert part.finished and part.voted_out and part.successor is None and sent(emit) == []
     assert emit.notes[-1].detail == "every other seat voted us gone: the table goes on without us"
 
 
