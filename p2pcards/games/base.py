@@ -18,6 +18,20 @@ def is_duration(value: object, positive: bool = False, most: float = MAX_SECONDS
     return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and (value > 0 if positive else value >= 0) and value <= most)
 
+def later(t: float, seconds: float) -> float:
+    """`seconds` after `t`, on the table's millisecond grid when both are on it.
+
+    Stamps are whole milliseconds read as seconds, and so are the time options; their float sum is
+    not always the float of the summed milliseconds (0.119 + 3.0 is just below 3.119), which would
+    put a move stamped exactly at a deadline a hair after it, or a hair before a turn's opening
+    (protocol.md §12.1: deadlines are inclusive). A sum within rounding of a millisecond is that
+    millisecond, as an implementation counting in integer milliseconds has it.
+    """
+    total = t + seconds
+    ms = round(total * 1000)
+    return ms / 1000 if abs(total * 1000 - ms) < 1e-6 else total
+
+
 Handle = int  # a card's identity for one round; its face may be unknown to this engine
 F = TypeVar("F")  # a face: str for Crisp, int | str for Crescendo
 

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import IllegalMove, InputError, LocalError
 from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, Window, illegal,
-                   is_duration, tie_order)
+                   is_duration, later, tie_order)
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
@@ -699,7 +699,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         r.turn = nxt
         r.turn_is_final = r.caller is not None
         if opens_window:
-            r.window = Window(me, self.clock, self.clock + self.options.number_window_s)
+            r.window = Window(me, self.clock, later(self.clock, self.options.number_window_s))
             return [Event("window_open", self.players[me])]
         if r.caller is not None and r.finals_left == 0:
             return self._end_round(self.clock)

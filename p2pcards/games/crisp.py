@@ -23,6 +23,7 @@ from .base import (
     Window,
     illegal,
     is_duration,
+    later,
 )
 
 LIMIT_CHOICES = (50, 100, 150)
@@ -227,7 +228,7 @@ class CrispGame(EngineBase[str]):
         if r.windows:
             found.append((min(w.deadline for w in r.windows), "window"))
         if self.options.draw_seconds is not None and r.turn is not None:
-            found.append((r.due_at + self.options.draw_seconds, "timeout"))
+            found.append((later(r.due_at, self.options.draw_seconds), "timeout"))
         if not found:
             return None
         return min(found)
@@ -562,11 +563,11 @@ class CrispGame(EngineBase[str]):
         r.drawn = None
         r.drawn_from = None
         r.draws_left = 1
-        r.opens_at = when + self.options.next_start_s
+        r.opens_at = later(when, self.options.next_start_s)
         r.due_at = r.opens_at
         r.turn_is_final = r.caller is not None
         if r.caller is None and not forfeit:
-            r.windows.append(Window(ended, when, when + self.options.crisp_window_s, r.turns_ended))
+            r.windows.append(Window(ended, when, later(when, self.options.crisp_window_s), r.turns_ended))
         return [Event("turn", self.players[nxt])]
 
     def _end_round(self, when: float) -> list[Event]:
@@ -677,7 +678,7 @@ class CrispGame(EngineBase[str]):
             options=self.options,
             call_until=None if window is None else window.deadline,
             draw_until=None if self.options.draw_seconds is None or r.turn is None
-            else r.due_at + self.options.draw_seconds,
+            else later(r.due_at, self.options.draw_seconds),
             windows=self._open_windows(),
         )
 
