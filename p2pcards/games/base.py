@@ -18,6 +18,7 @@ def is_duration(value: object, positive: bool = False, most: float = MAX_SECONDS
     return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and (value > 0 if positive else value >= 0) and value <= most)
 
+
 def later(t: float, seconds: float) -> float:
     """`seconds` after `t`, on the table's millisecond grid when both are on it.
 
