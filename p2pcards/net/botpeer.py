@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -41,6 +41,7 @@ from .store import BOTS, STORE_FILES, NodeState, SeatStore, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
+T = TypeVar("T")
 
 
 def make_bot(game: str, kind: str, seed: int | str | None = None) -> Bot:
@@ -71,18 +72,15 @@ class BotPeer:
     given: frozenset[str] = frozenset({"bot", "interfaces", "gone_after"})  # set here, not left to a resume
 
 
-
 def resume_config(cfg: BotPeer, saved: NodeState) -> BotPeer:
     """The settings of a peer coming back into its seat: those it was started with, as its state keeps them, each
     one given again now winning; its name is its seat's."""
-    def keep(name: str) -> bool:
-        return name not in cfg.given and getattr(saved, name) is not None
+    def kept(name: str, now: T) -> T:
+        was: T | None = getattr(saved, name)
+        return now if name in cfg.given or was is None else was
 
-    return replace(cfg, name=saved.config.names[saved.seat],
-                   bot=saved.bot if keep("bot") and saved.bot is not None else cfg.bot,
-                   interfaces=saved.interfaces if keep("interfaces") else cfg.interfaces,
-                   gone_after=saved.gone_after if keep("gone_after") and saved.gone_after is not None
-                   else cfg.gone_after)
+    return replace(cfg, name=saved.config.names[saved.seat], bot=kept("bot", cfg.bot),
+                   interfaces=kept("interfaces", cfg.interfaces), gone_after=kept("gone_after", cfg.gone_after))
 
 
 def load_seat(cfg: BotPeer) -> tuple[BotPeer, NodeState | None]:
@@ -104,6 +102,12 @@ async def run_bot_peer(cfg: BotPeer, on_note: Callable[[Note], None] | None = No
     """Run one bot peer in this loop until its table finishes or stops (coming back into the seat journaled in
     `cfg.state`, with the settings it was started with, when there is one); returns a summary."""
     cfg, saved = load_seat(cfg)
+    return await play_seat(cfg, saved, on_note, disco, on_ready)
+
+
+async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[Note], None] | None = None,
+                    disco: Discovery | None = None, on_ready: Callable[[Node], None] | None = None) -> dict[str, Any]:
+    """`run_bot_peer` once `load_seat` gave `cfg` and the seat to come back to (`saved`; None: a new one)."""
     state = Path(cfg.state) if cfg.state else None
     if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
         key = Ed25519PrivateKey.from_private_bytes(saved.key)
@@ -244,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
     out) or it is told to quit (0)."""
     cfg = config_from_args(args)
     try:
-        cfg, _ = load_seat(cfg)  # coming back: the seat's name and settings, for what we print too
+        cfg, saved = load_seat(cfg)  # coming back: the seat's name and settings, for what we print too
     except LocalError as exc:
         print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
         return 2
@@ -284,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
 
             watcher = loop.create_task(watch())
         try:
-            return await run_bot_peer(cfg, show, on_ready=ready)
+            return await play_seat(cfg, saved, show, on_ready=ready)
         except asyncio.CancelledError:
             if not quit_by:
                 raise

@@ -58,7 +58,7 @@ def test_what_other_peers_say_is_printed_with_no_control_character(
     from p2pcards.net import botpeer
     from p2pcards.table.outputs import Note
 
-    async def hostile(cfg: object, on_note: Any = None, **kw: object) -> dict[str, Any]:
+    async def hostile(cfg: object, saved: object, on_note: Any = None, **kw: object) -> dict[str, Any]:
         on_note(Note("fault", f"mallory stopped the table: {EVIL}", "mallory"))
         on_note(Note("missing", f"mallory left the table ({EVIL}): we vote it gone"))
         on_note(Note("missing", f"mallory is missing: said goodbye: {EVIL}"))
@@ -66,7 +66,7 @@ def test_what_other_peers_say_is_printed_with_no_control_character(
             raise LinkBroken(f"the host said goodbye: {EVIL}")
         return {"finished": False, "stopped": f"mallory stopped the table: {EVIL}", "names": ["a", "b"], "totals": [0, 0]}
 
-    monkeypatch.setattr(botpeer, "run_bot_peer", hostile)
+    monkeypatch.setattr(botpeer, "play_seat", hostile)
     main(["peer", "--create", "--game", "crisp", "--no-mdns", "--interface", "127.0.0.1", "--name", "bot"])
     out, err = capsys.readouterr()
     printed = (out + err).splitlines()
