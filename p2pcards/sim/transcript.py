@@ -385,14 +385,6 @@ def parse_table(frame: bytes) -> bytes | None:
         return None
 
 
-def parse_sender(frame: bytes) -> bytes | None:
-    """The sender key a frame claims, or None when it does not parse."""
-    try:
-        return parse(frame).envelope.sender
-    except MalformedMessage:
-        return None
-
-
 def record(net: Any, config: TableConfig) -> Transcript:
     """Start recording every frame a MemNet's peers send (call before `net.start()`), each once, as §14.8 says:
     a frame sent again (asked for after a loss, or by a peer back from its journal) is kept at its first sending."""
