@@ -62,16 +62,7 @@ class Transcript:
         other tables (but those it `follow`s) or unseated keys, bad signatures and copies are left
         out (True when kept).
         """
-        if frame in self._kept:
-            return False
-        try:
-            signed = parse(frame)
-        except MalformedMessage:
-            return False
-        env = signed.envelope
-        config = self.config if env.table == self.config.context else self._tables.get(env.table)
-        if config is None or env.sender not in config.keys \
-                or not verify_signature(env.sender, signed.message, signed.signature):
+        if frame in self._kept or foreign(frame, {**self._tables, self.config.context: self.config}) is not None:
             return False
         self._kept.add(frame)
         self.add(now, frame)
@@ -358,23 +349,28 @@ def not_the_games(frames: list[tuple[int, bytes]], tables: dict[bytes, TableConf
     signed by no seat of theirs, or not by the key they name."""
     counts: dict[str, int] = {}
     for _, frame in frames:
-        try:
-            signed = parse(frame)
-        except MalformedMessage:
-            reason: str | None = "garbage"
-        else:
-            config = tables.get(signed.envelope.table)
-            if config is None:
-                reason = "table"
-            elif signed.envelope.sender not in config.keys:
-                reason = "unseated"
-            elif not verify_signature(signed.envelope.sender, signed.message, signed.signature):
-                reason = "signature"
-            else:
-                reason = None
+        reason = foreign(frame, tables)
         if reason is not None:
             counts[reason] = counts.get(reason, 0) + 1
     return counts
+
+
+def foreign(frame: bytes, tables: dict[bytes, TableConfig]) -> str | None:
+    """Why `frame` is not a frame of these tables (a key of FOREIGN), or None when a key seated at its table
+    signed it."""
+    try:
+        signed = parse(frame)
+    except MalformedMessage:
+        return "garbage"
+    env = signed.envelope
+    config = tables.get(env.table)
+    if config is None:
+        return "table"
+    if env.sender not in config.keys:
+        return "unseated"
+    if not verify_signature(env.sender, signed.message, signed.signature):
+        return "signature"
+    return None
 
 
 def parse_table(frame: bytes) -> bytes | None:
