@@ -125,7 +125,8 @@ class Log:
 
     def stamp(self, kind: EntryKind, refs: Iterable[Ref], time: float) -> Order:
         """The next order to sign: `refs` placed at `time` (never before the last one), in whole milliseconds."""
-        t = math.ceil(max(time, self.issued_time) * 1000) / 1000
+        # A time already on the millisecond grid keeps its millisecond (2.007 * 1000 is a hair above 2007).
+        t = math.ceil(max(time, self.issued_time) * 1000 - 1e-6) / 1000
         refs = tuple(refs)
         # The order carries the moves' own signed frames: every peer holds exactly what was ordered,
         # and a mover who signed two versions of one move is caught by whoever holds the other.

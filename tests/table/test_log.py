@@ -103,6 +103,15 @@ def test_the_orderer_never_stamps_before_its_last_order() -> None:
     assert not log.settled  # issued, never taken
 
 
+def test_a_time_on_the_millisecond_grid_is_stamped_at_that_millisecond() -> None:
+    # 2.007 * 1000 is 2007.0000000000002 in floating point: rounded up, the order (and every order at the
+    # same moment after it) came a millisecond late, so a move that reached the orderer exactly at a deadline
+    # was stamped after it.
+    log = log_with()
+    for ms in range(2000, 2100):
+        assert [log.stamp("tick", (), ms / 1000).time_ms for _ in range(2)] == [ms, ms]
+
+
 def test_what_crossed_a_cut_that_healed_is_late_not_backdated() -> None:
     # Seat 1's link (and then the orderer's) was silent from 4.5 s to 12 s: its move, stamped 4.6 s by
     # the orderer, reached us at 12 s, and so did a tick of 6 s. Without the silence both are refused.
