@@ -343,7 +343,11 @@ class Node:
         # joined yet or not, or a later guest's chain would start at a gap.
         self.links.broadcast(FRAME, frame, list(self.links.links))
         self.changed.set()
-        if self.ad is not None:
+        self._advertise_seats()
+
+    def _advertise_seats(self) -> None:
+        """Update our table's ad (if we announce it) with the seats the lobby has taken and those still free."""
+        if self.ad is not None and self.lobby is not None:
             taken = len(self.lobby.names)
             self._spawn(self.ad.update(taken=taken, free=max(0, self.seats_wanted - taken)))
 
@@ -471,8 +475,6 @@ class Node:
                 self.lobby.drop(link.key)
                 self.changed.set()
                 self.note("missing", f"{name} left the lobby: {why}; its place is free again", name)
-                if self.ad is not None:
-                    taken = len(self.lobby.names)
-                    self._spawn(self.ad.update(taken=taken, free=max(0, self.seats_wanted - taken)))
+                self._advertise_seats()
             else:
                 self.note("missing", f"{name} left the lobby: {why}", name)
