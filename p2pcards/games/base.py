@@ -34,6 +34,8 @@ def later(t: float, seconds: float) -> float:
 
 
 Handle = int  # a card's identity for one round; its face may be unknown to this engine
+# How one seat's round score came about, in the rules' words: (what, points) parts that add up to it.
+ScoreParts = tuple[tuple[str, int], ...]
 F = TypeVar("F")  # a face: str for Crisp, int | str for Crescendo
 
 CRISP_SLOTS = ("left", "middle", "right")

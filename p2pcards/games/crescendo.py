@@ -8,8 +8,8 @@ from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import IllegalMove, InputError, LocalError
-from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, Window, illegal,
-                   is_duration, later, tie_order)
+from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, ScoreParts, Window,
+                   illegal, is_duration, later, tie_order)
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
@@ -31,9 +31,14 @@ def cards_per_player(players: int) -> int:
     return 7 if players >= 5 else 8
 
 
+def out_of_order(row: Sequence[int]) -> list[int]:
+    """The positions of the cards lower than the card just before them (Jokers already removed)."""
+    return [i for i in range(1, len(row)) if row[i] < row[i - 1]]
+
+
 def incorrect_count(row: Sequence[int]) -> int:
-    """Cards lower than the card just before them (Jokers already removed)."""
-    return sum(1 for a, b in zip(row, row[1:]) if b < a)
+    """How many cards are lower than the card just before them (Jokers already removed)."""
+    return len(out_of_order(row))
 
 
 def near(a: CrescendoCard, b: CrescendoCard) -> bool:
@@ -81,6 +86,7 @@ class CrescendoRoundResult:
     piles: tuple[int, ...]
     call_points: tuple[int, ...]
     rows: tuple[tuple[CrescendoCard, ...], ...]
+    parts: tuple[ScoreParts, ...] = ()  # per seat, how its score came about
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,7 @@ class CrescendoView:
     window_until: float | None = None  # while a NUMBER window is open: its end (the next player may begin then)
     number_shut: str | None = None  # why no NUMBER claim is open now, in `check`'s words (None while one is)
     setup: bool = False  # setup choices are still open this round, whoever's (`phase` shows ours only)
+    scored: tuple[ScoreParts, ...] = ()  # per seat, how its score of the last round played came about
 
 
 @dataclass
@@ -730,23 +737,28 @@ class CrescendoGame(EngineBase[CrescendoCard]):
                     keep_locked.append(lk)
             r.rows[seat] = keep
             r.locked[seat] = keep_locked
-        scores, incorrect, call_points = [], [], []
+        scores, incorrect, call_points, parts = [], [], [], []
         for seat in range(self.n):
             numbers = [self.faces.need(h) for h in r.rows[seat]]
             k = incorrect_count([x for x in numbers if isinstance(x, int)])
             incorrect.append(k)
+            wrong = (f"{k} out of order", -k)
             if seat == r.caller:
                 base = 6 if k == 0 else -3 - k
                 call_points.append(base)
+                mine: ScoreParts = (("called, in order", 6),) if k == 0 else (("called", -3), wrong)
             else:
                 base = 3 if k == 0 else -k
                 call_points.append(0)
-            score = base + (1 if seat in r.passed else 0) + len(r.piles[seat])
+                mine = (("in order", 3),) if k == 0 else (wrong,)
+            mine += (("pile", len(r.piles[seat])),) * bool(r.piles[seat]) + (("passed", 1),) * (seat in r.passed)
+            score = sum(points for _, points in mine)
             scores.append(score)
+            parts.append(mine)
             self.totals[seat] += score
         self.results.append(CrescendoRoundResult(
             tuple(scores), r.caller, tuple(incorrect), tuple(len(p) for p in r.piles), tuple(call_points),
-            tuple(tuple(self.faces.need(h) for h in row) for row in r.rows),
+            tuple(tuple(self.faces.need(h) for h in row) for row in r.rows), tuple(parts),
         ))
         events = [Event("round_end", None, tuple(scores))]
         return events + self._game_over_or_next(when, self._winners() if self.round_no >= ROUNDS else None)
@@ -848,6 +860,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             caller=r.caller,
             totals=tuple(self.totals),
             rounds_played=len(self.results),
+            scored=self.results[-1].parts if self.results else (),
             over=self.over,
             legal=legal,
             options=self.options,

@@ -20,6 +20,7 @@ from .base import (
     Needs,
     Provisional,
     RoundInput,
+    ScoreParts,
     Window,
     illegal,
     is_duration,
@@ -116,6 +117,7 @@ class CrispRoundResult:
     scores: tuple[int, ...]
     caller: int | None
     hands: tuple[tuple[str, ...], ...]
+    parts: tuple[ScoreParts, ...] = ()  # per seat, how its score came about
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,7 @@ class CrispView:
     call_until: float | None = None  # while I may call crisp: the end of my crisp window
     draw_until: float | None = None  # when the table times draws: the time-out of the draw under way
     windows: tuple[Window, ...] = ()  # every crisp window a call may still use at this clock, oldest first
+    scored: tuple[ScoreParts, ...] = ()  # per seat, how its score of the last round played came about
 
 
 @dataclass
@@ -589,13 +592,15 @@ class CrispGame(EngineBase[str]):
         faces = [[self.faces.need(h) for h in hand] for hand in r.hands]
         sums = [sum(crisp_value(f) for f in hand) for hand in faces]
         scores = list(sums)
+        parts: list[ScoreParts] = [(("cards", total),) for total in sums]
         if r.caller is not None:
             c = r.caller
             lowest = all(sums[c] < s for i, s in enumerate(sums) if i != c)
             scores[c] += -5 if lowest else 5
+            parts[c] += (("called crisp, lowest", -5) if lowest else ("called crisp, not the lowest", 5),)
         for i, s in enumerate(scores):
             self.totals[i] += s
-        self.results.append(CrispRoundResult(tuple(scores), r.caller, tuple(tuple(h) for h in faces)))
+        self.results.append(CrispRoundResult(tuple(scores), r.caller, tuple(tuple(h) for h in faces), tuple(parts)))
         events = [Event("round_end", None, tuple(scores))]
         winners = None
         if max(self.totals) >= self.options.limit:
@@ -680,6 +685,7 @@ class CrispGame(EngineBase[str]):
             draw_until=None if self.options.draw_seconds is None or r.turn is None
             else later(r.due_at, self.options.draw_seconds),
             windows=self._open_windows(),
+            scored=self.results[-1].parts if self.results else (),
         )
 
 

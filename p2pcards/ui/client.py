@@ -491,8 +491,7 @@ class TableClient:
         for seat, name in enumerate(snap.players):
             faces = snap.known[seat] if seat < len(snap.known) else ()
             score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
-            pile = snap.piles[seat] if isinstance(snap, CrescendoView) else 0
-            why = score_why(game, faces, snap.caller == seat, pile, score)
+            why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{rows[seat]:<{cards_w}} "),
                         ("", f"round {score:+d}"), ("class:dim", f"  {why}" if why else "")])
         first = max(0, len(history) - 6, self.resumed_after)

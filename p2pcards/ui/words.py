@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..cards import Back, crisp_value
+from ..cards import Back
 from ..games.base import CRISP_SLOTS
+from ..games.crescendo import out_of_order
 from ..table.peer import Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -141,41 +142,21 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
 DOWN = "↓"  # a Crescendo card lower than the card just before it, in a round's reveal
 
 
-def out_of_order(row: Sequence[object]) -> set[int]:
-    """The positions of a revealed Crescendo row whose number is lower than the one just before it (Jokers gone)."""
-    numbers = [f if isinstance(f, int) else None for f in row]
-    return {i for i in range(1, len(numbers))
-            if (a := numbers[i - 1]) is not None and (b := numbers[i]) is not None and b < a}
-
-
 def revealed_words(game: str, row: Sequence[object]) -> str:
     """A revealed row as printed in a round's reveal: Crescendo's cards out of order marked with DOWN."""
-    down = out_of_order(row) if game == "crescendo" else set()
+    # Marked as the engine counts them: Jokers left out, each number against the number before it.
+    numbers = [(i, f) for i, f in enumerate(row) if isinstance(f, int)]
+    down = {numbers[j][0] for j in out_of_order([f for _, f in numbers])} \
+        if game == "crescendo" and None not in row else set()
     return " ".join("?" if f is None else card_word(f, game) + (DOWN if i in down else "") for i, f in enumerate(row))
 
 
-def score_why(game: str, row: Sequence[object], called: bool, pile: int, score: int) -> str:
-    """How a seat's round score came about, from its revealed row, in the rules' terms; "" when a face is unknown
-    (a round that ended before a crash) or the score says nothing more than the cards' total."""
-    if any(f is None for f in row):
+def score_why(parts: Sequence[tuple[str, int]]) -> str:
+    """How a seat's round score came about, from the engine's parts of it; "" when there is nothing to say beyond
+    the cards' total (or nothing is known: a round that ended before a crash)."""
+    if len(parts) < 2 and not (parts and parts[0][0] != "cards"):
         return ""
-    if game == "crisp":
-        total = sum(crisp_value(str(f)) for f in row)
-        if not called:
-            return ""
-        return (f"{total} − 5: called crisp, lowest" if score < total
-                else f"{total} + 5: called crisp, not the lowest")
-    k = len(out_of_order(row))
-    if called:
-        parts = ["called, in order +6" if k == 0 else f"called −3, {k}{DOWN} −{k}"]
-    else:
-        parts = ["in order +3" if k == 0 else f"{k}{DOWN} −{k}"]
-    base = (6 if k == 0 else -3 - k) if called else (3 if k == 0 else -k)
-    if pile:
-        parts.append(f"pile +{pile}")
-    if score - base - pile == 1:
-        parts.append("passed +1")
-    return ", ".join(parts)
+    return ", ".join(f"{what} {'+' if points >= 0 else '−'}{abs(points)}" for what, points in parts)
 
 
 def winners_words(detail: str, names: Sequence[str], me: str) -> str | None:

@@ -654,7 +654,7 @@ def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
     text = screen(client, now=3.0)
     assert "Round 1 revealed" in text
     row = next(line for line in text.splitlines() if line.startswith(" you "))
-    assert "round +4" in row and row.endswith("9 − 5: called crisp, lowest")
+    assert "round +4" in row and row.endswith("cards +9, called crisp, lowest −5")
 
 
 def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:

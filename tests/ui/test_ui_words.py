@@ -98,13 +98,13 @@ def test_a_forfeit_names_the_card_when_known_and_says_you_on_our_own_screen() ->
 
 def test_a_rounds_score_says_how_it_came_about() -> None:
     assert revealed_words("crescendo", [29, 9, 77, 96, 87]) == "29 9↓ 77 96 87↓"
-    assert score_why("crescendo", [29, 9, 77, 96, 87], True, 0, -5) == "called −3, 2↓ −2"
-    assert score_why("crescendo", [3, 24, 73, 38], False, 2, 2) == "1↓ −1, pile +2, passed +1"
-    assert score_why("crescendo", [3, 24, 73], False, 0, 3) == "in order +3"
-    assert score_why("crisp", ["AS", "JC", "5D"], True, 0, 11) == "16 − 5: called crisp, lowest"
-    assert score_why("crisp", ["4D", "4S", "AH"], True, 0, 14) == "9 + 5: called crisp, not the lowest"
-    assert score_why("crisp", ["4D", "4S", "AH"], False, 0, 9) == ""
-    assert score_why("crisp", [None, None, None], True, 0, 9) == ""  # a round that ended before a crash
+    assert revealed_words("crescendo", [40, "J1", 30, 35]) == "40 Joker 30↓ 35"  # as the engine counts: Jokers left out
+    assert revealed_words("crescendo", [40, None, 30]) == "40 ? 30"  # a face unknown: nothing marked
+    assert score_why((("called", -3), ("2 out of order", -2))) == "called −3, 2 out of order −2"
+    assert score_why((("in order", 3),)) == "in order +3"
+    assert score_why((("cards", 16), ("called crisp, lowest", -5))) == "cards +16, called crisp, lowest −5"
+    assert score_why((("cards", 9),)) == ""  # nothing beyond the cards' total
+    assert score_why(()) == ""  # a round that ended before a crash
 
 
 def test_the_winners_in_a_sentence() -> None:
