@@ -93,12 +93,11 @@ class TableClient:
             return
         me = view.players[view.me]
         for note in self.session.take_notes():
-            words = note_words(note, view.players, self.session.game, me)
-            if note.kind == "over" and not goes_on(note):
+            over = note.kind == "over" and not goes_on(note)
+            words = note_words(note, view.players, self.session.game, me, self._why_over(view) if over else "")
+            if over:
                 won = winners_words(note.detail, view.players, me)
                 self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."
-                if won and words is not None:
-                    words = (words[0], f"Game over: {won} ({self._why_over(view)}).")
             if words is not None:
                 self.log.append(words)
         if view.rounds_played > self.rounds_seen:

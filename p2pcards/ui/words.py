@@ -193,8 +193,9 @@ def _sentence(text: str, names: Sequence[str], me: str) -> str:
     return f"{who} {rest}."
 
 
-def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[str, str] | None:
-    """A table note as (style, plain words); None for notes a player need not read."""
+def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: str = "") -> tuple[str, str] | None:
+    """A table note as (style, plain words); None for notes a player need not read. `why_over`: why the game
+    ended, said after who won."""
     blame = f" ({note.blame} is blamed)" if note.blame else ""
     if note.kind == "event":
         words = event_words(note.detail, names, game, me)
@@ -216,7 +217,8 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str) -> tuple[st
         if goes_on(note):
             return ("class:warn", _sentence(note.detail, names, me))
         won = winners_words(note.detail, names, me)
-        return ("class:good", f"Game over: {won}." if won else f"Game over. {_sentence(note.detail, names, me)}")
+        why = f" ({why_over})" if why_over else ""
+        return ("class:good", f"Game over: {won}{why}." if won else f"Game over. {_sentence(note.detail, names, me)}")
     if note.kind == "missing":
         return ("class:warn", _sentence(note.detail, names, me))
     if note.kind == "back":
