@@ -6,7 +6,7 @@ import math
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from ..errors import IllegalMove, LocalError
 
@@ -17,6 +17,9 @@ def is_duration(value: object, positive: bool = False, most: float = MAX_SECONDS
     """True for a finite number (not a bool) from 0 (above 0 when `positive`) to `most`."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and (value > 0 if positive else value >= 0) and value <= most)
+
+
+GRID_EPS: Final = 1e-6  # in milliseconds: a float this close to a whole millisecond is that millisecond
 
 
 def later(t: float, seconds: float) -> float:
@@ -30,7 +33,18 @@ def later(t: float, seconds: float) -> float:
     """
     total = t + seconds
     ms = round(total * 1000)
-    return ms / 1000 if abs(total * 1000 - ms) < 1e-6 else total
+    return ms / 1000 if abs(total * 1000 - ms) < GRID_EPS else total
+
+
+def ms_at_or_after(t: float) -> float:
+    """The first whole millisecond at or after `t` (one on the grid keeps its own: 2.007 * 1000 is a hair above 2007)."""
+    return math.ceil(t * 1000 - GRID_EPS) / 1000
+
+
+def ms_after(t: float) -> float:
+    """The first whole millisecond strictly after `t` (a `t` on the grid is not after itself: 1.001 * 1000 is a
+    hair below 1001)."""
+    return (math.floor(t * 1000 + GRID_EPS) + 1) / 1000
 
 
 Handle = int  # a card's identity for one round; its face may be unknown to this engine

@@ -8,8 +8,8 @@ from typing import Any, NoReturn
 
 from ..cards import CRESCENDO_DECK, Back, CrescendoCard, crescendo_back, is_joker
 from ..errors import IllegalMove, InputError, LocalError
-from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, ScoreParts, Window,
-                   illegal, is_duration, later, tie_order)
+from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, ScoreParts,
+                   Window, illegal, is_duration, later, tie_order)
 
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back

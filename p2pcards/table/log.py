@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..crypto.encoding import digest
 from ..errors import MalformedMessage
-from ..games.base import Move
+from ..games.base import Move, ms_at_or_after
 from .bodies import EntryKind, Order, Ref
 
 LOG_PERSON = b"p2pc/log/v1"
@@ -125,8 +125,7 @@ class Log:
 
     def stamp(self, kind: EntryKind, refs: Iterable[Ref], time: float) -> Order:
         """The next order to sign: `refs` placed at `time` (never before the last one), in whole milliseconds."""
-        # A time already on the millisecond grid keeps its millisecond (2.007 * 1000 is a hair above 2007).
-        t = math.ceil(max(time, self.issued_time) * 1000 - 1e-6) / 1000
+        t = ms_at_or_after(max(time, self.issued_time))
         refs = tuple(refs)
         # The order carries the moves' own signed frames: every peer holds exactly what was ordered,
         # and a mover who signed two versions of one move is caught by whoever holds the other.

@@ -29,7 +29,7 @@ from ..crypto.encoding import decode
 from ..crypto.envelope import Signed
 from ..crypto.sealing import Opener
 from ..errors import IllegalMove, MalformedMessage
-from ..games.base import Move
+from ..games.base import Move, ms_after
 from .bodies import Body, EntryKind, Order, Private, Ref, RoundResult, Shares
 from .config import Game, TableConfig
 from .decks import Decks
@@ -272,9 +272,7 @@ class Round:
             # moment the clock alone changes something (a turn opening, a window, a time-out).
             d = self.rules.game.wake_time()
             if d is not None and d < now:
-                # Stamped strictly after the deadline, in whole milliseconds (a deadline on the grid,
-                # 1.001 say, is 1000.9999999999999 ms in floating point: its own millisecond is not after it).
-                self.order("tick", (), max(now, (math.floor(d * 1000 + 1e-6) + 1) / 1000))
+                self.order("tick", (), max(now, ms_after(d)))  # strictly after the deadline, in whole ms
 
     def wakes(self) -> list[float]:
         """As the orderer: when there is something to order even if nothing arrives (a deadline, a tie window's end)."""
