@@ -1,8 +1,10 @@
 """`p2pcards peer`: one headless peer played by a bot: it announces itself, creates or joins a table, plays.
 
-`run_bot_peer` runs one such peer in the running event loop (the client's `--bots N` runs N of
-them, sharing one `Discovery`, or pointing them at the host with `peers=`); `run` is the command.
-SIGTERM and Ctrl-C cancel it; leaving by any path sends the goodbyes (see `Node`).
+`run_bot_peer` runs one such peer in the running event loop (tests run several in one loop, sharing
+one `Discovery`); `run` is the command, which the client's `--bots N` starts N times as processes.
+SIGTERM and Ctrl-C cancel it; leaving by any path sends the goodbyes (see `Node`). Exit status: 0 when
+the game finished or the peer quit saying goodbye; 1 when the table stopped, every other seat voted it
+out, or no link could be made; 2 for a bad option or a state directory it cannot use.
 """
 
 from __future__ import annotations

@@ -120,8 +120,10 @@ class Lobby:
         elif env.type == "join":
             name, nonce = body["name"], body["nonce"]
             had = next((k for k, n in self.names.items() if n == name), None)
-            if not valid_name(name) or (had is not None and (self.identity.public in (self.host, had)
-                                                             or had == self.host)):
+            # A name in use: the host refuses it; a guest refuses the host's or its own, and takes the host's
+            # word for another guest's (the host freed it: that guest left before the seating).
+            we_host = self.identity.public == self.host
+            if not valid_name(name) or (had is not None and (we_host or had in (self.host, self.identity.public))):
                 raise MalformedMessage(f"a name must be new and 1 to {MAX_NAME} bytes of printable UTF-8",
                                        env.sender.hex())
             if not _is_nonce(nonce):

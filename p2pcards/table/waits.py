@@ -66,7 +66,7 @@ class Waits:
         if absent:
             return self.dog.watch(now, frozenset(), mark)
         if owed & voted:
-            answerable = ahead and owed <= voted  # only seats we voted gone hold our round up
+            answerable = bool(ahead) and owed <= voted  # only seats we voted gone hold our round up
             return self.dog.watch(now, owed, mark, ahead) if answerable else self.dog.watch(now, frozenset(), mark)
         return self.dog.watch(now, owed, mark)
 
