@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
 from .outputs import Emitter, Send
-from .resume import FRAMES, Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
+from .resume import ABSENCES, FRAMES, Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
 
 RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
 
@@ -42,7 +42,7 @@ class Journal:
 
     def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter, at: Callable[[float], None],
                accept: Callable[[bytes, bool], None], step: Callable[[], None],
-               check: Callable[[Check, list[bytes]], None]) -> None:
+               check: Callable[[Check, list[bytes]], None], absent: Callable[[Record], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
 
         A journal with a checkpoint is replayed from its last one: `check` is handed it and the frames
@@ -50,14 +50,21 @@ class Journal:
         again; a move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
         What the last steps sign beyond the journal (we stopped before storing it: `outbox.fresh`) is left
         in `emit.out`, to be journaled and sent; the rest was sent before we stopped, and a seat that missed
-        it asks.
+        it asks. What our network layer found of the links (`absent`: a seat missing, back or silent a
+        while) is taken again where the journal has it, the checkpoint's prefix included: live, it judged the
+        stamps of the frames taken after it, so a replay must judge them alike.
         """
         self.replaying = True
         try:
             start = last_check(records)
             if start is not None:
                 check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind in FRAMES])
+                for record in records[:start]:
+                    if record[0] in ABSENCES:
+                        absent(record)
             for kind, number, data in records if start is None else records[start + 1:]:
+                if kind in ABSENCES:
+                    absent((kind, number, data))
                 if kind not in FRAMES:
                     continue
                 at(record_time(number))

@@ -29,7 +29,7 @@ from .coordinator import SLACK_S, TIMEOUT_S, TOLERANCE_S, Coordinator
 from .log import Entry
 from .messages import move_to_wire
 from .outputs import Note, NoteKind, Output, Send
-from .resume import Record, ResumeOutbox, carried, frame_record, replayed_seeds
+from .resume import Record, ResumeOutbox, absence, absent_record, carried, frame_record, replayed_seeds, silent_record
 from .round import Stage
 from .votes import Votes
 
@@ -52,7 +52,8 @@ class TablePeer(Coordinator):
             outbox = ResumeOutbox(identity, config.context, records)
             peer = cls(config, identity, draw_seed=replayed_seeds(records, draw_seed),
                        tolerance=tolerance, timeout=timeout, slack=slack, outbox=outbox, carry=carried(records))
-            peer._journal.replay(records, outbox, peer.emit, peer._at, peer._replayed, peer._step, peer._restore)
+            peer._journal.replay(records, outbox, peer.emit, peer._at, peer._replayed, peer._step, peer._restore,
+                                 peer._absence)
         except RemoteProtocolError as exc:  # our own records: a frame in them that is not one is damage here
             raise LocalError(f"the journal is damaged: {exc}") from None
         # Signed by the replay beyond the journal: journaled before the shell sends them (`go_on`) or a seat
@@ -207,11 +208,23 @@ class TablePeer(Coordinator):
         missing stamps the moves it gets when it is back (protocol.md §14.10)."""
         self.now = max(self.now, now)
         (self.absences.missing if missing else self.absences.back)(seat, self.now)
+        self._journal.record(absent_record(seat, missing, self.now))  # it judges the stamps taken after it
 
     def silent(self, seat: int, since: float, until: float) -> None:
         """The network layer heard nothing at all on `seat`'s link from `since` to `until`: it was
         missing for that while, though too briefly to be called missing (protocol.md §18.6)."""
         self.absences.silent(seat, since, until)
+        self._journal.record(silent_record(seat, since, until))
+
+    def _absence(self, record: Record) -> None:
+        """A journal's record of what our network layer found of a link, taken again (resume)."""
+        seat, a, b = absence(record)
+        if not 0 <= seat < self.n or seat == self.me:
+            raise LocalError(f"a journal's {record[0]} record names no other seat: {seat}")
+        if record[0] == "silent":
+            self.absences.silent(seat, float(a), b)
+        else:
+            (self.absences.missing if a else self.absences.back)(seat, b)
 
     # ------------------------------------------------------------ what a shell asks
 

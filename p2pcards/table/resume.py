@@ -36,7 +36,9 @@ from ..games.crisp import CrispRoundResult
 from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
-# | ("carry", rounds, totals) | ("check", round, Check); "again" is a frame taken that came sent again (§18.5)
+# | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing])
+# | ("silent", seat, [since, until]); "again" is a frame taken that came sent again (§18.5); "absent" and
+# "silent" are what our network layer found of a seat's link, which judges the stamps of frames taken after
 Record = tuple[str, int, bytes]
 TIME: Final = struct.Struct(">d")
 BITS: Final = struct.Struct(">q")
@@ -69,6 +71,33 @@ def frame_record(now: float, frame: bytes, live: bool = True) -> Record:
     """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike);
     not `live`: a frame taken that came sent again (§18.5), which a replay must not judge by its time either."""
     return ("frame" if live else "again", _bits(now), frame)
+
+
+ABSENCES: Final = ("absent", "silent")  # the kinds of record that hold what our network layer found of a link
+
+
+def absent_record(seat: int, missing: bool, now: float) -> Record:
+    """The record of a seat's link found missing (or back) at `now`: a replay judges the frames after alike."""
+    return ("absent", seat, encode([_bits(now), missing]))
+
+
+def silent_record(seat: int, since: float, until: float) -> Record:
+    """The record of a seat's link found silent from `since` to `until`."""
+    return ("silent", seat, encode([_bits(since), _bits(until)]))
+
+
+def absence(record: Record) -> tuple[int, bool, float] | tuple[int, float, float]:
+    """What an "absent" record says, (seat, missing, time), or a "silent" one, (seat, since, until);
+    LocalError when it says nothing of the kind."""
+    kind, seat, data = record
+    v = decode(data)
+    if not (isinstance(v, list) and len(v) == 2 and type(v[0]) is int and -(1 << 63) <= v[0] < 1 << 63):
+        raise LocalError(f"a journal's {kind} record is not [time, {'missing' if kind == 'absent' else 'until'}]")
+    if kind == "absent" and isinstance(v[1], bool):
+        return seat, v[1], record_time(v[0])
+    if kind == "silent" and type(v[1]) is int and -(1 << 63) <= v[1] < 1 << 63:
+        return seat, record_time(v[0]), record_time(v[1])
+    raise LocalError(f"a journal's {kind} record is not [time, {'missing' if kind == 'absent' else 'until'}]")
 
 
 def record_time(number: int) -> float:

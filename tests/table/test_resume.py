@@ -11,7 +11,7 @@ from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import parse
 from p2pcards.errors import LocalError
-from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.outputs import Send
 from p2pcards.table.peer import TablePeer
@@ -220,3 +220,36 @@ def test_a_checkpoint_keeps_the_games_clock_so_a_resumed_round_is_judged_from_th
     kind, rnd, data = check.record()
     older = Check.parse((kind, rnd, encode(decode(data)[:9])))  # written before checkpoints kept the clock
     assert older == dataclasses.replace(check, clock=0.0)
+
+
+def test_a_peer_that_took_late_orders_while_it_found_the_orderer_missing_resumes_alike() -> None:
+    """A seat frozen a while (kill -STOP, then -CONT) finds every link missing when it wakes, then takes the
+    orders stamped while it slept, late: fine, its orderer was missing to it (protocol.md §14.10). Killed
+    later, it replays its journal, and must judge those orders alike: it did not (the absences were not
+    journaled), signed a fault where it had signed a private box, and could never come back."""
+    rng = random.Random(21)
+    peers = make_table("crisp", 3, {"limit": 20, "crisp_window_s": 0.5}, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
+    net.start()
+    net.run(until=300.0, stop=mid_round(1, 6))
+    start = net.now
+    net.seat_links[1] = LinkModel(delay=8.0)  # seat 1 sleeps: what it sends and what is sent to it waits
+
+    def wakes(net: MemNet) -> None:  # its network layer finds the links quiet first, then takes what waited
+        for j in (0, 2):
+            net.peers[1].absent(j, True, net.now)
+            net.peers[1].silent(j, start, net.now)
+
+    def healed(net: MemNet) -> None:
+        del net.seat_links[1]
+        for j in (0, 2):
+            net.peers[1].absent(j, False, net.now)
+
+    net.call_at(start + 7.9, wakes)
+    net.call_at(start + 8.5, healed)
+    net.run(until=900.0)
+    finished_alike(net)
+    peer = net.peers[1]
+    again = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
+    assert not again.faults and again.finished and again.log_hash == peer.log_hash
+    assert again.game.totals == peer.game.totals and again.outbox.head == peer.outbox.head
