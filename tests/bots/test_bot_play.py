@@ -12,7 +12,7 @@ from p2pcards.bench.bots import play_one, wilson
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.bots import crescendo_bot, crisp_bot
 from p2pcards.bots.base import Bot, RandomBot, View, play_game, replay
-from p2pcards.bots.cli import Narrator, make_game, play
+from p2pcards.bots.cli import Narrator, play
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.games.base import Move
@@ -185,6 +185,9 @@ def test_crescendo_bot_game_shuffles_an_empty_reserve_afresh() -> None:
     assert again.totals == game.totals and again.over
 
 
-def test_botgame_plays_crescendo_with_real_reshuffles() -> None:
-    assert isinstance(make_game("crescendo", NAMES[:2]), CrescendoGame)
-    assert not make_game("crescendo", NAMES[:2]).auto_reshuffle  # type: ignore[union-attr]
+def test_botgame_says_crescendos_fresh_reshuffle_before_the_draw_it_served() -> None:
+    out = io.StringIO()
+    assert play("crescendo", 2, 0, seed=8, delay=0.0, out=out) == 0  # a seed whose Reserve runs out
+    lines = out.getvalue().splitlines()
+    at = next(i for i, line in enumerate(lines) if "the discard pile is shuffled into a new Reserve" in line)
+    assert "from the Reserve" in lines[at + 1]
