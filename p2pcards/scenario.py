@@ -273,4 +273,3 @@ def run(args: argparse.Namespace) -> int:
     json.dump(result, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0
-

@@ -86,4 +86,3 @@ def test_crisp_needs_the_cards_a_move_turns_up_and_nothing_for_a_refused_move() 
     other = game.players[(turn + 1) % 3]
     assert game.needs(Move(other, "discard")) == Needs()  # not their turn
     assert game.public_before(Move(player, "discard")) == [r.drawn]
-

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from ..errors import InvalidPoint, MalformedMessage
+from ..errors import MalformedMessage
 from . import group
 from .encoding import Value, encode, transcript_hash
 
@@ -308,4 +308,3 @@ def verify(st: Statement, proof: ShuffleProof) -> bool:
     tau_out = [tag_scalar(t) for t in st.out_tags] if st.out_tags is not None else [0] * n
     ft_ = (sum(k * t for k, t in zip(k_e, tau_out)) - sum(x * t for x, t in zip(ve, tau_in))) % L
     return _challenge_v(seed, b, a_, b_, c_, d_, f1_, f2_, ft_) == v
-

@@ -108,8 +108,6 @@ class CrispOptions:
         }
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class CrispRoundResult:
     """A finished round: each seat's round score, the caller, and the hands as revealed."""

@@ -30,7 +30,7 @@ from typing import Final
 from ..crypto.encoding import MAX_FRAME
 from ..crypto.identity import SIGNATURE_BYTES, Identity
 from ..errors import LinkBroken, RemoteProtocolError
-from .handshake import MAX_HELLO, Hello, Role, check_proof, new_hello, prove
+from .handshake import MAX_HELLO, Hello, check_proof, new_hello, prove
 
 HEADER: Final = struct.Struct(">I")
 HELLO, PROOF, FRAME, BEAT, ADDRS, BYE, REQUEST, AGAIN = b"HPFKABQR"

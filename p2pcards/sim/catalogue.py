@@ -17,7 +17,6 @@ its expected outcome (`Expect`):
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

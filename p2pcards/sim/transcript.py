@@ -387,5 +387,3 @@ def record(net: Any, config: TableConfig) -> Transcript:
     transcript = Transcript(config)
     net.on_send = lambda sender, frame: transcript.keep(net.now, frame)
     return transcript
-
-

@@ -105,4 +105,3 @@ def run(args: argparse.Namespace) -> int:
     session = NetTable(identity, args.game, options, bots=args.bots, record=args.record, overwrite=args.overwrite)
     rules = rules_function()
     return asyncio.run(run_table(session, rules, client=TableClient(session, rules, against_bots=True)))
-

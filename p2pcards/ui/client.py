@@ -488,7 +488,6 @@ class TableClient:
                 for seat in range(len(snap.players))]
         cards_w = max([16, *map(len, rows)])
         for seat, name in enumerate(snap.players):
-            faces = snap.known[seat] if seat < len(snap.known) else ()
             score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
             why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{rows[seat]:<{cards_w}} "),
@@ -727,4 +726,3 @@ def fit(lines: Sequence[Line], width: int, height: int) -> list[Line]:
 def plain(lines: Sequence[Line]) -> str:
     """The screen as plain text, one line each (captures, tests)."""
     return "\n".join("".join(t for _, t in line).rstrip() for line in lines)
-

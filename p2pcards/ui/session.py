@@ -530,4 +530,3 @@ def keep_frames(shell: TableShell, transcript: Transcript, before: Sequence[tupl
     # The shell has no hook of its own for a recorder: its two doors are wrapped on this instance.
     shell.receive = receive_kept  # type: ignore[method-assign]
     shell._broadcast = broadcast_kept  # pylint: disable=protected-access
-

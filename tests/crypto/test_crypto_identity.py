@@ -48,7 +48,6 @@ def test_corrupt_key_is_an_error_and_kept(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
-
 # A throwaway key on sect163k1, a curve OpenSSL builds may not support at all (made with `openssl ecparam`).
 FOREIGN_CURVE_KEY = b"""-----BEGIN PRIVATE KEY-----
 MGMCAQAwEAYHKoZIzj0CAQYFK4EEAAEETDBKAgEBBBUBuB1ORVHn7CmXjKt1hziA

@@ -66,7 +66,6 @@ def test_bench_net_with_journals_plays_the_same_game_and_leaves_no_state(capsys:
     assert states() <= before  # every journal went with its table
 
 
-
 def _peer(draws: list[float], cpu: float, finished: bool = True) -> dict[str, object]:
     return {"ready_at": 100.0, "first_turn_at": 101.0, "end_at": 110.0, "cpu_s": cpu, "peak_rss_kib": 1024,
             "frames_out": 10, "bytes_out": 2048, "latency": {"draw": draws, "swap": [0.5]}, "finished": finished}

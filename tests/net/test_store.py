@@ -32,7 +32,6 @@ def test_records_come_back_in_order_and_a_torn_tail_is_cut(tmp_path: Path) -> No
     assert SeatStore(tmp_path, cfg, 1).load() == records + [("seed", 2, b"t" * 32)]
 
 
-
 @pytest.mark.parametrize("tail", [
     b"\x00\x00\x01\x00f\x00\x00\x00\x00\x00\x00\x00\x01abc",  # a record cut short, its kind and number whole
     b"\x00\x00",  # a header cut short

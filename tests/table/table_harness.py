@@ -22,7 +22,6 @@ from p2pcards.sim.table_game import make_table
 from p2pcards.bots.crescendo_bot import CrescendoBot
 from p2pcards.bots.crisp_bot import CrispBot
 from p2pcards.crypto import deck as dk
-from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Handle, Move, RoundInput
 from p2pcards.games.crescendo import CrescendoGame
 from p2pcards.games.crisp import CrispGame

@@ -10,7 +10,6 @@ import pytest
 from parts_helpers import exchange, make_decks
 
 from p2pcards.cards import CRISP_DECK
-from p2pcards.crypto import deck as dk
 from p2pcards.crypto.envelope import parse
 from p2pcards.crypto.identity import generate
 from p2pcards.games.base import Move
@@ -186,7 +185,6 @@ def test_a_false_fault_report_does_not_get_the_honest_seat_it_names_blamed(dress
     # A witness of the table's transcript reads the report the same way.
     verdict = verify(Transcript.from_bytes(recorded[0].to_bytes()))
     assert verdict.fault is not None and verdict.fault.blame is None and "on its word only" in verdict.fault.detail
-
 
 
 def test_a_fault_report_carries_the_evidence_a_peer_that_saw_nothing_checks_for_itself() -> None:
