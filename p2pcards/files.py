@@ -21,7 +21,8 @@ def refuse_existing(path: str | None, option: str, overwrite: bool) -> None:
         raise InputError(f"{option}: {path} already exists: give another file, or --overwrite to replace it")
 
 
-def _fsync_dir(directory: str) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make a rename or a new file in `directory` durable (where the file system can)."""
     with contextlib.suppress(OSError):  # a file system without directory fsync: the rename is still atomic
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -65,7 +66,7 @@ def write_file(path: str, data: bytes, overwrite: bool = False) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise InputError(f"{path}: {exc.strerror or exc}") from None
-    _fsync_dir(os.path.dirname(path) or ".")
+    fsync_dir(os.path.dirname(path) or ".")
 
 
 def _link_new(tmp: str, path: str) -> None:

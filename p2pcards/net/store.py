@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Final
 
 from ..crypto.encoding import MAX_FRAME, Value, decode, encode
 from ..crypto.identity import private_dir
+from ..files import fsync_dir
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
 from ..table.resume import Record
@@ -37,14 +38,6 @@ NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
 BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _private(path: str, flags: int) -> int:
@@ -64,7 +57,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def parse_journal(data: bytes) -> tuple[list[Record], int]:
