@@ -32,7 +32,7 @@ from ..table.resume import Record
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
 KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "carry": b"c", "check": b"k",
-                "begin": b"b", "absent": b"m", "silent": b"q"}
+                "begin": b"b", "absent": b"m", "silent": b"q", "clock": b"t"}
 BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, synced as the store is made
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer

@@ -29,7 +29,7 @@ from .journal import Journal
 from .log import Log
 from .outputs import Emitter, Output
 from .reports import View, weigh
-from .resume import Check, Record, frame_record
+from .resume import Check, Record, clock_record, frame_record
 from .round import OWED, Parts, Round, Stage, Watchdog, new_round
 from .rules import Rules, rules_for
 from .seating import Seating, TableMessage
@@ -121,8 +121,12 @@ class Coordinator:
         self._journal.record(frame_record(self.now, frame))
 
     def _accepted(self, signed: Signed) -> None:
-        """A frame of another seat, accepted into its chain: journal it (at when it came), then handle it."""
-        self._journal.record(frame_record(self._came(), signed.frame, self.chains.live))
+        """A frame of another seat, accepted into its chain: journal it (at when it came, and our clock first when
+        we take it later than that: held ahead of its chain, or overtaken), then handle it."""
+        came = self._came()
+        if came < self.now:
+            self._journal.record(clock_record(self.now))
+        self._journal.record(frame_record(came, signed.frame, self.chains.live))
         self._handle(signed)
 
     def _first_hand(self, frame: bytes, came: float) -> None:
@@ -142,9 +146,10 @@ class Coordinator:
         """When the frame being handled came (a replay: when it came the first time)."""
         return self.now if self.chains.came is None else self.chains.came
 
-    def _at(self, now: float) -> None:
-        self.now = max(self.now, now)
-        self._replay_at = now
+    def _at(self, came: float, clock: float | None = None) -> None:
+        """A journal's frame is taken again: it came at `came`, and we took it at `clock` if the journal says."""
+        self.now = max(self.now, came if clock is None else clock)
+        self._replay_at = came
 
     def _replayed(self, frame: bytes, live: bool) -> None:
         """A journal's frame taken again, as it came the first time."""

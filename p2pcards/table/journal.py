@@ -40,7 +40,8 @@ class Journal:
         if self.records is not None and not self.replaying:
             self.records.append(record)
 
-    def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter, at: Callable[[float], None],
+    def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter,
+               at: Callable[[float, float | None], None],
                accept: Callable[[bytes, bool], None], step: Callable[[], None],
                check: Callable[[Check, list[bytes]], None], absent: Callable[[Record], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
@@ -55,6 +56,7 @@ class Journal:
         stamps of the frames taken after it, so a replay must judge them alike.
         """
         self.replaying = True
+        clock: float | None = None
         try:
             start = last_check(records)
             if start is not None:
@@ -65,9 +67,12 @@ class Journal:
             for kind, number, data in records if start is None else records[start + 1:]:
                 if kind in ABSENCES:
                     absent((kind, number, data))
+                if kind == "clock":
+                    clock = record_time(number)  # the frame after it was taken at this clock, later than it came
                 if kind not in FRAMES:
                     continue
-                at(record_time(number))
+                at(record_time(number), clock)
+                clock = None
                 env = parse(data).envelope
                 if env.sender != outbox.identity.public:
                     accept(data, kind == "frame")

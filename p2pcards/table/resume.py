@@ -37,7 +37,8 @@ from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
 # | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing])
-# | ("silent", seat, [since, until]); "again" is a frame taken that came sent again (§18.5); "absent" and
+# | ("silent", seat, [since, until]) | ("clock", time, b""); "clock" is our clock when we took the frame after it,
+# when later than that frame came (its record's time); "again" is a frame taken that came sent again (§18.5); "absent" and
 # "silent" are what our network layer found of a seat's link, which judges the stamps of frames taken after
 Record = tuple[str, int, bytes]
 TIME: Final = struct.Struct(">d")
@@ -71,6 +72,13 @@ def frame_record(now: float, frame: bytes, live: bool = True) -> Record:
     """The record of a frame taken or signed at time `now` (the time's exact bits: a replay stamps alike);
     not `live`: a frame taken that came sent again (§18.5), which a replay must not judge by its time either."""
     return ("frame" if live else "again", _bits(now), frame)
+
+
+def clock_record(now: float) -> Record:
+    """The record of our clock when we take the frame whose record follows, when that is later than it came
+    (a frame held ahead of its chain, or overtaken by a later one of its chain): a replay takes it at that
+    clock, so what the step stamps (an orderer's deal, say) is stamped alike."""
+    return ("clock", _bits(now), b"")
 
 
 ABSENCES: Final = ("absent", "silent")  # the kinds of record that hold what our network layer found of a link

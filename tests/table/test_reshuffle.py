@@ -80,6 +80,25 @@ def test_a_crash_in_a_fresh_shuffle_any_move_started_comes_back_alike(trigger: s
     assert not knowledge.leaks, knowledge.report()
 
 
+@pytest.mark.slow  # about 3 s each
+@pytest.mark.parametrize("seat", [pytest.param(1, id="orderer"), pytest.param(0, id="other")])
+def test_a_seat_crashed_in_a_fresh_shuffle_of_a_later_round_comes_back_from_its_checkpoint(seat: int) -> None:
+    """Round 2 is ordered by seat 1; each seat resumes from the checkpoint it wrote as round 2 began. The orderer
+    took the other seat's key and pass of deck 0 late (the pass overtook the key, and both are journaled at
+    when the pass came): replayed at that time, it stamped its deal 4 ms earlier than it had, and could
+    never come back ("resuming went another way"). The journal now keeps the clock it took them at."""
+    net = drain_table(2, seed=7, drain_round=2)
+    watch, knowledge = watched(net, 2)
+    net.start()
+    crash = crash_at(net, seat, "pass_unsent", round_no=2)
+    assert any(r[0] == "check" for r in crash.records)
+    finish_round(net, watch)
+    assert len(crash.back) == 1
+    assert assert_reshuffled_exactly(watch, 2) == [1]
+    assert_round_alike(watch, 2)
+    assert not knowledge.leaks, knowledge.report()
+
+
 # ---------------------------------------------------------------- twice in one round
 
 
