@@ -37,9 +37,10 @@ from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
 # | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing])
-# | ("silent", seat, [since, until]) | ("clock", time, b""); "clock" is our clock when we took the frame after it,
-# when later than that frame came (its record's time); "again" is a frame taken that came sent again (§18.5); "absent" and
-# "silent" are what our network layer found of a seat's link, which judges the stamps of frames taken after
+# | ("silent", seat, [since, until]) | ("clock", time, b""); "again" is a frame taken that came sent again
+# (§18.5); "clock" is our clock when we took the frame after it, when later than that frame came (its record's
+# time); "absent" and "silent" are what our network layer found of a seat's link, which judges the stamps of
+# frames taken after
 Record = tuple[str, int, bytes]
 TIME: Final = struct.Struct(">d")
 BITS: Final = struct.Struct(">q")
