@@ -97,6 +97,13 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.0f} h"
 
 
+def last_written(directory: Path) -> float:
+    """When the seat last wrote its state: the newest `node` or `journal` in `directory` and in the stores of
+    the tables that went on without a seat, each within the one before (SeatStore.successor); 0 for none."""
+    return max((p.stat().st_mtime for p in directory.rglob("*") if p.name in ("node", "journal") and p.is_file()),
+               default=0.0)
+
+
 def find(directory: Path, identity: Identity, now: float | None = None) -> tuple[Saved | None, str | None]:
     """The unfinished game journaled in `directory` to offer going back into; else None and, when something
     was there, why it was cleared (a journal of another identity, one that cannot be read, or one too old)."""
@@ -114,7 +121,7 @@ def find(directory: Path, identity: Identity, now: float | None = None) -> tuple
         clear(directory)
         return None, (f"The saved game in {directory} was {node.config.names[node.seat]}'s, another identity "
                       f"(fingerprint {fingerprint(public)}), not yours: it was cleared.")
-    written = max((p.stat().st_mtime for p in directory.iterdir() if p.name in ("node", "journal")), default=0.0)
+    written = last_written(directory)
     saved = Saved(directory, node, max(0.0, now - written))
     if saved.age > STALE_S:
         clear(directory)

@@ -81,6 +81,24 @@ def test_an_unfinished_game_of_ours_is_offered_with_who_was_there(tmp_path: Path
     assert later is not None and later.late() and "5 min ago" in later.summary()
 
 
+def test_a_game_gone_on_without_a_seat_is_as_old_as_its_last_journal_write_not_the_first_tables(
+        tmp_path: Path) -> None:
+    # A LAN table voted a seat out and went on; our seat journals the table that goes on in a directory within
+    # (SeatStore.successor). Killed in it, the client said "29 s ago" when it was 13, and after 10 minutes in
+    # the table that went on, it cleared the game as long over while the others were waiting for us.
+    import os
+    me = generate("Tess")
+    cfg = journal(tmp_path, me)
+    old = time.time() - (STALE_S + 60)
+    for name in ("journal", "node", "table"):
+        os.utime(tmp_path / name, (old, old))
+    after = SeatStore(tmp_path, cfg, 1).successor(replace(cfg, table=secrets.token_bytes(16)), 1)
+    after.append([("seed", 1, secrets.token_bytes(32))])
+    after.close()
+    saved, why = find(tmp_path, me)
+    assert why is None and saved is not None and saved.age < 5 and not saved.late(), why
+
+
 @pytest.mark.parametrize("damage, message", [
     ("other", "another identity"),
     ("node", "could not be read"),
