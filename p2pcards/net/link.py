@@ -13,7 +13,8 @@ a connection counts for nothing until its handshake is done, at most MAX_PENDING
 run at once, each within HANDSHAKE_S and with frames of at most MAX_HELLO bytes. A link that
 sends nothing (not even a heartbeat) for SILENT_S is reported to `on_quiet` (and again when it
 speaks); one silent for DEAD_S, one that cannot take our writes for WRITE_S, lets MAX_BACKLOG
-bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`. A quiet link
+bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`. A silence of our
+own (our process stopped, the laptop asleep) is not counted against the other side. A quiet link
 stays open because a peer whose event loop is busy (a long shuffle on a slow machine) is
 silent for a while without being gone.
 """
@@ -182,10 +183,16 @@ class Link:
             self.close(str(exc))
 
     async def _beat(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while self.closed is None:
+                before = loop.time()
                 await asyncio.sleep(HEARTBEAT_S)
-                self._watch()
+                if loop.time() - before < SILENT_S:
+                    self._watch()
+                # else we were the one stopped (a laptop asleep, SIGSTOP, a stalled loop): what the other
+                # side sent meanwhile waits unread in our socket, and this wake-up comes before the read
+                # that takes it. The next beat judges the link, once that read is done.
                 self.send(BEAT)
                 async with asyncio.timeout(WRITE_S):
                     await self.writer.drain()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 import socket
 import struct
 from collections.abc import Awaitable, Callable
@@ -232,6 +233,25 @@ def test_a_silent_seat_is_reported_at_once_and_cut_when_it_stays_silent(monkeypa
         await until(lambda: a.quiet == [True, False] and a.frames == [b"back"])
         await until(lambda: bool(a.lost), within=5)
         assert "silent for 2 s" in a.lost[0][1]
+        await a.links.close("done")
+        await b.links.close("done")
+
+    run(main)
+
+
+def test_a_seat_that_was_itself_stopped_does_not_report_the_others_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A laptop asleep (SIGSTOP, then SIGCONT): on waking, its heartbeat timer fired before it read what the
+    # others had sent meanwhile, and its player saw "Bob is missing: no heartbeat", then "Bob is back", for
+    # every other seat, though they had been there all along and it was the one away.
+    monkeypatch.setattr(link_mod, "SILENT_S", 0.3)
+    monkeypatch.setattr(link_mod, "HEARTBEAT_S", 0.05)
+
+    async def main() -> None:
+        a, b, a_id, b_id = await pair()
+        await asyncio.sleep(0.2)
+        time.sleep(0.6)  # the whole process stops: both ends of the pair are away together
+        await asyncio.sleep(0.3)
+        assert not a.quiet and not b.quiet and not a.lost and not b.lost
         await a.links.close("done")
         await b.links.close("done")
 
