@@ -493,12 +493,18 @@ class TableClient:
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{rows[seat]:<{cards_w}} "),
                         ("", f"round {score:+d}"), ("class:dim", f"  {why}" if why else "")])
         first = max(0, len(history) - 6, self.resumed_after)
-        head = " " * 12 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total"
+        # Back after a crash: the rounds that ended before are one column, their sum (we never had each round's
+        # own scores), so that every row still adds up to its total as on the other players' screens.
+        before = first if 0 < first == self.resumed_after else 0
+        label = "R1" if before == 1 else f"R1-{before}"
+        head = (" " * 12 + (f"{label:>6}" if before else "")
+                + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total")
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
         over = [("class:good", f"  Game over: {self.winners}")] if view.over else []
         out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
-            per = "".join(f"{total(i, name) - total(i - 1, name):>6}" for i in range(first, len(history)))
+            per = (f"{total(before - 1, name):>6}" if before else "") + "".join(
+                f"{total(i, name) - total(i - 1, name):>6}" for i in range(first, len(history)))
             out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", per),
                         ("class:known", f"{total(len(history) - 1, name):>7}")])
         return out

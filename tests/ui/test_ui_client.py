@@ -581,9 +581,14 @@ def test_a_game_taken_up_again_in_round_3_shows_no_reveal_of_rounds_ended_before
     assert "Round 1 revealed" not in table and "Round 2 revealed" not in table and "d draw" in table
     now = round_played(now)
     reveal = screen(client, now)
-    assert "Round 3 revealed" in reveal and "R3  total" in reveal and " R1" not in reveal
+    assert "Round 3 revealed" in reveal and "R1-2    R3  total" in reveal
     totals = session.view().totals
     assert f"{totals[0] - session.snaps[1].totals[0]:+d}" in reveal.splitlines()[3]
+    # Each row adds up to its total, as on the screens of the players who never left: rounds 1 and 2 in one
+    # column, their sum (a resumed player saw "R3  total" with a total its one column did not add up to).
+    lines = reveal.splitlines()
+    rows = [line.split() for line in lines[lines.index(next(x for x in lines if "R1-2" in x)) + 1:][:2]]
+    assert [r[0] for r in rows] == ["you", "Bo"] and all(int(r[1]) + int(r[2]) == int(r[3]) for r in rows), rows
 
 
 def test_the_reveal_after_a_seat_left_matches_every_players_scores_by_name_not_by_seat() -> None:
