@@ -363,13 +363,14 @@ class LobbyClient:
         if not tables:
             out.append([("class:dim", " No table announced on this network yet.")])
         for i, ad in enumerate(tables):
-            known = ad.game in SEATS  # a host given by address: its game, seats and options show on joining
-            opts = options_words(ad.options) if known else "?"
-            room = max(18, width - 68)  # the options take what the rest of the row leaves
-            seats = f"{ad.taken}/{ad.seats}" if known else "?"
             mark = "▶" if i == self.selected else " "
-            out.append([("class:turn" if i == self.selected else "", f"{mark} {ad.name[:16]:<16}"),
-                        ("", f" {ad.game:<9} seats {seats:<3}  {opts[:room]:<{room}} "),
+            name = ("class:turn" if i == self.selected else "", f"{mark} {ad.name[:22 if ad.game not in SEATS else 16]:<16}")
+            if ad.game not in SEATS:  # a host given by address: its game, seats and options show on joining
+                out.append([name, ("class:dim", "  a host given by address: its table shows when you join")])
+                continue
+            room = max(18, width - 68)  # the options take what the rest of the row leaves
+            opts = options_words(ad.options)[:room]
+            out.append([name, ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  {opts:<{room}} "),
                         ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
         out.append([])
         if self.asking == "game":

@@ -225,7 +225,8 @@ def test_a_tables_options_read_as_words_in_one_order_for_host_and_guest() -> Non
 
 def test_a_host_given_by_address_shows_no_seats_or_options_it_does_not_know() -> None:
     text = plain(LobbyClient(generate("zoe"), PeerDirectory("10.0.0.2", 4242), joinable=True).lines(100, 24))
-    assert "10.0.0.2:4242" in text and "seats ?" in text and "0/0" not in text and "default options" not in text
+    assert "10.0.0.2:4242" in text and "its table shows when you join" in text
+    assert "0/0" not in text and "default options" not in text
 
 
 def test_a_table_joined_by_address_is_named_after_its_host() -> None:
@@ -267,3 +268,12 @@ def test_a_host_closing_its_table_is_said_in_plain_words() -> None:
     from p2pcards.ui.lobby import trouble_words
     assert trouble_words("the host said goodbye: quit") == "the host closed the table."
     assert trouble_words("the host went away: timed out") == "the host went away: timed out."
+
+
+def test_a_host_given_by_address_reads_as_one_sentence_not_cut_placeholders() -> None:
+    # `play --peer 10.78.0.3:41873` listed its one entry as "?  seats ?  ?  host (given by  (shown on j".
+    lobby = LobbyClient(generate("dan"), PeerDirectory("10.78.0.3", 41873), joinable=True)
+    row = next(line for line in plain(lobby.lines(100, 24)).splitlines() if "10.78.0.3:41873" in line)
+    assert "shown on j" not in row and "(given by " not in row and "seats ?" not in row
+    assert "a host given by address: its table shows when you join" in row
+
