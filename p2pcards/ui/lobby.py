@@ -121,6 +121,15 @@ def options_words(options: Mapping[str, object]) -> str:
     return ", ".join(out) or "default options"
 
 
+def clip(words: str, room: int) -> str:
+    """`words` in `room` characters: whole words, then "…" for the rest (never a word cut in two)."""
+    if len(words) <= room:
+        return words
+    cut = words[:room - 1]
+    cut = cut[:cut.rindex(" ")] if " " in cut else cut
+    return cut.rstrip(" ,") + " …"
+
+
 def trouble_words(why: str) -> str:
     """Why we are out of a table's lobby, as a sentence: a host that closed its table says goodbye with `quit`."""
     return "the host closed the table." if why == "the host said goodbye: quit" else why.rstrip(".") + "."
@@ -369,7 +378,7 @@ class LobbyClient:
                 out.append([name, ("class:dim", "  a host given by address: its table shows when you join")])
                 continue
             room = max(18, width - 68)  # the options take what the rest of the row leaves
-            opts = options_words(ad.options)[:room]
+            opts = clip(options_words(ad.options), room)
             out.append([name, ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  {opts:<{room}} "),
                         ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
         out.append([])

@@ -277,3 +277,13 @@ def test_a_host_given_by_address_reads_as_one_sentence_not_cut_placeholders() ->
     assert "shown on j" not in row and "(given by " not in row and "seats ?" not in row
     assert "a host given by address: its table shows when you join" in row
 
+
+def test_a_tables_options_too_long_for_its_row_end_with_whole_words() -> None:
+    # At 100 columns a Crisp table with every option read "limit 100, no time limit per dra host Ann".
+    long = TableAd("t2", "Ann's table", "crisp", {"limit": 100, "draw_seconds": None, "discard_draw": False},
+                   1, 4, "Ann", "24891 15059 71335 28491 20378")
+    directory = Directory()
+    directory.announce(long)
+    row = next(line for line in plain(LobbyClient(generate("cat"), directory).lines(100, 24)).splitlines()
+               if "Ann's table" in line)
+    assert "limit 100, no time limit per …" in row and "per dra " not in row, row
