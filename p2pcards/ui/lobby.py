@@ -99,6 +99,10 @@ class Room(Protocol):
     def port(self) -> int:
         """The TCP port our links listen on."""
 
+    @property
+    def addresses(self) -> Sequence[str]:
+        """Where guests without multicast reach us: our IPv4 addresses but loopback (empty: not known)."""
+
     def lobby_players(self) -> list[tuple[str, str]]:
         """Everyone in the lobby with their fingerprints, the host first."""
 
@@ -429,7 +433,8 @@ class LobbyClient:
         out.append([])
         if room.is_host:
             why = room.can_seat()
-            out.append([("class:dim", f" Guests without multicast join with --peer ADDRESS:{room.port}")])
+            where = " or ".join(f"--peer {a}:{room.port}" for a in room.addresses[:3]) or f"--peer ADDRESS:{room.port}"
+            out.append([("class:dim", f" Guests without multicast join with {where}")])
             out.append([("class:key", " s"), ("", " start the game" + (f" ({why})" if why else "") + "  "),
                         ("class:key", "Esc"), ("", " close the table  "), ("class:key", "?"), ("", " rules")])
         else:

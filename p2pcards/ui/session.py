@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..crypto.identity import Identity, fingerprint
-from ..errors import IllegalMove, LinkBroken, LocalError, MalformedMessage, P2PCardsError
+from ..errors import IllegalMove, InputError, LinkBroken, LocalError, MalformedMessage, P2PCardsError
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from ..net.discovery import Discovery, TableAd
+from ..net.discovery import Discovery, TableAd, interface_addresses
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
@@ -208,6 +208,15 @@ class NetTable:
     def port(self) -> int:
         """The TCP port our links listen on (guests without multicast give it with --peer)."""
         return 0 if self.node is None else self.node.links.port
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """Where guests without multicast reach us: the IPv4 addresses of our interfaces but loopback."""
+        try:
+            found = interface_addresses(self.interfaces)
+        except InputError:
+            return ()
+        return tuple(a for a in found if not a.startswith("127."))
 
     def lobby_players(self) -> list[tuple[str, str]]:
         """Everyone in the lobby, in join order (the host first), with their key fingerprints."""

@@ -105,6 +105,7 @@ class Room:
     options = {"limit": 50}
     is_host = True
     port = 4242
+    addresses: tuple[str, ...] = ()
 
     def __init__(self, players: list[tuple[str, str]]) -> None:
         self.players = players
@@ -287,3 +288,18 @@ def test_a_tables_options_too_long_for_its_row_end_with_whole_words() -> None:
     row = next(line for line in plain(LobbyClient(generate("cat"), directory).lines(100, 24)).splitlines()
                if "Ann's table" in line)
     assert "limit 100, no time limit per …" in row and "per dra " not in row, row
+
+
+def test_the_host_is_shown_the_addresses_a_guest_without_multicast_gives_with_peer() -> None:
+    # Cat, hosting at 10.78.0.3, was told "Guests without multicast join with --peer ADDRESS:41873" and had to
+    # find her address elsewhere; her guest Dan needed it to type `p2pcards play --peer 10.78.0.3:41873`.
+    me = generate("cat")
+    room = Room([("cat", me.fingerprint)])
+    room.addresses = ("10.78.0.3", "192.168.1.20")
+    text = plain(LobbyClient(me, Directory(), joinable=True, room=room).lines(100, 24))
+    assert "join with --peer 10.78.0.3:4242 or --peer 192.168.1.20:4242" in text and "ADDRESS" not in text
+
+
+def test_a_net_table_offers_its_interfaces_addresses_but_loopback() -> None:
+    assert NetTable(generate("cat"), interfaces=["127.0.0.1"]).addresses == ()
+    assert not any(a.startswith("127.") for a in NetTable(generate("cat")).addresses)
