@@ -218,7 +218,11 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
             return ("class:warn", _sentence(note.detail, names, me))
         won = winners_words(note.detail, names, me)
         why = f" ({why_over})" if why_over else ""
-        return ("class:good", f"Game over: {won}{why}." if won else f"Game over. {_sentence(note.detail, names, me)}")
+        if won:
+            return ("class:good", f"Game over: {won}{why}.")
+        # Voted out, the table's words are our seat's ("voted us gone"); to the player it is "you".
+        detail = re.sub(r"\bus\b", "you", note.detail)
+        return ("class:good", f"Game over. {_sentence(detail, names, me)}")
     if note.kind == "missing":
         return ("class:warn", _sentence(note.detail, names, me))
     if note.kind == "back":

@@ -115,3 +115,13 @@ def test_the_winners_in_a_sentence() -> None:
     assert winners_words("too few seats remain without Bo: the game ends", NAMES, "Cy") is None
     assert note_words(Note("over", "winners: Bo, Cy"), NAMES, "crisp", "Bo") == \
         ("class:good", "Game over: You and Cy share the win.")
+
+
+def test_a_player_voted_out_reads_you_not_the_seats_us() -> None:
+    # Cat, her laptop asleep for 45 s, read "Game over. Every other seat voted us gone: the table goes on without us."
+    note = Note("over", "every other seat voted us gone: the table goes on without us")
+    assert note_words(note, ("Ann", "Bob", "Cat"), "crescendo", "Cat") == (
+        "class:good", "Game over. Every other seat voted you gone: the table goes on without you.")
+    two = Note("over", "Ann voted us and Bob gone: too few seats remain, the game ends")
+    assert note_words(two, ("Ann", "Bob", "Cat"), "crisp", "Cat")[1] == (  # type: ignore[index]
+        "Game over. Ann voted you and Bob gone: too few seats remain, the game ends.")
