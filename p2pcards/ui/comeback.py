@@ -22,10 +22,12 @@ from typing import IO, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ..crypto.encoding import decode
 from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint, private_dir
-from ..errors import InputError, LocalError
+from ..errors import InputError, LocalError, MalformedMessage
 from ..net.seat import GONE_AFTER_S
 from ..net.store import NodeState, clear
+from ..table.config import TableConfig
 
 STALE_S: Final = 600.0  # a journal untouched this long is of a table long over: the others went on without us
 LOCK_FILE: Final = "lock"
@@ -78,9 +80,11 @@ class Saved:
     age: float
 
     def summary(self) -> str:
-        """One line for the player: the game, who else sat there, how long ago."""
+        """One line for the player: the game, who else sat there (at the table that went on without a seat, if
+        one did: who left is not named), how long ago."""
         cfg = self.node.config
-        others = [n for i, n in enumerate(cfg.names) if i != self.node.seat]
+        names, seat = going_on(self.directory, cfg.names, self.node.seat)
+        others = [n for i, n in enumerate(names) if i != seat]
         return (f"You were playing {cfg.game.capitalize()} with {', '.join(others)} "
                 f"(table {cfg.table.hex()[:8]}) {_ago(self.age)} ago.")
 
@@ -95,6 +99,28 @@ def _ago(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.0f} h"
+
+
+def going_on(directory: Path, names: tuple[str, ...], seat: int) -> tuple[tuple[str, ...], int]:
+    """The players and our seat at the last table we sat at: the innermost store within `directory` (each table
+    that went on without a seat is journaled within the one before, SeatStore.successor); `names` and `seat`
+    (the first table's) when there is none or it cannot be read."""
+    here = directory
+    while True:
+        within = [p for p in here.iterdir() if p.is_dir() and (p / "table").is_file()]
+        if not within:
+            break
+        here = max(within, key=lambda p: (p / "table").stat().st_mtime)
+    if here == directory:
+        return names, seat
+    try:
+        owner = decode((here / "table").read_bytes())  # [config, seat], as SeatStore writes it
+        if not isinstance(owner, list) or len(owner) != 2 or not isinstance(owner[1], int):
+            return names, seat
+        cfg, at = TableConfig.from_wire(owner[0]), owner[1]
+    except (MalformedMessage, OSError):
+        return names, seat
+    return (cfg.names, at) if 0 <= at < len(cfg.names) else (names, seat)
 
 
 def last_written(directory: Path) -> float:

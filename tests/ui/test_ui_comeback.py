@@ -99,6 +99,23 @@ def test_a_game_gone_on_without_a_seat_is_as_old_as_its_last_journal_write_not_t
     assert why is None and saved is not None and saved.age < 5 and not saved.late(), why
 
 
+def test_the_offer_names_who_sits_at_the_table_that_went_on_not_who_left(tmp_path: Path) -> None:
+    # Bob quit (Q) and the table went on with Ann and Cat; Cat's client, killed, offered "You were playing Crisp
+    # with Ann, Bob". It now names whom she was playing with when it stopped.
+    me = generate("Tess")
+    cfg = journal(tmp_path, me)  # Bo, Tess, Cy
+    after = SeatStore(tmp_path, cfg, 1).successor(
+        replace(cfg, table=secrets.token_bytes(16), keys=cfg.keys[1:], names=cfg.names[1:]), 0)
+    after.close()
+    saved, _ = find(tmp_path, me)
+    assert saved is not None and "You were playing Crisp with Cy (table" in saved.summary(), saved.summary()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    journal(fresh, me)
+    again, _ = find(fresh, me)
+    assert again is not None and "with Bo, Cy (table" in again.summary()
+
+
 @pytest.mark.parametrize("damage, message", [
     ("other", "another identity"),
     ("node", "could not be read"),
