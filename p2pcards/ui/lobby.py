@@ -134,6 +134,11 @@ def clip(words: str, room: int) -> str:
     return cut.rstrip(" ,") + " …"
 
 
+def left_words(room: Room) -> str:
+    """What Esc in a table's lobby did, in the status line: a host closed its table, a guest left it."""
+    return f"You closed {room.table_name}." if room.is_host else f"You left {room.table_name}."
+
+
 def trouble_words(why: str) -> str:
     """Why we are out of a table's lobby, as a sentence: a host that closed its table says goodbye with `quit`."""
     return "the host closed the table." if why == "the host said goodbye: quit" else why.rstrip(".") + "."
@@ -509,7 +514,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
             finish(room)
         elif what == "leave" and isinstance(room, NetTable):
             lobby.room = None
-            lobby.status = ("", f"You left {room.table_name}.")
+            lobby.status = ("", left_words(room))
             act(leave(room))
         app.invalidate()
 

@@ -303,3 +303,12 @@ def test_the_host_is_shown_the_addresses_a_guest_without_multicast_gives_with_pe
 def test_a_net_table_offers_its_interfaces_addresses_but_loopback() -> None:
     assert NetTable(generate("cat"), interfaces=["127.0.0.1"]).addresses == ()
     assert not any(a.startswith("127.") for a in NetTable(generate("cat")).addresses)
+
+
+def test_a_host_closing_its_own_table_is_told_it_closed_it() -> None:
+    # Ann pressed Esc in the lobby of the table she opened; her status line said "You left Ann's table."
+    from p2pcards.ui.lobby import left_words
+    room = Room([])
+    assert left_words(room) == "You closed den."
+    room.is_host = False
+    assert left_words(room) == "You left den."
