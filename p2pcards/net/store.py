@@ -60,6 +60,18 @@ def write_atomic(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def read_owner(path: Path) -> tuple[TableConfig, int]:
+    """The table and our seat at it, from a store's `table` file ([config, seat], as SeatStore writes it);
+    ValueError (or MalformedMessage, OSError) when it holds no such pair."""
+    owner: Any = decode(path.read_bytes())
+    if not (isinstance(owner, list) and len(owner) == 2):
+        raise ValueError("its table file is not [config, seat]")
+    cfg, seat = TableConfig.from_wire(owner[0]), owner[1]
+    if not (type(seat) is int and 0 <= seat < cfg.seats):
+        raise ValueError("a seat out of range")
+    return cfg, seat
+
+
 def parse_journal(data: bytes) -> tuple[list[Record], int]:
     """The whole records at the start of a journal's bytes, and how many bytes they take; what follows them
     is a torn tail (a record cut short by a crash, or the zeros a file system may leave there). LocalError
@@ -180,13 +192,12 @@ class NodeState:
             return None
         try:
             v: Any = decode(node.read_bytes())
-            owner: Any = decode(table.read_bytes())
-            config, seat = owner
+            cfg, seat = read_owner(table)
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
             if not (isinstance(v["key"], bytes) and len(v["key"]) == 32):
                 raise ValueError("its key is not 32 bytes")
-            cfg, port = TableConfig.from_wire(config), int(v["port"])
-            if not (type(seat) is int and 0 <= seat < cfg.seats and 0 <= port < 65536
+            port = int(v["port"])
+            if not (0 <= port < 65536
                     and all(0 < p < 65536 for where in dial.values() for _, p in where)):
                 raise ValueError("a seat or a port out of range")
             interfaces, gone_after_ms, bot = v.get("interfaces"), v.get("gone_after_ms"), v.get("bot")

@@ -22,12 +22,10 @@ from typing import IO, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..crypto.encoding import decode
 from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint, private_dir
 from ..errors import InputError, LocalError, MalformedMessage
 from ..net.seat import GONE_AFTER_S
-from ..net.store import NodeState, clear
-from ..table.config import TableConfig
+from ..net.store import NodeState, clear, read_owner
 
 STALE_S: Final = 600.0  # a journal untouched this long is of a table long over: the others went on without us
 LOCK_FILE: Final = "lock"
@@ -114,13 +112,10 @@ def going_on(directory: Path, names: tuple[str, ...], seat: int) -> tuple[tuple[
     if here == directory:
         return names, seat
     try:
-        owner = decode((here / "table").read_bytes())  # [config, seat], as SeatStore writes it
-        if not isinstance(owner, list) or len(owner) != 2 or not isinstance(owner[1], int):
-            return names, seat
-        cfg, at = TableConfig.from_wire(owner[0]), owner[1]
-    except (MalformedMessage, OSError):
+        cfg, at = read_owner(here / "table")
+    except (ValueError, MalformedMessage, InputError, OSError):
         return names, seat
-    return (cfg.names, at) if 0 <= at < len(cfg.names) else (names, seat)
+    return cfg.names, at
 
 
 def last_written(directory: Path) -> float:
