@@ -1,4 +1,5 @@
-"""Files written for the user (a transcript, a report): never over one they have unless told, never half written."""
+"""Files written whole or not at all: the user's (a transcript, a report: never over one they have unless told) and a
+seat's store and identity (readable by their user alone)."""
 
 from __future__ import annotations
 
@@ -31,24 +32,43 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
-def _temporary(path: str) -> tuple[str, int]:
-    """A new file beside `path` (same directory, so a rename is atomic), made with the mode `open` would give it."""
+def temporary_name(path: str) -> str:
+    """A name for a temporary file beside `path` (same directory, so a rename is atomic) that `is_temporary` knows."""
     parent, name = os.path.split(path)
+    return os.path.join(parent, f".{name}.{secrets.token_hex(4)}.tmp")
+
+
+def is_temporary(name: str, of: str) -> bool:
+    """True when `name` is that of a temporary file for the file named `of` (one a crash mid-write left)."""
+    return name.startswith(f".{of}.") and name.endswith(".tmp") and len(name) == len(of) + 14
+
+
+def _temporary(path: str, private: bool) -> tuple[str, int]:
+    """A new file beside `path`, made with the mode `open` would give it, or its user's alone when `private`."""
     while True:
-        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(4)}.tmp")
+        tmp = temporary_name(path)
         try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
         except FileExistsError:
             continue
+        if private:
+            try:
+                os.fchmod(fd, 0o600)  # a umask may take more than the group's and others' bits away
+            except OSError:
+                os.close(fd)
+                os.unlink(tmp)
+                raise
+        return tmp, fd
 
 
-def write_file(path: str, data: bytes, overwrite: bool = False) -> None:
-    """Write `data` to `path` all at once: into a temporary file beside it, synced, then renamed to `path` (a crash
-    leaves the old file or the new one, never half of one). Without `overwrite` a file at `path` is never replaced:
-    one that appeared since the start is an InputError naming the temporary file that keeps `data`. InputError too
-    when it cannot be written."""
+def write_file(path: str | os.PathLike[str], data: bytes, overwrite: bool = False, private: bool = False) -> None:
+    """Write `data` to `path` all at once: into a temporary file beside it, synced, renamed to `path`, the directory
+    synced (a crash leaves the old file or the new one, never half of one). Without `overwrite` a file at `path` is
+    never replaced: one that appeared since the start is an InputError naming the temporary file that keeps `data`.
+    `private`: readable by its user alone (mode 0600). InputError too when it cannot be written."""
+    path = os.fspath(path)
     try:
-        tmp, fd = _temporary(path)
+        tmp, fd = _temporary(path, private)
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror or exc}") from None
     try:

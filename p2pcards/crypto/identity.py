@@ -18,7 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
-from ..errors import IdentityError, InvalidKey
+from ..errors import IdentityError, InputError, InvalidKey
+from ..files import write_file
 from . import group
 from .encoding import digest
 
@@ -183,22 +184,6 @@ def _default_name() -> str:
         return "player"
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically with mode 0600 (a temporary file renamed over it)."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.unlink()
-    except FileNotFoundError:
-        pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def _read_name(directory: Path) -> str:
     """The stored display name, or the login name when none is stored."""
     try:
@@ -253,11 +238,15 @@ def create(directory: Path | None = None, name: str | None = None, replace: bool
         pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
-        _write_private(path, pem)
+        write_file(path, pem, overwrite=True, private=True)
         if name is not None:
-            _write_private(directory / NAME_FILE, _check_name(name).encode("utf-8"))
+            write_file(directory / NAME_FILE, _check_name(name).encode("utf-8"), overwrite=True, private=True)
     except OSError as exc:
         raise IdentityError(f"cannot write the identity key {path}: {exc}") from None
+    except IdentityError:
+        raise
+    except InputError as exc:  # from write_file, which names the file
+        raise IdentityError(f"cannot write the identity key: {exc}") from None
     return Identity(key, _read_name(directory))
 
 
@@ -274,8 +263,12 @@ def set_name(name: str, directory: Path | None = None) -> None:
     directory = data_dir() if directory is None else directory
     try:
         private_dir(directory)
-        _write_private(directory / NAME_FILE, _check_name(name).encode("utf-8"))
+        write_file(directory / NAME_FILE, _check_name(name).encode("utf-8"), overwrite=True, private=True)
     except OSError as exc:
+        raise IdentityError(f"cannot write the name file: {exc}") from None
+    except IdentityError:
+        raise
+    except InputError as exc:  # from write_file, which names the file
         raise IdentityError(f"cannot write the name file: {exc}") from None
 
 

@@ -32,6 +32,7 @@ from ..crypto.encoding import decode, encode
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity, fingerprint
 from ..errors import InputError, LinkBroken, MalformedMessage
+from ..files import write_file
 from ..table.config import SEATS, TableConfig
 from ..table.lobby import MAX_GUESTS, Lobby
 from ..table.outputs import NoteKind
@@ -40,7 +41,7 @@ from .discovery import Announcement, Discovery, TableAd, interface_addresses, wi
 from .link import ADDRS, AGAIN, FRAME, REQUEST, TABLE_KINDS, Link, Links
 from .seat import GONE_AFTER_S, Seat
 from .shell import wall_clock
-from .store import NodeState, SeatStore, write_atomic
+from .store import NodeState, SeatStore
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
@@ -408,9 +409,10 @@ class Node:
         if self.state is not None and self.seat is not None:
             cfg = self.seat.peer.cfg
             interfaces = None if self.interfaces is None else tuple(self.interfaces)
-            write_atomic(self.state / "node", NodeState(self.identity.key.private_bytes_raw(), self.links.port,
+            write_file(self.state / "node", NodeState(self.identity.key.private_bytes_raw(), self.links.port,
                                                         self.dialled, cfg, self.seat.peer.me, interfaces,
-                                                        self.gone_after, self.bot).to_bytes())
+                                                        self.gone_after, self.bot).to_bytes(),
+                       overwrite=True, private=True)
 
     def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
         """Take our seat again from its journal (we crashed or were killed mid-round): listen where we

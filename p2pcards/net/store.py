@@ -2,8 +2,7 @@
 
 A store is a directory of two files (and one directory within it per table that went on
 without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
-config and our seat), written once by atomic replace (a temporary file, fsync'd, renamed over
-it, the directory fsync'd). `journal` is the peer's records (table/resume.py; a resume replays
+config and our seat), written once whole (files.write_file). `journal` is the peer's records (table/resume.py; a resume replays
 from the last checkpoint among them), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
 before the step that made them sends anything (a step that sends nothing only writes them: a
@@ -24,7 +23,7 @@ from typing import Any, BinaryIO, Final
 
 from ..crypto.encoding import MAX_FRAME, Value, decode, encode
 from ..crypto.identity import private_dir
-from ..files import fsync_dir
+from ..files import is_temporary, write_file
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
 from ..table.resume import Record
@@ -37,6 +36,7 @@ BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, syn
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
 STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
+OLD_TEMPORARIES: Final = ("node.tmp", "table.tmp")  # what a crash mid-write left before files.write_file wrote them
 BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
 
 
@@ -46,18 +46,6 @@ def _private(path: str, flags: int) -> int:
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)  # a file left by an older run keeps the mode it was made with
     return fd
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` all at once (a crash leaves the old file or the new one, never half),
-    readable by its user alone."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb", opener=_private) as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def read_owner(path: Path) -> tuple[TableConfig, int]:
@@ -113,7 +101,7 @@ class SeatStore:
             with open(self.path, "wb", opener=_private) as f:
                 self._write(f, [BEGIN])
                 os.fsync(f.fileno())
-            write_atomic(table, owner)
+            write_file(table, owner, overwrite=True, private=True)
         self._file = open(self.path, "ab", opener=_private)
         self._dirty = False  # records written since the last fsync
 
@@ -220,5 +208,6 @@ def clear(directory: Path) -> None:
         if child.is_dir() and len(child.name) == 32:  # the store of a table that went on without a seat
             clear(child)
             child.rmdir()
-        elif child.name in STORE_FILES or child.name in ("node.tmp", "table.tmp"):  # .tmp: a crash mid-write
+        elif child.name in STORE_FILES or child.name in OLD_TEMPORARIES or any(
+                is_temporary(child.name, name) for name in STORE_FILES):  # a temporary: a crash mid-write
             child.unlink()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -9,6 +10,9 @@ from typing import Any
 import pytest
 
 from p2pcards.cli import main
+from p2pcards.files import write_file
+
+store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
 
 
 @pytest.mark.parametrize("args, says", [
@@ -80,13 +84,13 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
     # `p2pcards peer --state DIR` must not listen on every interface with a random bot.
     from p2pcards.crypto.identity import generate
     from p2pcards.net import botpeer
-    from p2pcards.net.store import NodeState, SeatStore, write_atomic
+    from p2pcards.net.store import NodeState, SeatStore
     from p2pcards.sim.table_game import make_table
 
     cfg = make_table("crisp", 2)[0].cfg
     SeatStore(tmp_path, cfg, 1).close()
     key = generate("x").key.private_bytes_raw()
-    write_atomic(tmp_path / "node", NodeState(key, 4000, {}, cfg, 1, ("127.0.0.1",), 7.5, "good").to_bytes())
+    store_file(tmp_path / "node", NodeState(key, 4000, {}, cfg, 1, ("127.0.0.1",), 7.5, "good").to_bytes())
     started: list[dict[str, Any]] = []
 
     class Stop:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from p2pcards.crypto.encoding import encode
 from p2pcards.errors import LocalError
-from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, clear, parse_journal, write_atomic
+from p2pcards.files import write_file
+from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, clear, parse_journal
 from p2pcards.sim.table_game import make_table
+
+store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
 
 
 def test_records_come_back_in_order_and_a_torn_tail_is_cut(tmp_path: Path) -> None:
@@ -89,7 +93,7 @@ def test_a_seat_store_is_its_users_alone_whatever_the_umask(tmp_path: Path) -> N
         store = SeatStore(shared, cfg, 1)
         store.append([("seed", 1, b"s" * 32)])
         store.close()
-        write_atomic(shared / "node", b"a key")
+        store_file(shared / "node", b"a key")
         made = SeatStore(tmp_path / "made" / "here", cfg, 1)
         made.close()
     finally:
@@ -102,17 +106,17 @@ def test_a_seat_store_is_its_users_alone_whatever_the_umask(tmp_path: Path) -> N
 def test_a_node_file_with_a_key_of_the_wrong_size_is_no_seat_to_come_back_to(tmp_path: Path) -> None:
     cfg = make_table("crisp", 2)[0].cfg
     SeatStore(tmp_path, cfg, 1).close()
-    write_atomic(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
+    store_file(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
     assert NodeState.load(tmp_path) is not None
-    write_atomic(tmp_path / "node", NodeState(bytes(31), 4000, {}, cfg, 1).to_bytes())
+    store_file(tmp_path / "node", NodeState(bytes(31), 4000, {}, cfg, 1).to_bytes())
     with pytest.raises(LocalError, match="32 bytes"):
         NodeState.load(tmp_path)
     for port, dial in ((70000, {}), (-5, {}), (4000, {bytes(32): [("127.0.0.1", 0)]})):
-        write_atomic(tmp_path / "node", NodeState(bytes(32), port, dial, cfg, 1).to_bytes())
+        store_file(tmp_path / "node", NodeState(bytes(32), port, dial, cfg, 1).to_bytes())
         with pytest.raises(LocalError, match="out of range"):
             NodeState.load(tmp_path)
-    write_atomic(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
-    write_atomic(tmp_path / "table", encode([cfg.to_wire(), 99]))  # a seat the table does not have
+    store_file(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 1).to_bytes())
+    store_file(tmp_path / "table", encode([cfg.to_wire(), 99]))  # a seat the table does not have
     with pytest.raises(LocalError, match="out of range"):
         NodeState.load(tmp_path)
 
@@ -144,10 +148,10 @@ def test_a_node_keeps_the_options_it_runs_with_for_a_resume_and_an_older_file_re
     asyncio.run(save())
     saved = NodeState.load(tmp_path)
     assert saved is not None and (saved.interfaces, saved.gone_after, saved.bot) == (("127.0.0.1",), 9.25, "good")
-    write_atomic(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": []}))  # before they were kept
+    store_file(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": []}))  # before they were kept
     older = NodeState.load(tmp_path)
     assert older is not None and (older.interfaces, older.gone_after, older.bot) == (None, None, None)
-    write_atomic(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
+    store_file(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
     with pytest.raises(LocalError, match="no bot"):
         NodeState.load(tmp_path)
 

@@ -8,6 +8,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from prompt_toolkit.output import DummyOutput
 
 from p2pcards.crypto.identity import Identity, generate
 from p2pcards.errors import InputError, LocalError
-from p2pcards.net.store import NodeState, SeatStore, write_atomic
+from p2pcards.files import write_file
+from p2pcards.net.store import NodeState, SeatStore
 from p2pcards.table.config import TableConfig
 from p2pcards.ui.comeback import STALE_S, Lock, Saved, find, state_dir
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
 from p2pcards.ui.session import NetTable
+
+store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
 
 
 def journal(directory: Path, me: Identity, seat_key: bytes | None = None, records: int = 1) -> TableConfig:
@@ -32,7 +36,7 @@ def journal(directory: Path, me: Identity, seat_key: bytes | None = None, record
     store.append([("seed", 1, secrets.token_bytes(32))] * records)
     store.close()
     key = seat_key if seat_key is not None else me.key.private_bytes_raw()
-    write_atomic(directory / "node", NodeState(key, 0, {bo.public: [("127.0.0.1", 9)]}, cfg, 1).to_bytes())
+    store_file(directory / "node", NodeState(key, 0, {bo.public: [("127.0.0.1", 9)]}, cfg, 1).to_bytes())
     return cfg
 
 
