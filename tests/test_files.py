@@ -24,9 +24,14 @@ def test_only_the_one_writer_renames_a_file_into_place() -> None:
 
 
 def test_a_file_and_its_directory_are_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    synced: list[bool] = []
+    synced: list[bool] = []  # a directory?
     real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real(fd))[1])
+
+    def fsync(fd: int) -> None:
+        synced.append(stat.S_ISDIR(os.fstat(fd).st_mode))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     write_file(tmp_path / "a", b"data", private=True)
     assert synced == [False, True]
     synced.clear()

@@ -194,15 +194,14 @@ def _read_name(directory: Path) -> str:
         raise IdentityError(f"cannot read the name file {directory / NAME_FILE}: {exc}") from None
 
 
-def load(directory: Path | None = None) -> Identity:
-    """The stored identity; IdentityError when it is missing, unreadable, too open or corrupt."""
-    directory = data_dir() if directory is None else directory
-    path = directory / KEY_FILE
+def read_key(path: Path, missing: str = "") -> Ed25519PrivateKey:
+    """The Ed25519 key stored at `path`; IdentityError when it is missing (`missing` says what to do), unreadable,
+    readable by others or corrupt."""
     try:
         st = path.stat()
         data = path.read_bytes()
     except FileNotFoundError:
-        raise IdentityError(f"no identity key at {path}; run `p2pcards id --new` to make one") from None
+        raise IdentityError(f"no identity key at {path}{missing}") from None
     except OSError as exc:
         raise IdentityError(f"cannot read the identity key {path}: {exc}") from None
     if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o077:
@@ -218,6 +217,19 @@ def load(directory: Path | None = None) -> Identity:
         ) from None
     if not isinstance(key, Ed25519PrivateKey):
         raise IdentityError(f"the identity key {path} is not an Ed25519 key; it was left untouched")
+    return key
+
+
+def key_file(key: Ed25519PrivateKey) -> bytes:
+    """What an identity key file holds: the key in PKCS#8 PEM."""
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def load(directory: Path | None = None) -> Identity:
+    """The stored identity; IdentityError when it is missing, unreadable, too open or corrupt."""
+    directory = data_dir() if directory is None else directory
+    key = read_key(directory / KEY_FILE, "; run `p2pcards id --new` to make one")
     return Identity(key, _read_name(directory))
 
 
@@ -235,10 +247,7 @@ def create(directory: Path | None = None, name: str | None = None, replace: bool
                 n += 1
             os.link(path, backup)
         key = Ed25519PrivateKey.generate()
-        pem = key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-        write_file(path, pem, overwrite=True, private=True)
+        write_file(path, key_file(key), overwrite=True, private=True)
         if name is not None:
             write_file(directory / NAME_FILE, _check_name(name).encode("utf-8"), overwrite=True, private=True)
     except OSError as exc:

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
@@ -39,7 +38,7 @@ from ..table.peer import Note
 from .discovery import Discovery
 from .link import printable
 from .node import Node
-from .store import BOTS, STORE_FILES, NodeState, SeatStore, clear
+from .store import BOTS, STORE_FILES, NodeState, SeatStore, bot_key, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -112,7 +111,8 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
     """`run_bot_peer` once `load_seat` gave `cfg` and the seat to come back to (`saved`; None: a new one)."""
     state = Path(cfg.state) if cfg.state else None
     if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
-        key = Ed25519PrivateKey.from_private_bytes(saved.key)
+        assert state is not None
+        key = bot_key(state, saved)
         identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, False
     else:
         identity, port = generate(cfg.name), cfg.port

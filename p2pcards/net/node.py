@@ -30,7 +30,7 @@ from typing import Any
 from ..bots.base import Bot
 from ..crypto.encoding import decode, encode
 from ..crypto.envelope import parse
-from ..crypto.identity import Identity, fingerprint
+from ..crypto.identity import KEY_FILE, Identity, fingerprint, key_file
 from ..errors import InputError, LinkBroken, MalformedMessage
 from ..files import write_file
 from ..table.config import SEATS, TableConfig
@@ -404,15 +404,16 @@ class Node:
                     await self.links.dial(addresses, key, attempts=20, pause=0.25)
 
     def _save_state(self) -> None:
-        """What our journal needs beside it to come back: our key, our port, where the seats before ours listen,
-        and the options we run with."""
+        """What our journal needs beside it to come back: the key we sign with, our port, where the seats before
+        ours listen, and the options we run with. A bot's key is made for its seat: its one file is in the store."""
         if self.state is not None and self.seat is not None:
             cfg = self.seat.peer.cfg
             interfaces = None if self.interfaces is None else tuple(self.interfaces)
-            write_file(self.state / "node", NodeState(self.identity.key.private_bytes_raw(), self.links.port,
-                                                        self.dialled, cfg, self.seat.peer.me, interfaces,
-                                                        self.gone_after, self.bot).to_bytes(),
-                       overwrite=True, private=True)
+            if self.bot is not None and not (self.state / KEY_FILE).exists():
+                write_file(self.state / KEY_FILE, key_file(self.identity.key), private=True)  # before a node names it
+            write_file(self.state / "node", NodeState(self.identity.public, self.links.port, self.dialled, cfg,
+                                                      self.seat.peer.me, interfaces, self.gone_after,
+                                                      self.bot).to_bytes(), overwrite=True, private=True)
 
     def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
         """Take our seat again from its journal (we crashed or were killed mid-round): listen where we

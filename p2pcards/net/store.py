@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from ..crypto.encoding import MAX_FRAME, Value, decode, encode
-from ..crypto.identity import private_dir
+from ..crypto.identity import KEY_FILE, private_dir, read_key
 from ..files import is_temporary, write_file
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
@@ -35,7 +37,7 @@ KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "car
 BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, synced as the store is made
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
-STORE_FILES: Final = ("journal", "node", "table")  # what a seat keeps in its store
+STORE_FILES: Final = ("journal", "node", "table", KEY_FILE)  # what a seat keeps in its store (the key: a bot's)
 OLD_TEMPORARIES: Final = ("node.tmp", "table.tmp")  # what a crash mid-write left before files.write_file wrote them
 BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
 
@@ -147,11 +149,12 @@ class SeatStore:
 
 @dataclass(frozen=True)
 class NodeState:
-    """What a networked peer keeps beside its journal (file `node`) to come back after a crash: its key
-    (a bot's key lives only here), the port it listened on, where the seats before ours listen, and the
-    options it was started with that a resume needs again (None: not given; a file without them reads so)."""
+    """What a networked peer keeps beside its journal (file `node`) to come back after a crash: the public key it
+    signs with (the secret stays in its own file: the user's identity key, or a bot's in the store, `bot_key`),
+    the port it listened on, where the seats before ours listen, and the options it was started with that a
+    resume needs again (None: not given; a file without them reads so)."""
 
-    key: bytes
+    public: bytes
     port: int
     dial: dict[bytes, list[tuple[str, int]]]
     config: TableConfig
@@ -162,7 +165,7 @@ class NodeState:
 
     def to_bytes(self) -> bytes:
         """The `node` file."""
-        data: dict[str, Value] = {"key": self.key, "port": self.port,
+        data: dict[str, Value] = {"public": self.public, "port": self.port,
                                   "dial": [[k, [[h, p] for h, p in where]] for k, where in self.dial.items()]}
         if self.interfaces is not None:
             data["interfaces"] = list(self.interfaces)
@@ -182,8 +185,10 @@ class NodeState:
             v: Any = decode(node.read_bytes())
             cfg, seat = read_owner(table)
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
-            if not (isinstance(v["key"], bytes) and len(v["key"]) == 32):
-                raise ValueError("its key is not 32 bytes")
+            if "key" in v:  # written before the key stayed in its own file: the secret is not taken from a copy
+                raise ValueError("its node file is of an older p2pcards, which kept a copy of the signing key")
+            if not (isinstance(v["public"], bytes) and len(v["public"]) == 32):
+                raise ValueError("its public key is not 32 bytes")
             port = int(v["port"])
             if not (0 <= port < 65536
                     and all(0 < p < 65536 for where in dial.values() for _, p in where)):
@@ -196,10 +201,19 @@ class NodeState:
                 raise ValueError("its gone-after is out of range")
             if bot is not None and bot not in BOTS:
                 raise ValueError(f"no bot {bot!r}")
-            return cls(v["key"], port, dial, cfg, seat, None if interfaces is None else tuple(interfaces),
+            return cls(v["public"], port, dial, cfg, seat, None if interfaces is None else tuple(interfaces),
                        None if gone_after_ms is None else gone_after_ms / 1000, bot)
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
+
+
+def bot_key(directory: Path, saved: NodeState) -> Ed25519PrivateKey:
+    """The signing key of the bot whose store is `directory` (its own file there, mode 0600); IdentityError when
+    it cannot be read, LocalError when it is not the key the node file names."""
+    key = read_key(directory / KEY_FILE)
+    if key.public_key().public_bytes_raw() != saved.public:
+        raise LocalError(f"{directory / KEY_FILE} is not the key of the seat {directory} holds")
+    return key
 
 
 def clear(directory: Path) -> None:

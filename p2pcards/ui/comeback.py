@@ -20,7 +20,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint, private_dir
 from ..errors import InputError, LocalError, MalformedMessage
@@ -137,7 +136,7 @@ def find(directory: Path, identity: Identity, now: float | None = None) -> tuple
     if node is None:
         clear(directory)  # a seat that crashed before its state was written: nothing to come back to
         return None, None
-    public = Ed25519PrivateKey.from_private_bytes(node.key).public_key().public_bytes_raw()  # 32 bytes: a key
+    public = node.public
     if public != identity.public:
         clear(directory)
         return None, (f"The saved game in {directory} was {node.config.names[node.seat]}'s, another identity "

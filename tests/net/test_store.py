@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from p2pcards.crypto.encoding import encode
-from p2pcards.errors import LocalError
+from p2pcards.crypto.encoding import decode, encode
+from p2pcards.crypto.identity import KEY_FILE, Identity, generate
+from p2pcards.errors import IdentityError, LocalError
 from p2pcards.files import write_file
-from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, clear, parse_journal
+from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, bot_key, clear, parse_journal
 from p2pcards.sim.table_game import make_table
 
 store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
@@ -148,10 +151,10 @@ def test_a_node_keeps_the_options_it_runs_with_for_a_resume_and_an_older_file_re
     asyncio.run(save())
     saved = NodeState.load(tmp_path)
     assert saved is not None and (saved.interfaces, saved.gone_after, saved.bot) == (("127.0.0.1",), 9.25, "good")
-    store_file(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": []}))  # before they were kept
+    store_file(tmp_path / "node", encode({"public": bytes(32), "port": 4000, "dial": []}))  # before they were kept
     older = NodeState.load(tmp_path)
     assert older is not None and (older.interfaces, older.gone_after, older.bot) == (None, None, None)
-    store_file(tmp_path / "node", encode({"key": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
+    store_file(tmp_path / "node", encode({"public": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
     with pytest.raises(LocalError, match="no bot"):
         NodeState.load(tmp_path)
 
@@ -169,3 +172,71 @@ def test_a_journal_emptied_or_cut_at_its_start_is_refused(tmp_path: Path, cut: i
     (tmp_path / "journal").write_bytes(data[cut:] if cut else b"")  # cut 0: emptied
     with pytest.raises(LocalError, match="damaged"):
         SeatStore(tmp_path, cfg, 1).load()
+
+
+def _saved_by_a_node(directory: Path, bot: str | None) -> Identity:
+    """What Node writes beside a seat's journal as it is seated (a bot's, or a client's with `bot` None)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from p2pcards.net.node import Node
+
+    cfg = make_table("crisp", 2)[0].cfg
+    SeatStore(directory, cfg, 1).close()
+    me = generate("x")
+
+    async def save() -> None:
+        node = Node(me, ["127.0.0.1"], state=directory, bot=bot)
+        node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=cfg, me=1))  # type: ignore[assignment]
+        node._save_state()
+
+    asyncio.run(save())
+    return me
+
+
+@pytest.mark.parametrize("bot", ["good", None])
+def test_the_node_file_names_the_key_and_the_secret_stays_in_its_one_file(tmp_path: Path, bot: str | None) -> None:
+    """The node file kept a copy of the signing key: the user's identity key was in two files, one of them not
+    its own (and left behind by a crash or a copy of the state directory)."""
+    old = os.umask(0o022)
+    try:
+        me = _saved_by_a_node(tmp_path, bot)
+    finally:
+        os.umask(old)
+    secret = me.key.private_bytes_raw()
+    assert secret not in (tmp_path / "node").read_bytes()
+    saved = NodeState.load(tmp_path)
+    assert saved is not None and saved.public == me.public
+    if bot is None:  # the client's key is the user's identity key, in the user's data directory
+        assert not (tmp_path / KEY_FILE).exists()
+        return
+    for name in ("node", KEY_FILE):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+    assert bot_key(tmp_path, saved).private_bytes_raw() == secret
+    clear(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bots_key_file_open_to_others_or_of_another_seat_is_refused(tmp_path: Path) -> None:
+    _saved_by_a_node(tmp_path, "good")
+    saved = NodeState.load(tmp_path)
+    assert saved is not None
+    (tmp_path / KEY_FILE).chmod(0o644)
+    with pytest.raises(IdentityError, match="readable by others"):
+        bot_key(tmp_path, saved)
+    (tmp_path / KEY_FILE).chmod(0o600)
+    with pytest.raises(LocalError, match="not the key of the seat"):
+        bot_key(tmp_path, replace(saved, public=generate("y").public))
+    (tmp_path / KEY_FILE).unlink()
+    with pytest.raises(IdentityError, match="no identity key"):
+        bot_key(tmp_path, saved)
+
+
+def test_a_node_file_that_copied_the_key_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Written before this change, it holds the key itself: refused, not read (it goes when the store is cleared)."""
+    _saved_by_a_node(tmp_path, None)
+    node: Any = decode((tmp_path / "node").read_bytes())
+    store_file(tmp_path / "node", encode({**{k: v for k, v in node.items() if k != "public"}, "key": bytes(32)}))
+    with pytest.raises(LocalError, match=r"^\S+ holds no seat we can come back to \(its node file is of an older "
+                                         r"p2pcards, which kept a copy of the signing key\)$"):
+        NodeState.load(tmp_path)

@@ -10,11 +10,13 @@ import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.identity import Identity, generate
 from p2pcards.errors import InputError, LocalError
 from p2pcards.files import write_file
@@ -27,7 +29,7 @@ from p2pcards.ui.session import NetTable
 store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
 
 
-def journal(directory: Path, me: Identity, seat_key: bytes | None = None, records: int = 1) -> TableConfig:
+def journal(directory: Path, me: Identity, public: bytes | None = None, records: int = 1) -> TableConfig:
     """What a seat at a Crisp table with Bo and Cy leaves in `directory` when its client is killed (as Node writes it)."""
     bo, cy = generate("Bo"), generate("Cy")
     cfg = TableConfig(secrets.token_bytes(16), "crisp", {"limit": 50}, (bo.public, me.public, cy.public),
@@ -35,8 +37,7 @@ def journal(directory: Path, me: Identity, seat_key: bytes | None = None, record
     store = SeatStore(directory, cfg, 1)
     store.append([("seed", 1, secrets.token_bytes(32))] * records)
     store.close()
-    key = seat_key if seat_key is not None else me.key.private_bytes_raw()
-    store_file(directory / "node", NodeState(key, 0, {bo.public: [("127.0.0.1", 9)]}, cfg, 1).to_bytes())
+    store_file(directory / "node", NodeState(me.public if public is None else public, 0, {bo.public: [("127.0.0.1", 9)]}, cfg, 1).to_bytes())
     return cfg
 
 
@@ -123,17 +124,20 @@ def test_the_offer_names_who_sits_at_the_table_that_went_on_not_who_left(tmp_pat
 @pytest.mark.parametrize("damage, message", [
     ("other", "another identity"),
     ("node", "could not be read"),
-    ("key", "its key is not 32 bytes"),
+    ("key", "its public key is not 32 bytes"),
+    ("older", "older p2pcards, which kept a copy of the signing key"),
     ("stale", "long over"),
     ("no node", None),
 ])
 def test_a_journal_not_ours_unreadable_or_long_over_is_cleared_with_a_clear_message(
         tmp_path: Path, damage: str, message: str | None) -> None:
     me = generate("Tess")
-    journal(tmp_path, me, generate("Tess").key.private_bytes_raw() if damage == "other" else
-            b"\x01" * 7 if damage == "key" else None)
+    journal(tmp_path, me, generate("Tess").public if damage == "other" else b"\x01" * 7 if damage == "key" else None)
     if damage == "node":
         (tmp_path / "node").write_bytes(b"\xc1 not msgpack")
+    if damage == "older":  # it held a copy of the identity key: not taken from there, and cleared with it
+        node: Any = decode((tmp_path / "node").read_bytes())
+        (tmp_path / "node").write_bytes(encode({**node, "key": me.key.private_bytes_raw()}))
     if damage == "no node":  # killed between seating and writing where it listens
         (tmp_path / "node").unlink()
     saved, why = find(tmp_path, me, now=time.time() + (STALE_S + 1 if damage == "stale" else 0))
