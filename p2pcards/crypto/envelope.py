@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -185,6 +185,14 @@ class ChainTracker:
                 h, _, rnd = chain.seen[chain.kept]
                 chain.seen[chain.kept] = (h, None, rnd)
                 chain.kept += 1
+
+    def restore(self, sender: bytes, places: Sequence[tuple[bytes, int]]) -> None:
+        """Give a sender's new chain back its first places, by their message hash and round only (a resume)."""
+        chain = self._chains[sender]
+        assert chain.next_seq == 0, "a chain is restored before it takes any frame"
+        chain.seen = {seq: (h, None, rnd) for seq, (h, rnd) in enumerate(places)}
+        chain.next_seq = chain.kept = len(places)
+        chain.head = places[-1][0] if places else GENESIS
 
     def accept(self, frame: bytes) -> Signed:
         """Check one frame and append it to its sender's chain; raises a typed error and changes nothing otherwise."""

@@ -79,7 +79,8 @@ class Node:
     def __init__(self, identity: Identity, interfaces: Sequence[str] | None = None, mdns: bool = True,
                  port: int = 0, on_note: Callable[[Note], None] | None = None,
                  gone_after: float = GONE_AFTER_S, disco: Discovery | None = None,
-                 timeout: float | None = None, state: Path | None = None, bot: str | None = None) -> None:
+                 timeout: float | None = None, state: Path | None = None, bot: str | None = None,
+                 whole_journal: bool = False) -> None:
         self.identity = identity
         self.timeout = timeout  # how long our seat lets a peer owe a message (None: the table's default)
         self.interfaces = interfaces
@@ -106,6 +107,7 @@ class Node:
         self._redialling: set[bytes] = set()
         self._addressed = False  # the host told us where the seats listen (once)
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
+        self.whole_journal = whole_journal  # never begun anew: a recording is made again from it on a comeback
         self.bot = bot  # who plays our seat, as `p2pcards peer --bot` names it: kept in `state` for a resume
         self.resumed = False
 
@@ -279,7 +281,7 @@ class Node:
         peer = self.lobby.table_peer(**kwargs)
         store = None
         if self.state is not None:
-            store = SeatStore(self.state, peer.cfg, peer.me)
+            store = SeatStore(self.state, peer.cfg, peer.me, compacting=not self.whole_journal)
             peer.keep_journal()
         self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
         self._save_state()

@@ -1,20 +1,25 @@
 """A seat's journal on disk (write-ahead), so that a peer killed mid-round comes back into it.
 
-A store is a directory of two files (and one directory within it per table that went on
-without a seat, `SeatStore.successor`). `table` names what the journal belongs to (the table's
-config and our seat), written once whole (files.write_file). `journal` is the peer's records (table/resume.py; a resume replays
-from the last checkpoint among them), appended as
+A store is a directory of the files `table` and `journal`, the networked peer's `node` (NodeState)
+and a bot's key, and one directory within it per table that went on without a seat
+(`SeatStore.successor`). Each file is written whole (files.write_file) but the journal, which is
+appended to. `table` names what the journal belongs to (the table's config and our seat), written
+once. `journal` is the peer's records (table/resume.py; a resume replays from the last checkpoint
+among them), appended as
 [4-byte length N][1-byte kind][8-byte number][N - 9 bytes of data], big-endian, and fsync'd
 before the step that made them sends anything (a step that sends nothing only writes them: a
 killed process loses nothing written, and the next fsync covers them too). A record cut short by
 a crash (a torn tail) never left the peer: it is dropped on load. A journal damaged anywhere else is
 refused: going on from a part of it could sign a place of our chain that was signed and sent before.
 So is a journal whose first record is not the `begin` record each journal starts with, synced before
-the `table` file is written (an emptied journal, or one cut at its start).
+the `table` file is written (an emptied journal, or one cut at its start). At each checkpoint the
+journal begins anew (`SeatStore.compact`): the one that resume.compact makes of it is written whole
+in its place, so it holds about one round, not the game.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 from dataclasses import dataclass
@@ -28,12 +33,12 @@ from ..crypto.identity import KEY_FILE, private_dir, read_key
 from ..files import is_temporary, write_file
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
-from ..table.resume import Record
+from ..table.resume import Record, compact
 
 HEADER: Final = struct.Struct(">I")
 FIELDS: Final = struct.Struct(">cq")
 KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "carry": b"c", "check": b"k",
-                "begin": b"b", "absent": b"m", "silent": b"q", "clock": b"t"}
+                "begin": b"b", "absent": b"m", "silent": b"q", "clock": b"t", "hashes": b"h"}
 BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, synced as the store is made
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
@@ -86,10 +91,12 @@ def parse_journal(data: bytes) -> tuple[list[Record], int]:
 
 class SeatStore:
     """The journal of seat `seat` at the table `config`, in `directory` (made if need be, mode 0700);
-    every file in it is its user's alone (mode 0600)."""
+    every file in it is its user's alone (mode 0600). Not `compacting`: the journal keeps every frame of the
+    game (a client that records the game makes its recording again from it when it comes back)."""
 
-    def __init__(self, directory: Path, config: TableConfig, seat: int) -> None:
+    def __init__(self, directory: Path, config: TableConfig, seat: int, compacting: bool = True) -> None:
         self.directory = directory
+        self.compacting = compacting
         private_dir(directory)
         owner = encode([config.to_wire(), seat])
         table = directory / "table"
@@ -104,6 +111,10 @@ class SeatStore:
                 self._write(f, [BEGIN])
                 os.fsync(f.fileno())
             write_file(table, owner, overwrite=True, private=True)
+        for child in directory.iterdir():
+            if is_temporary(child.name, "journal"):  # a compaction a crash cut short: the journal is whole
+                child.unlink()
+        self.ours = config.keys[seat]
         self._file = open(self.path, "ab", opener=_private)
         self._dirty = False  # records written since the last fsync
 
@@ -124,18 +135,37 @@ class SeatStore:
     def successor(self, config: TableConfig, seat: int) -> SeatStore:
         """The store of our seat at the table that goes on without the seats voted out (protocol.md §14.9),
         within this one."""
-        return SeatStore(self.directory / config.table.hex(), config, seat)
+        return SeatStore(self.directory / config.table.hex(), config, seat, self.compacting)
 
     def append(self, records: list[Record], sync: bool = True) -> None:
         """Add records (written to the system at once, so a killed process loses none); `sync`: make
-        them and every record before them durable before returning, as anything sent needs."""
+        them and every record before them durable before returning, as anything sent needs. A checkpoint
+        among them begins the journal anew (`compact`)."""
         if records:
             self._write(self._file, records)
             self._file.flush()
             self._dirty = True
-        if sync and self._dirty:
+        if self.compacting and any(kind == "check" for kind, _, _ in records):
+            self.compact()
+        elif sync and self._dirty:
             os.fsync(self._file.fileno())
             self._dirty = False
+
+    def compact(self) -> None:
+        """Replace the journal, whole and synced, with the one that begins anew at its last checkpoint
+        (resume.compact): a crash at any point leaves the old journal or the new one, which resume alike."""
+        records = self.load()
+        kept = compact(records, self.ours)
+        if kept is None:
+            return
+        self._file.close()  # renamed over while open, it would take no more records (and Windows refuses)
+        try:
+            buffer = io.BytesIO()
+            self._write(buffer, [BEGIN, *kept])
+            write_file(self.path, buffer.getvalue(), overwrite=True, private=True)
+        finally:
+            self._file = open(self.path, "ab", opener=_private)
+        self._dirty = False
 
     @staticmethod
     def _write(f: BinaryIO, records: list[Record]) -> None:

@@ -15,7 +15,7 @@ neither memory nor notes without bound.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from enum import IntEnum
 
 from ..crypto.envelope import ChainTracker, Envelope, Signed, parse
@@ -176,11 +176,16 @@ class Chains:
         finally:
             self.came, self.live = outer
 
-    def rebuild(self, frames: Iterable[bytes], rnd: int) -> None:
-        """Take the frames a journal holds before its checkpoint of round `rnd` into their chains only (resume):
-        the others' are checked and followed (those of round `rnd` wait for it), ours of round 0 or
-        from round `rnd` - 1 on are kept to be asked for again. LocalError when one does not follow."""
+    def rebuild(self, frames: Iterable[bytes], rnd: int, hashes: Mapping[bytes, Sequence[tuple[bytes, int]]]) -> None:
+        """Take the frames a journal holds before its checkpoint of round `rnd` into their chains only (resume),
+        after the older places a compacted journal keeps by their hash (`hashes`): the others' are checked and
+        followed (those of round `rnd` wait for it), ours of round 0 or from round `rnd` - 1 on are kept to be
+        asked for again. LocalError when one does not follow."""
         ours = self.keys[self.me] if self.me < len(self.keys) else None
+        for sender, places in hashes.items():
+            if sender == ours or sender not in self.keys:
+                raise LocalError("a journal's hashes name no other seat of this table")
+            self.tracker.restore(sender, places)
         for frame in frames:
             env = parse(frame).envelope
             if env.sender == ours:

@@ -29,7 +29,7 @@ from .journal import Journal
 from .log import Log
 from .outputs import Emitter, Output
 from .reports import View, weigh
-from .resume import Check, Record, clock_record, frame_record
+from .resume import Check, Hashes, Record, clock_record, frame_record
 from .round import OWED, Parts, Round, Stage, Watchdog, new_round
 from .rules import Rules, rules_for
 from .seating import Seating, TableMessage
@@ -160,13 +160,14 @@ class Coordinator:
         self._progress()
         self._apply_pending()
 
-    def _restore(self, check: Check, frames: list[bytes]) -> None:
-        """Back where we began round `check.round` (resume): the checkpoint's state, the frames before it taken
-        into their chains only (what they did is in the checkpoint), and the round begun again."""
+    def _restore(self, check: Check, frames: list[bytes], hashes: Hashes) -> None:
+        """Back where we began round `check.round` (resume): the checkpoint's state, the older places of the chains
+        by their hash (`hashes`) and the frames before it taken into their chains only (what they did is in the
+        checkpoint), and the round begun again."""
         self.now = max(self.now, check.now)
         self.round = check.round - 1
         self.seating.restore(check, self.game)
-        self.chains.rebuild(frames, check.round)
+        self.chains.rebuild(frames, check.round, hashes)
         self._begin_round(check.round)
 
     # ------------------------------------------------------------ plumbing

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
 from .outputs import Emitter, Send
-from .resume import ABSENCES, FRAMES, Check, Record, ResumeOutbox, carry_record, frame_record, last_check, record_time
+from .resume import (ABSENCES, FRAMES, Check, Hashes, Record, ResumeOutbox, carry_record, chain_hashes, frame_record,
+                     last_check, record_time)
 
 RESENT = ("move", "aid", "leave", "ready")  # our own messages no step of the table makes: our user's, or our start
 
@@ -43,11 +44,11 @@ class Journal:
     def replay(self, records: Sequence[Record], outbox: ResumeOutbox, emit: Emitter,
                at: Callable[[float, float | None], None],
                accept: Callable[[bytes, bool], None], step: Callable[[], None],
-               check: Callable[[Check, list[bytes]], None], absent: Callable[[Record], None]) -> None:
+               check: Callable[[Check, list[bytes], Hashes], None], absent: Callable[[Record], None]) -> None:
         """Take the journal's frames again, each at its time (`at`), as they were taken (`accept`, then `step`).
 
-        A journal with a checkpoint is replayed from its last one: `check` is handed it and the frames
-        before it. Our own frames come back from the outbox as the steps that made them make them
+        A journal with a checkpoint is replayed from its last one: `check` is handed it, the frames
+        before it and the older places of the chains a compacted journal keeps by their hash. Our own frames come back from the outbox as the steps that made them make them
         again; a move, an aid, a leave (our user's) or a ready is sent again where the journal has it.
         What the last steps sign beyond the journal (we stopped before storing it: `outbox.fresh`) is left
         in `emit.out`, to be journaled and sent; the rest was sent before we stopped, and a seat that missed
@@ -60,7 +61,8 @@ class Journal:
         try:
             start = last_check(records)
             if start is not None:
-                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind in FRAMES])
+                check(Check.parse(records[start]), [data for kind, _, data in records[:start] if kind in FRAMES],
+                      chain_hashes(records[:start]))
                 for record in records[:start]:
                     if record[0] in ABSENCES:
                         absent(record)

@@ -17,6 +17,12 @@ At the start of each round after the table's first, a peer that journals records
 replays from the last checkpoint only: the frames before it go to the signature chains (each
 signature checked again, nothing else done), the round's state is the checkpoint's, and the
 round it began is replayed as above. So a resume costs one round's deck work, not the game's.
+
+So a journal need not grow with the game: `compact` makes the journal a peer begins anew at its last
+checkpoint (store.py writes it whole in place of the old one), which resumes exactly as the old one did.
+Of the frames before the checkpoint it keeps only those a peer holds whole in that round (protocol.md
+§7.2: the round before and this one, and our own of round 0); of the other seats' older places, a `hashes`
+record with each place's message hash and round, which the chains are given back (`chain_hashes`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
 # | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing])
-# | ("silent", seat, [since, until]) | ("clock", time, b""); "again" is a frame taken that came sent again
+# | ("silent", seat, [since, until]) | ("clock", time, b"") | ("hashes", 0, [[sender, [[hash, round], ...]], ...]); "again" is a frame taken that came sent again
 # (§18.5); "clock" is our clock when we took the frame after it, when later than that frame came (its record's
 # time); "absent" and "silent" are what our network layer found of a seat's link, which judges the stamps of
 # frames taken after
@@ -194,6 +200,71 @@ def restore_results(game: Game, wire: Value) -> None:
     if results is None:
         raise LocalError("a journal's checkpoint holds no results of this game")
     game.results = results  # type: ignore[assignment]
+
+
+Hashes = dict[bytes, list[tuple[bytes, int]]]  # sender -> the message hash and round of each place from its first
+
+
+def _hashes(data: bytes) -> Hashes:
+    """What a `hashes` record holds; LocalError when it is not that."""
+    v = decode(data)
+    hashes: Hashes = {}
+    for item in v if isinstance(v, list) else [None]:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], bytes) and isinstance(item[1], list)
+                and all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], bytes) and type(e[1]) is int
+                        for e in item[1])):
+            raise LocalError("a journal's hashes record is not [[sender, [[hash, round], ...]], ...]")
+        hashes[item[0]] = [(e[0], e[1]) for e in item[1] if isinstance(e, list)
+                           and isinstance(e[0], bytes) and isinstance(e[1], int)]
+    return hashes
+
+
+def chain_hashes(records: Iterable[Record]) -> Hashes:
+    """The older places of the other seats' chains that a compacted journal keeps by their hash only."""
+    return next((_hashes(data) for kind, _, data in records if kind == "hashes"), {})
+
+
+def compact(records: Sequence[Record], ours: bytes) -> list[Record] | None:
+    """The journal to begin anew at the last checkpoint of `records` (those of the peer whose key is `ours`), which
+    resumes as they do; None when they have no checkpoint (the table's first round). LocalError when the frames
+    before it do not follow their chains."""
+    start = last_check(records)
+    if start is None:
+        return None
+    whole_from = Check.parse(records[start]).round - 1  # the rounds a peer holds frames of whole (§7.2)
+    head: list[Record] = []
+    hashes = chain_hashes(records[:start])
+    frames: list[Record] = []
+    for kind, number, data in records[:start]:
+        if kind in ("carry", "outbox"):
+            head += [] if any(r[0] == kind for r in head) else [(kind, number, data)]
+        elif kind in ABSENCES:  # they judge stamps from the times they hold: a replay takes them all again
+            frames.append((kind, number, data))
+        elif kind in FRAMES:
+            signed = parse(data)
+            env = signed.envelope
+            if env.sender == ours:
+                if env.round == 0 or env.round >= whole_from:
+                    frames.append((kind, number, data))
+                continue
+            chain = hashes.setdefault(env.sender, [])
+            if env.seq < len(chain):
+                if chain[env.seq][0] != signed.hash:
+                    raise LocalError(f"a journal's frame does not follow its chain: a second message {env.seq}")
+                continue  # journaled again: a copy came first hand after one sent again
+            if env.seq > len(chain):
+                raise LocalError(f"a journal's frame does not follow its chain: message {env.seq} after {len(chain)}")
+            chain.append((signed.hash, env.round))
+            frames.append((kind, number, data))
+    # Of each other seat's chain, the places before its first of a round held whole are kept by their hash only.
+    cut = {sender: next((i for i, (_, r) in enumerate(chain) if r >= whole_from), len(chain))
+           for sender, chain in hashes.items()}
+    kept = [(kind, number, data) for kind, number, data in frames
+            if kind not in FRAMES or (env := parse(data).envelope).sender == ours or env.seq >= cut[env.sender]]
+    for sender, chain in hashes.items():
+        del chain[cut[sender]:]
+    wire: Value = [[sender, [[h, r] for h, r in chain]] for sender, chain in hashes.items() if chain]
+    return head + [("hashes", 0, encode(wire))] + kept + list(records[start:])
 
 
 def whole_journal(records: Sequence[Record]) -> list[Record]:

@@ -169,13 +169,14 @@ class NetTable:
             self.mdns, self.table_name = False, f"table {saved.config.table.hex()[:8]}"
         node = Node(self.identity, self.interfaces, mdns=self.mdns, port=0 if saved is None else saved.port,
                     on_note=self._note, gone_after=self.gone_after, disco=self.disco if self.mdns else None,
-                    timeout=self.timeout, state=self.state)
+                    timeout=self.timeout, state=self.state, whole_journal=self.record is not None)
         await node.__aenter__()
         self.node = node
         if saved is not None:
             assert self.state is not None
             try:
-                node.resume(SeatStore(self.state, saved.config, saved.seat), saved.config, saved.dial)
+                store = SeatStore(self.state, saved.config, saved.seat, compacting=self.record is None)
+                node.resume(store, saved.config, saved.dial)
             except (LocalError, MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
                 raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
 

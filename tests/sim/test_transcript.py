@@ -208,7 +208,7 @@ def test_a_recording_made_again_from_both_tables_journals_verifies(tmp_path: Pat
 
     net, net2 = goes_on_as_two(12, journal=True)
     peers, nxt = net.peers, net2.peers
-    store = SeatStore(tmp_path, peers[0].cfg, 0)
+    store = SeatStore(tmp_path, peers[0].cfg, 0, compacting=False)  # as a client that records keeps it
     store.append(list(peers[0].journal or []))
     later = store.successor(nxt[0].cfg, 0)
     later.append(list(nxt[0].journal or []))

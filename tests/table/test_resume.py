@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
+from pathlib import Path
 
 import pytest
 
+from p2pcards import files
 from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import parse
 from p2pcards.errors import LocalError
+from p2pcards.net.store import SeatStore
 from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.outputs import Send
 from p2pcards.table.peer import TablePeer
-from p2pcards.table.resume import Check, whole_journal
+from p2pcards.table.resume import Check, compact, whole_journal
 from p2pcards.table.round import Stage
 
 from test_lost_frames import CRISP, finished_alike
@@ -108,7 +112,9 @@ def test_a_whole_games_journal_replays_to_the_same_end_at_every_seat(game: str, 
         assert again.game.totals == peer.game.totals and again.outbox.head == peer.outbox.head
 
 
-def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> None:
+@pytest.fixture(scope="module")
+def three_rounds() -> tuple[TablePeer, list[tuple[str, int, bytes]], float]:
+    """Seat 1 of a journaling Crisp table in round 3, with a vote and an aid in its checkpoints, and its journal."""
     rng = random.Random(8)
     peers = make_table("crisp", 3, {"limit": 100}, random.Random(rng.random()), journal=True)
     net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(3)], rng)
@@ -117,16 +123,18 @@ def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> 
     net.send_as(0, net.peers[0].gone(2, net.now, "p2 was missing"))  # a vote that stands, in the checkpoints
     net.send_as(0, net.peers[0].aid(True, net.now))
     net.run(until=600.0, stop=lambda n: n.peers[1].round == 3 and mid_round(1, 4)(n))
-    peer = net.peers[1]
+    return net.peers[1], list(net.peers[1].journal or []), net.now
+
+
+def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal(
+        three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float]) -> None:
+    peer, records, now = three_rounds
     assert peer.votes.held() == ((2, 0, 1),) and peer.aided == {0}
-    records = list(peer.journal or [])
-    checks = [Check.parse(r) for r in records if r[0] == "check"]
-    assert [c.round for c in checks] == [2, 3] and checks[-1].totals != (0, 0, 0)
     # The same journal with no checkpoint (and the chain positions they hold) is replayed whole.
     whole = whole_journal(records)
     assert len(whole) == len(records) - 2
-    for back in (TablePeer.resume(peer.cfg, peer.identity, records, net.now),
-                 TablePeer.resume(peer.cfg, peer.identity, whole, net.now)):
+    for back in (TablePeer.resume(peer.cfg, peer.identity, records, now),
+                 TablePeer.resume(peer.cfg, peer.identity, whole, now)):
         assert back.round == 3 and back.log_hash == peer.log_hash and back.results == peer.results
         assert back.game.totals == peer.game.totals and back.outbox.head == peer.outbox.head
         assert back.emit.sent == peer.emit.sent and back.chains.received(0) == peer.chains.received(0)
@@ -136,8 +144,88 @@ def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal() -> 
     # either way the peer comes back into round 3 (with a new seed: nothing of round 3 had left it).
     at = max(i for i, r in enumerate(records) if r[0] == "check")
     for cut in (at, at + 1):
-        back = TablePeer.resume(peer.cfg, peer.identity, records[:cut], net.now)
+        back = TablePeer.resume(peer.cfg, peer.identity, records[:cut], now)
         assert back.round == 3 and back.stopped is None
+
+
+def _resumed_state(peer: TablePeer) -> tuple[object, ...]:
+    """What a resume must give back alike: the round, the game, our chain, and every place of the others' chains."""
+    chains = {k: (c.next_seq, c.head, c.kept, {q: (h, r) for q, (h, _, r) in c.seen.items()},
+                  {q for q, (_, f, _) in c.seen.items() if f is not None}) for k, c in peer.tracker._chains.items()}
+    return (peer.round, peer.log_hash, peer.results, peer.game.totals, peer.game.results, peer.outbox.next_seq,
+            peer.outbox.head, peer.emit.sent, peer.votes.held(), peer.aided, chains,
+            [signed.frame for signed in peer.chains.later])
+
+
+def _staged(records: list[tuple[str, int, bytes]], ours: bytes) -> list[tuple[str, int, bytes]]:
+    """The journal as a store keeps it: begun anew at each checkpoint as it is written."""
+    journal: list[tuple[str, int, bytes]] = []
+    for record in records:
+        journal.append(record)
+        if record[0] == "check":
+            journal = compact(journal, ours) or journal
+    return journal
+
+
+def test_a_journal_begun_anew_at_each_checkpoint_resumes_as_the_whole_one_and_holds_about_a_round(
+        three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float]) -> None:
+    """The journal used to keep every frame of the game: it grew with every round until the table was over."""
+    peer, records, now = three_rounds
+    ours = peer.identity.public
+    staged = _staged(records, ours)
+    assert compact(records, ours) == staged and compact(records[:5], ours) is None  # no checkpoint: nothing to do
+    assert _resumed_state(TablePeer.resume(peer.cfg, peer.identity, staged, now)) == \
+        _resumed_state(TablePeer.resume(peer.cfg, peer.identity, records, now))
+    # Of frames before round 2 (round 3's checkpoint keeps the round before whole), only our own of round 0 are kept;
+    # the others' places there are hashes, 32 bytes and a round each.
+    frames = [parse(d).envelope for k, _, d in staged if k in ("frame", "again")]
+    assert all(e.round >= 2 or (e.round == 0 and e.sender == ours) for e in frames)
+    assert sum(len(d) for _, _, d in staged) < 0.7 * sum(len(d) for _, _, d in records)
+    # A frame journaled out of its chain is damage, not something to compact.
+    at = next(i for i, r in enumerate(records) if r[0] == "frame" and parse(r[2]).envelope.sender != ours)
+    with pytest.raises(LocalError, match="does not follow its chain"):
+        compact(records[:at] + records[at + 1:], ours)
+
+
+class Crash(BaseException):
+    """The process dies here (nothing catches it, as nothing runs after a SIGKILL)."""
+
+
+@pytest.mark.parametrize("point", ["before the new file is written", "after it is written, before the rename",
+                                   "after the rename, before the directory is synced", "none"])
+def test_a_store_crashed_at_any_point_of_compaction_keeps_a_journal_that_resumes_alike(
+        three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float], point: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    peer, records, _ = three_rounds
+    at = max(i for i, r in enumerate(records) if r[0] == "check") + 1  # stored with the checkpoint of round 3
+    store = SeatStore(tmp_path, peer.cfg, peer.me)
+    for record in records[:at - 1]:  # as a shell stores them, the first checkpoint compacting as it goes
+        store.append([record], sync=False)
+
+    def crash(*args: object) -> None:
+        raise Crash(point)
+
+    target = {"before the new file is written": (files, "_temporary"),
+              "after it is written, before the rename": (os, "replace"),
+              "after the rename, before the directory is synced": (files, "fsync_dir")}.get(point)
+    if target is not None:
+        monkeypatch.setattr(*target, crash)
+        with pytest.raises(Crash):
+            store.append(records[at - 1:at])
+        monkeypatch.undo()
+    else:
+        store.append(records[at - 1:at])
+    store.close()
+    old = _staged(records[:at - 1], peer.identity.public) + records[at - 1:at]
+    new = _staged(records[:at], peer.identity.public)
+    again = SeatStore(tmp_path, peer.cfg, peer.me)  # restarted: what a crash left is the old journal or the new
+    crashed_before = [(files, "_temporary"), (os, "replace")]
+    assert again.load() == (old if target in crashed_before else new)
+    assert [p.name for p in tmp_path.iterdir() if p.name not in ("journal", "table")] == []  # no temporary left
+    again.append(records[at:])
+    again.close()
+    # Either resumes as the whole journal does (the test above): each is the journal begun anew at a checkpoint.
+    assert SeatStore(tmp_path, peer.cfg, peer.me).load() == (old if target in crashed_before else new) + records[at:]
 
 
 @pytest.mark.parametrize("seat", [0, 2])
@@ -253,3 +341,14 @@ def test_a_peer_that_took_late_orders_while_it_found_the_orderer_missing_resumes
     again = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
     assert not again.faults and again.finished and again.log_hash == peer.log_hash
     assert again.game.totals == peer.game.totals and again.outbox.head == peer.outbox.head
+
+
+def test_a_store_that_keeps_the_whole_game_is_never_begun_anew(
+        three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float], tmp_path: Path) -> None:
+    """A client that records the game (`play --record`) makes its recording again from its journal on a comeback."""
+    peer, records, _ = three_rounds
+    store = SeatStore(tmp_path, peer.cfg, peer.me, compacting=False)
+    store.append(records)
+    assert store.successor(dataclasses.replace(peer.cfg, table=bytes(16)), peer.me).compacting is False
+    assert store.load() == records
+    store.close()
