@@ -237,7 +237,8 @@ def compact(records: Sequence[Record], ours: bytes) -> list[Record] | None:
     frames: list[Record] = []
     for kind, number, data in records[:start]:
         if kind in ("carry", "outbox"):
-            head += [] if any(r[0] == kind for r in head) else [(kind, number, data)]
+            if all(r[0] != kind for r in head):  # only the first counts (carried, ResumeOutbox)
+                head.append((kind, number, data))
         elif kind in ABSENCES:  # they judge stamps from the times they hold: a replay takes them all again
             frames.append((kind, number, data))
         elif kind in FRAMES:
