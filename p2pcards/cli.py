@@ -11,7 +11,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .errors import InputError
 
@@ -34,11 +34,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that every `finally` runs: child processes, temporary files, goodbyes."""
+    """SIGTERM or SIGHUP, raised like Ctrl-C so that every `finally` runs: child processes, temporary files, goodbyes."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminated(signum: int, frame: object) -> NoReturn:
-    raise Terminated()
+    raise Terminated(signum)
+
+
+def _take_over(sig: signal.Signals) -> Callable[[int, Any], Any] | int | None:
+    """Raise Terminated on `sig` (unless it is ignored, as under nohup); the handler it had."""
+    previous = signal.getsignal(sig)
+    if previous != signal.SIG_IGN:
+        signal.signal(sig, _terminated)
+    return previous
 
 
 class Parser(argparse.ArgumentParser):
@@ -162,8 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"p2pcards: unknown command {name!r} (see p2pcards --help)", file=sys.stderr)
         return 2
-    # A command that runs an event loop may take SIGTERM over for the loop's life (`peer` does).
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    # A command that runs an event loop may take SIGTERM over for the loop's life (`peer` does). SIGHUP (the
+    # terminal closed) ends a command the same way: the client's goodbyes and bots must not die with the window.
+    previous = {sig: _take_over(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         args = load_command(name).parse_args(args_list[1:])
         status: int = args._module.run(args)
@@ -172,15 +185,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"p2pcards {name}: {exc}", file=sys.stderr)
         return 2
-    except Terminated:
-        return 128 + signal.SIGTERM
+    except Terminated as exc:
+        return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                signal.signal(sig, handler)
     return status
 
 

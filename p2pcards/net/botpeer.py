@@ -276,8 +276,9 @@ def run(args: argparse.Namespace) -> int:
             quit_by.append(sig.name)
             task.cancel()
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop, sig)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: its terminal closed (unless nohup)
+            if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN:
+                loop.add_signal_handler(sig, stop, sig)
         if args.attached:
             reader = asyncio.StreamReader()
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

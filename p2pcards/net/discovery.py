@@ -149,7 +149,8 @@ class Announcement:
         """Goodbye: the ad vanishes from every browser at once."""
         if self in self.disco._announced:
             self.disco._announced.remove(self)
-            await (await self.disco.zc.async_unregister_service(self.info))
+            if self.disco.zc.zeroconf.registry.async_get_info_name(self.info.key) is not None:  # past probing
+                await (await self.disco.zc.async_unregister_service(self.info))
 
 
 class Discovery:
@@ -193,10 +194,14 @@ class Discovery:
         """Register `ad` on every chosen interface; a name already taken becomes "name-2" and so on."""
         host = f"p2pc-{ad.fingerprint.replace(' ', '')[:10]}-{ad.port}.local."
         info = self._info(ad, f"{_instance(ad.name)}.{SERVICE}", host)
-        await (await self.zc.async_register_service(info, allow_name_change=True))
-        final = replace(ad, name=info.name[: -len(SERVICE) - 1], addresses=tuple(advertised(self.addresses)))
-        announcement = Announcement(self, final, info)
-        self._announced.append(announcement)
+        announcement = Announcement(self, ad, info)
+        self._announced.append(announcement)  # withdrawn by `close` from now on, even if we are cancelled below
+        try:
+            await (await self.zc.async_register_service(info, allow_name_change=True))
+        except BaseException:  # cancelled (a node that closes while its ad is probed or announced) or failed
+            await announcement.withdraw()  # registered already: goodbye, or the ad outlives whoever made it
+            raise
+        announcement.ad = replace(ad, name=info.name[: -len(SERVICE) - 1], addresses=tuple(advertised(self.addresses)))
         return announcement
 
     def _info(self, ad: TableAd, name: str, server: str) -> AsyncServiceInfo:

@@ -169,3 +169,49 @@ def test_a_flood_of_new_names_resolves_no_more_names_at_once_than_the_ads_we_kee
 
     running, left = asyncio.run(main())
     assert running <= MAX_SEEN and left == 0
+
+
+class FakeZeroconf:
+    """AsyncZeroconf as `announce` and `withdraw` use it: probing waits on `probed`, announcing never ends."""
+
+    def __init__(self) -> None:
+        self.services: dict[str, object] = {}
+        self.zeroconf = SimpleNamespace(registry=SimpleNamespace(async_get_info_name=self.services.get))
+        self.probed = asyncio.Event()
+        self.goodbyes: list[str] = []
+
+    async def async_register_service(self, info: SimpleNamespace, allow_name_change: bool) -> asyncio.Future[None]:
+        await self.probed.wait()
+        self.services[info.key] = info
+        return asyncio.get_running_loop().create_future()  # the announcements: still being sent when cancelled
+
+    async def async_unregister_service(self, info: SimpleNamespace) -> asyncio.Future[None]:
+        del self.services[info.key]
+        self.goodbyes.append(info.name)
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+
+@pytest.mark.parametrize("probed", [False, True])
+def test_an_ad_cancelled_while_it_is_probed_or_announced_leaves_nothing_registered(probed: bool) -> None:
+    # A node that closes within a second or two of being seated cancels its peer ad's task: registered by then
+    # (announcing), it must say goodbye, or a client back in its lobby (one Discovery) answers for it still.
+    async def main() -> FakeZeroconf:
+        disco = Discovery(LOOPBACK)
+        disco.zc = fake = FakeZeroconf()  # type: ignore[assignment]
+        task = asyncio.create_task(disco.announce(ad("peer 12345", role="peer")))
+        if probed:
+            fake.probed.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert bool(fake.services) == probed
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not disco._announced
+        return fake
+
+    fake = asyncio.run(main())
+    assert not fake.services
+    assert fake.goodbyes == ([f"peer 12345.{SERVICE}"] if probed else [])
