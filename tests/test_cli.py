@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+import time
+import types
 from pathlib import Path
 
 import pytest
@@ -214,3 +219,29 @@ def test_a_file_is_written_whole_or_not_at_all_and_never_over_one_that_appeared(
     assert Path(kept).read_bytes() == b"ours"
     write_file(str(tmp_path / "new.bin"), b"fresh")
     assert (tmp_path / "new.bin").read_bytes() == b"fresh"
+
+
+def test_sighup_ends_a_command_as_sigterm_does_but_not_under_nohup(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A closed terminal sends SIGHUP: the client must leave as on SIGTERM (every `finally`: goodbyes, bots).
+    def run(args: object) -> int:
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.05)  # the handler runs here
+        return 0
+
+    module = types.ModuleType("hangs_up")
+    module.add_arguments = lambda parser: None  # type: ignore[attr-defined]
+    module.run = run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hangs_up", module)
+    monkeypatch.setitem(COMMANDS, "hup", ("hangs_up", "sends itself SIGHUP"))
+    def ours(signum: int, frame: object) -> None:  # stands for the default action, which would end pytest
+        pass
+
+    before = signal.signal(signal.SIGHUP, ours)
+    try:
+        assert main(["hup"]) == 128 + signal.SIGHUP
+        assert signal.getsignal(signal.SIGHUP) is ours  # put back
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # nohup
+        assert main(["hup"]) == 0
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)

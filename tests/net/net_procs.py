@@ -15,11 +15,12 @@ from typing import Any
 
 
 class PeerProc:
-    """One `p2pcards peer` process whose output lines are collected, each with the time it came."""
+    """One `p2pcards peer` process (or another `program`) whose output lines are collected, each with the time it came."""
 
-    def __init__(self, *args: str, prefix: Sequence[str] = ()) -> None:
+    def __init__(self, *args: str, prefix: Sequence[str] = (), program: Sequence[str] | None = None) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "p2pcards.cli", "peer", *args],
+        program = [sys.executable, "-m", "p2pcards.cli", "peer"] if program is None else program
+        self.proc = subprocess.Popen([*prefix, *program, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.lines: list[tuple[float, str]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
