@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .errors import InputError
+from .errors import InputError, Terminated
 
 # name -> (module, one-line help), in the README's order. Each module has `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -33,16 +33,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised like Ctrl-C so that every `finally` runs: child processes, temporary files, goodbyes."""
-
-    def __init__(self, signum: int = signal.SIGTERM) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _terminated(signum: int, frame: object) -> NoReturn:
+    Terminated.signalled.append(signum)
     raise Terminated(signum)
+
+
+def hung_up() -> bool:
+    """True once SIGHUP (our terminal closed) is ending this command."""
+    return signal.SIGHUP in Terminated.signalled
 
 
 def _take_over(sig: signal.Signals) -> Callable[[int, Any], Any] | int | None:
@@ -176,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # A command that runs an event loop may take SIGTERM over for the loop's life (`peer` does). SIGHUP (the
     # terminal closed) ends a command the same way: the client's goodbyes and bots must not die with the window.
+    Terminated.signalled.clear()
     previous = {sig: _take_over(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         args = load_command(name).parse_args(args_list[1:])

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import signal
+from typing import ClassVar
+
 
 class P2PCardsError(Exception):
     """Base of every error this package raises on purpose."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C so that every `finally` runs: child processes, temporary files, goodbyes."""
+
+    signalled: ClassVar[list[int]] = []  # every signal that raised one in this command (cli.main clears it)
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class LocalError(P2PCardsError):

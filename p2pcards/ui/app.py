@@ -17,6 +17,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.styles import Style
 
+from ..cli import hung_up
 from ..errors import P2PCardsError
 from .client import Line, TableClient
 from .session import TableSession
@@ -138,4 +139,4 @@ async def run_table(session: TableSession, rules: Rules | None = None, input: In
         if task is not None:
             task.cancel()
         if not leaving:
-            await session.leave()
+            await (session.hang_up() if hung_up() else session.leave())

@@ -122,6 +122,9 @@ class TableSession(Protocol):
     async def leave(self) -> None:
         """Leave the table cleanly: tell the others, close the links, end our processes."""
 
+    async def hang_up(self) -> None:
+        """Our terminal closed: leave, or go as after a crash when the seat can be come back into."""
+
 
 @dataclass
 class NetTable:
@@ -470,6 +473,13 @@ class NetTable:
     def stopped(self) -> str | None:
         """Why the table stopped, or None."""
         return None if self.peer is None else self.peer.stopped
+
+    async def hang_up(self) -> None:
+        """Our terminal closed (SIGHUP): a seat journaled in `state` and still in play is kept to come back into,
+        with no leave (the process ends as after a crash; the lobby's Discovery withdraws our ads); else `leave`."""
+        seat = None if self.node is None else self.node.seat
+        if self.state is None or seat is None or seat.over:
+            await self.leave()
 
     async def leave(self) -> None:
         """Leave cleanly: a signed leave while the game goes on, goodbyes on every link, our bots told to quit."""

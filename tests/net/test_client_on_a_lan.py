@@ -1,6 +1,7 @@
 """The terminal client seated at a table on a LAN of network hosts (lan_hosts.py): a standard DNS-SD browser
 (BIND's `dig`, asking the client's own address) resolves the client's peer ad, and closing the client's terminal
-(SIGHUP) withdraws it with an mDNS goodbye at once, as every way out of the client must (protocol.md §17)."""
+(SIGHUP) withdraws it with an mDNS goodbye at once, as every way out of the client must (protocol.md §17), while
+its seat is kept to come back into, as after a crash."""
 
 from __future__ import annotations
 
@@ -124,6 +125,9 @@ def test_a_seated_client_answers_dns_sd_for_its_peer_ad_and_says_goodbye_when_it
                 while alive(pid) and time.monotonic() < deadline:
                     time.sleep(0.1)
                 assert not alive(pid), "the client quit with its terminal"
+                host.wait_line(r"missing: Tess is missing", 10)  # no leave: it may come back, as after a crash
+                assert "left the table" not in host.text(), host.text()
+                assert (tmp_path / "state" / "journal").stat().st_size > 0  # the seat to come back into
             finally:
                 client.close()
                 if alive(pid):

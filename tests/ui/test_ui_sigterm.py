@@ -1,4 +1,4 @@
-"""SIGTERM to the client in a real terminal (tmux): it leaves the table as `Q` would, bots and all."""
+"""SIGTERM (or SIGHUP) to the client in a real terminal (tmux): it leaves the table as `Q` would, bots and all."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ pytestmark = [
 ]
 
 
-def test_sigterm_leaves_the_table_saves_the_record_and_ends_the_bots(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])  # SIGHUP: a table of bots has no seat to keep
+def test_sigterm_leaves_the_table_saves_the_record_and_ends_the_bots(tmp_path: Path, sig: signal.Signals) -> None:
     env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color")
     record = tmp_path / "game.bin"
     term = Terminal(f"{sys.executable} -m p2pcards play --bots 2 --name Tess --record {record}; "
@@ -34,9 +35,9 @@ def test_sigterm_leaves_the_table_saves_the_record_and_ends_the_bots(tmp_path: P
         assert len(client) == 1
         bots = Path(f"/proc/{client[0]}/task/{client[0]}/children").read_text().split()
         assert len(bots) == 2
-        os.kill(int(client[0]), signal.SIGTERM)
+        os.kill(int(client[0]), sig)
         screen = wait_for(term, "EXIT=", 20)
-        assert f"EXIT={128 + signal.SIGTERM}" in screen and "Traceback" not in screen
+        assert f"EXIT={128 + sig}" in screen and "Traceback" not in screen
         kinds = [frame_head(frame) for _, frame in Transcript.load(str(record)).frames]
         assert any(head is not None and head[1] == "leave" for head in kinds), "the record holds our leave"
         deadline = time.monotonic() + 20

@@ -118,3 +118,7 @@ class RefereeSession:
     async def leave(self) -> None:
         """Remember that we left."""
         self.left = True
+
+    async def hang_up(self) -> None:
+        """As `leave`: nothing here to come back into."""
+        await self.leave()
