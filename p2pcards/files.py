@@ -22,6 +22,17 @@ def refuse_existing(path: str | None, option: str, overwrite: bool) -> None:
         raise InputError(f"{option}: {path} already exists: give another file, or --overwrite to replace it")
 
 
+def numbered(path: str, n: int, overwrite: bool = False) -> str:
+    """Where the `n`th of several files of one run goes: `path` first, then `stem-2.ext`, `stem-3.ext` … (without
+    `overwrite`, counting on past a name already taken, so that no file is refused once its work is done)."""
+    if n <= 1:
+        return path
+    root, ext = os.path.splitext(path)
+    while not overwrite and os.path.lexists(f"{root}-{n}{ext}"):
+        n += 1
+    return f"{root}-{n}{ext}"
+
+
 def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make a rename or a new file in `directory` durable (where the file system can)."""
     with contextlib.suppress(OSError):  # a file system without directory fsync: the rename is still atomic

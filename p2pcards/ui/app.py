@@ -97,13 +97,14 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
 async def run_table(session: TableSession, rules: Rules | None = None, input: Input | None = None,
                     output: Output | None = None, clock: Callable[[], float] = time.time,
                     client: TableClient | None = None) -> int:
-    """Start `session` and play it on a full-screen table screen until the player leaves; returns 0."""
+    """Start `session` and play it on a full-screen table screen until the player leaves (how they left:
+    `client.outcome`); returns 0."""
     client = client or TableClient(session, rules)
     leaving: list[asyncio.Task[None]] = []
 
     def on_key(k: str) -> None:
         client.absorb(clock())
-        if client.key(k) == "leave" and not leaving:
+        if client.key(k) is not None and not leaving:  # how: client.outcome
             client.status = ("class:warn", "Leaving the table …")
             leaving.append(asyncio.get_running_loop().create_task(_leave()))
         app.invalidate()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 from ..cli import out_file
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
-from ..files import overwrite_help, refuse_existing
+from ..files import numbered, overwrite_help, refuse_existing
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..net.botpeer import _address
 from ..rulestext import rules_text
@@ -102,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
     if args.name is not None:
         set_name(args.name)
     identity = load_or_create()
-    session = NetTable(identity, args.game, options, bots=args.bots, record=args.record, overwrite=args.overwrite)
     rules = rules_function()
-    return asyncio.run(run_table(session, rules, client=TableClient(session, rules, against_bots=True)))
+    for game in itertools.count(1):  # `n` once a game is over: another against the same bots, with the same options
+        record = None if args.record is None else numbered(args.record, game, args.overwrite)
+        session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
+        client = TableClient(session, rules, against_bots=True, again=True)
+        asyncio.run(run_table(session, rules, client=client))
+        if client.outcome != "again":
+            break
+    return 0

@@ -47,7 +47,7 @@ class TableClient:
     log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
     status: Fragment = ("", "")
     chooser: Chooser | None = None
-    confirm_quit: bool = False
+    confirm_quit: str = ""  # the question asked before leaving mid-game: "leave" (Q) or "quit" (Ctrl-C)
     show_rules: bool = False
     rules_top: int = 0
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
@@ -61,6 +61,9 @@ class TableClient:
     winners: str = ""
     now: float = 0.0
     hinted: bool = False  # a key was pressed: the first-time hint under the keys is not shown again
+    back_to_lobby: bool = False  # came through the lobby: leaving the table goes back there, Ctrl-C quits
+    again: bool = False  # once the game is over, `n` asks for a new one (our own bots' table)
+    outcome: str = ""  # how the player left: "leave" (Q), "quit" (Ctrl-C) or "again" (n at game over)
 
     @property
     def memory_aid(self) -> bool:
@@ -120,25 +123,27 @@ class TableClient:
         return "three rounds played: the most points wins; a tie goes to the points of CRESCENDO calls, then the last round"
 
     def key(self, k: str) -> str | None:
-        """Handle one key press; returns "leave" when the player confirmed leaving the table."""
+        """Handle one key press; returns how the player leaves the table, once they do (see `outcome`)."""
         self.hinted = True
         if self.show_rules:
             if k not in ("c-c", "c-q"):
                 return self._rules_key(k)
             self.show_rules = False  # Ctrl-C leaves from the rules as from the table: it asks first
         if self.confirm_quit:
-            self.confirm_quit = False
+            asked, self.confirm_quit = self.confirm_quit, ""
             if k in ("y", "Y"):
-                return "leave"
+                return self._leave(asked)
             self.status = ("", "Staying at the table.")
             return None
         if k in ("Q", "c-c", "c-q"):
-            view = self.view()
-            if view is None or view.over or self.session.stopped() is not None or self.session.finished():
-                return "leave"
-            self.confirm_quit = True
+            how = "leave" if k == "Q" or not self.back_to_lobby else "quit"
+            if self._done():
+                return self._leave(how)
+            self.confirm_quit = how
             self.status = ("", "")  # the question stands alone: no word about an earlier key under it
             return None
+        if k == "n" and self.again and self._done() and self.session.stopped() is None:
+            return self._leave("again")
         if k == "?":
             self.show_rules, self.rules_top = True, 0
             return None
@@ -177,6 +182,20 @@ class TableClient:
             return None
         self._start(moves[0].action, moves, view)
         return None
+
+    def _done(self) -> bool:
+        """True when leaving costs nothing: the game is over, the table stopped, or it never started."""
+        view = self.view()
+        return view is None or view.over or self.session.stopped() is not None or self.session.finished()
+
+    def _leave(self, how: str) -> str:
+        """Keep how the player leaves, for the caller to follow, and say it."""
+        self.outcome = how
+        return how
+
+    def _where(self) -> str:
+        """What leaving with Q leads to, in a few words for the keys."""
+        return "back to the lobby" if self.back_to_lobby else "quit"
 
     def _toggle_aid(self) -> None:
         """Turn our memory aid on or off, telling every seat (it is shown next to our name on every screen)."""
@@ -308,7 +327,7 @@ class TableClient:
             info = f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high"
         aid = "ON" if self.memory_aid else "off"
         keys = [[("class:key", "?"), ("", " rules")], [("class:key", "m"), ("", f" memory aid: {aid}")],
-                [("class:key", "Q"), ("", " quit")], [("", f" you: {me}")]]
+                [("class:key", "Q"), ("", " leave" if self.back_to_lobby else " quit")], [("", f" you: {me}")]]
         return wrap_line([("class:title", f" {info} ")], width) + flow(keys, width, gap="  ")
 
     def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
@@ -536,7 +555,10 @@ class TableClient:
             after = ("The bots leave with you." if self.against_bots
                      else f"The game ends for {others[0]} too." if len(others) < SEATS[self.session.game][0]
                      else "The others go on without you.")
-            out.append([("class:warn", f" Leave the table? {after} y leave, other keys stay ")])
+            ask, answer = (("Leave the table and quit p2pcards?", "quit") if self.confirm_quit == "quit"
+                           else ("Leave the table?", "leave, back to the lobby") if self.back_to_lobby
+                           else ("Leave the table?", "leave"))
+            out.append([("class:warn", f" {ask} {after} y {answer}, other keys stay ")])
         elif stopped is not None:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
@@ -544,7 +566,7 @@ class TableClient:
             typed = f"  [{self.chooser.typed}]" if self.chooser.typed else ""
             out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
-            leave: Line = [("class:key", "  Q"), ("", " quit")] if view.over else []
+            leave: Line = self._over_keys(lead="  ") if view.over else []
             # The next round goes on behind the reveal: say so when it waits on us.
             ours: Line = [("class:warn", f" Your turn in round {view.round}:")] if (
                 view.turn == view.me and view.round > self.panel_round) else []
@@ -561,7 +583,7 @@ class TableClient:
     def _keys_line(self, view: View, width: int) -> list[Line]:
         game = self.session.game
         if view.over:
-            return [[("class:good", " The game is over. "), ("class:key", "Q"), ("", " quit")]]
+            return flow([[("class:good", "The game is over.")], self._over_keys()], width, gap=" ", lead=" ")
         if self.session.busy() and view.legal:
             return [[("class:dim", " Your move is on its way …")]]
         seen: dict[str, int] = {}
@@ -591,6 +613,11 @@ class TableClient:
         if isinstance(view, CrispView) and view.can_call:
             groups.append([("class:dim", "(crisp only if you think your total is the lowest)")])
         return flow(groups, width, lead=" ")
+
+    def _over_keys(self, lead: str = "") -> Line:
+        """The keys once the game is over: another game where we can offer one, and where Q leads."""
+        again: Line = [("class:key", lead + "n"), ("", " new game (same bots)  ")] if self.again else []
+        return again + [("class:key", ("" if again else lead) + "Q"), ("", " " + self._where())]
 
     def _waiting(self, view: View) -> str:
         """Why no key is open: on our own turn, what it waits for (never "the others" while the screen says we play)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from prompt_toolkit.output import Output
 
 from ..crypto.identity import Identity
 from ..errors import InputError, P2PCardsError
+from ..files import numbered
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..table.config import SEATS
 from ..net.discovery import Discovery
@@ -251,6 +253,11 @@ class LobbyClient:
         else:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
         return None
+
+    def back(self, winners: str) -> None:
+        """Back from a table: the lobby's list again, saying how the last game ended (`winners`, empty: we left)."""
+        self.room, self.new, self.choice, self.comeback, self.asking = None, None, None, None, None
+        self.status = ("", f"Back in the lobby. Last game: {winners}" if winners else "Back in the lobby: you left the table.")
 
     def selected_table(self) -> TableAd | None:
         """The table the cursor is on."""
@@ -690,19 +697,28 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
             lobby = LobbyClient(identity, lan.directory, rules, make_identity=make, joinable=True,
                                 host_options=dict(host_options or {}),
                                 comeback=comeback, status=("class:warn", why) if why else ("", ""))
-            choice = await run_lobby_app(lobby, input, output, lan=lan)
-            if choice is None or lobby.identity is None:
-                return 0
-            session: TableSession
-            if isinstance(choice, BotGame):  # no journal: the bots go with the client (session.py)
-                session = NetTable(lobby.identity, choice.game, {}, bots=choice.bots, record=record,
-                                   overwrite=overwrite)
-            elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
-                seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
-                where = interfaces if interfaces is not None else choice.node.interfaces  # as it was, unless told
-                session = NetTable(seated, choice.node.config.game, interfaces=where, record=record,
-                                   state=state, saved=choice.node, overwrite=overwrite)
-            else:
-                session = choice
-            client = TableClient(session, rules, seen_before=isinstance(choice, Saved))  # no second look after a crash
-            return await run_table(session, rules, input, output, clock=clock, client=client)
+            for game in itertools.count(1):  # Q at a table comes back here; Ctrl-C there, or Q here, quits
+                lan.record = None if record is None else numbered(record, game, overwrite)
+                choice = await run_lobby_app(lobby, input, output, lan=lan)
+                if choice is None or lobby.identity is None:
+                    return 0
+                session: TableSession
+                if isinstance(choice, BotGame):  # no journal: the bots go with the client (session.py)
+                    options = dict(host_options or {}) if choice.game == "crisp" else {}
+                    session = NetTable(lobby.identity, choice.game, options, bots=choice.bots, record=lan.record,
+                                       overwrite=overwrite)
+                elif isinstance(choice, Saved):  # the seat keeps the name it sat down with, whatever --name says now
+                    seated = Identity(lobby.identity.key, choice.node.config.names[choice.node.seat])
+                    where = interfaces if interfaces is not None else choice.node.interfaces  # as it was, unless told
+                    session = NetTable(seated, choice.node.config.game, interfaces=where, record=lan.record,
+                                       state=state, saved=choice.node, overwrite=overwrite)
+                else:
+                    session = choice
+                # No second look at the cards after a crash.
+                client = TableClient(session, rules, seen_before=isinstance(choice, Saved), back_to_lobby=True,
+                                     against_bots=isinstance(choice, BotGame))
+                await run_table(session, rules, input, output, clock=clock, client=client)
+                if client.outcome != "leave":
+                    return 0
+                lobby.back(client.winners)
+        return 0

@@ -208,3 +208,25 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+
+
+def test_q_at_a_table_reached_through_the_lobby_goes_back_to_the_lobby(tmp_path: Path) -> None:
+    # The lobby without multicast (a host given by address that is not there): a bot game, left with Q, comes back.
+    env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color")
+    term = Terminal(f"{sys.executable} -m p2pcards play --peer 127.0.0.1:9 --name Tess", env)
+    try:
+        wait_for(term, "play against bots", 20)
+        term.keys("b", "1", "1")  # Crisp against one bot
+        assert "Q leave" in wait_for(term, "Draw pile:", 60)
+        term.keys("Q")
+        question = " ".join(wait_for(term, "Leave the table?", 5).split())
+        assert "The bots leave with you. y leave, back to the lobby" in question
+        term.keys("y")
+        assert "play against bots" in wait_for(term, "Back in the lobby: you left the table.", 15)
+        term.keys("Q")
+        deadline = time.time() + 10
+        while term.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not term.alive(), "Q in the lobby did not quit"
+    finally:
+        term.close()

@@ -1,0 +1,121 @@
+"""After a game: Q from a table reached through the lobby goes back to the lobby; against our own bots, n plays again."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+import p2pcards.ui.app
+from p2pcards.cli import main
+from p2pcards.crypto.identity import generate
+from p2pcards.files import numbered
+from p2pcards.table.peer import Note
+from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby
+from p2pcards.ui.session import NetTable
+from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
+from test_ui_client import DECK
+
+
+def over_client(**kwargs: Any) -> TableClient:
+    """A Crisp table whose game ended (by a vote: the engine's own end takes whole rounds)."""
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    session.finished = lambda: True  # type: ignore[method-assign]
+    session.pending.append(Note("over", "too few seats remain without Bo: the game ends"))
+    client = TableClient(session, **kwargs)
+    client.absorb(0.0)
+    return client
+
+
+def test_at_game_over_a_lobby_player_reads_and_gets_back_to_the_lobby() -> None:
+    client = over_client(back_to_lobby=True)
+    text = plain(client.lines(80, 24, 0.0))
+    assert "The game is over. Q back to the lobby" in text and "Q leave" in text.splitlines()[1]
+    assert client.key("Q") == "leave" and client.outcome == "leave"
+    assert over_client(back_to_lobby=True).key("c-c") == "quit"  # Ctrl-C leaves the program, as anywhere
+
+
+def test_at_game_over_our_own_bots_offer_a_new_game_and_q_quits() -> None:
+    client = over_client(against_bots=True, again=True)
+    assert "The game is over. n new game (same bots)  Q quit" in plain(client.lines(80, 24, 0.0))
+    assert client.key("n") == "again"
+    assert over_client(against_bots=True, again=True).key("Q") == "leave"
+    assert over_client(against_bots=True).key("n") is None  # a table that cannot offer another game
+
+
+def test_leaving_mid_game_from_the_lobby_asks_where_to() -> None:
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
+    client = TableClient(session, back_to_lobby=True)
+    assert client.key("Q") is None
+    assert "Leave the table? The others go on without you. y leave, back to the lobby" in plain(
+        client.lines(100, 24, 0.0))
+    assert client.key("y") == "leave"
+    client.key("c-c")
+    assert "Leave the table and quit p2pcards?" in plain(client.lines(100, 24, 0.0))
+    assert client.key("y") == "quit"
+
+
+def test_the_nth_file_of_a_run_takes_a_free_numbered_name(tmp_path: Path) -> None:
+    path = str(tmp_path / "game.p2pt")
+    assert numbered(path, 1) == path
+    assert numbered(path, 2) == str(tmp_path / "game-2.p2pt")
+    (tmp_path / "game-2.p2pt").write_bytes(b"")
+    assert numbered(path, 2) == str(tmp_path / "game-3.p2pt")  # never refused once the game is played
+    assert numbered(path, 2, overwrite=True) == str(tmp_path / "game-2.p2pt")
+
+
+def test_the_lobby_says_how_the_last_game_ended_once_back() -> None:
+    lobby = LobbyClient(generate("zoe"), NoDirectory(), asking="bots")
+    lobby.back("Bo wins.")
+    text = plain(lobby.lines(80, 24))
+    assert "Back in the lobby. Last game: Bo wins." in text and "b play against bots" in text
+
+
+def test_q_after_a_table_goes_back_to_the_lobby_and_ctrl_c_at_a_table_quits(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
+    played: list[tuple[NetTable, TableClient]] = []
+
+    async def table(session: NetTable, rules: object, input: Any, output: Any, clock: object,
+                    client: TableClient) -> int:
+        played.append((session, client))
+        client.outcome = "leave" if len(played) == 1 else "quit"
+        input.send_text("b11")  # the lobby again: a bot game (Crisp, one bot)
+        return 0
+
+    monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
+
+    async def go() -> int:
+        with create_pipe_input() as inp:
+            inp.send_text("b11")
+            return await asyncio.wait_for(
+                run_lobby("zoe", None, peer=("127.0.0.1", 9), record=str(tmp_path / "g.p2pt"), input=inp,
+                          output=DummyOutput(), host_options={"limit": 50}), 10)
+
+    assert asyncio.run(go()) == 0
+    assert len(played) == 2 and all(client.back_to_lobby and client.against_bots for _, client in played)
+    assert [s.record for s, _ in played] == [str(tmp_path / "g.p2pt"), str(tmp_path / "g-2.p2pt")]
+    assert played[0][0].options == {"limit": 50}  # the command line's options hold for a bot game of the lobby
+
+
+def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    played: list[NetTable] = []
+
+    async def table(session: NetTable, rules: object, client: TableClient) -> int:
+        played.append(session)
+        client.outcome = "again" if len(played) < 3 else "leave"
+        return 0
+
+    monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
+    assert main(["play", "--bots", "2", "--limit", "50", "--name", "zoe"]) == 0
+    assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s in played)
