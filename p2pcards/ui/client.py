@@ -31,10 +31,13 @@ AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
 SEEN_MARK = "·"
-# Under the keys when the table first shows: what a newcomer needs before the first move.
+# Under the keys when the table first shows: what a newcomer needs before the first move ({left}: seconds), in one
+# line, the shorter words where the longer do not fit (none where neither does: the table keeps its rows).
 FIRST_HINT = {
-    "crisp": f"Your left and right cards hide after {PEEK_S:g} s: remember them (m keeps them shown).",
-    "crescendo": "Each back shows its card's range: sort your face-down row from low to high.",
+    "crisp": ("Your left and right cards hide in {left} s: remember them (m keeps them shown).",
+              "Cards L and R hide in {left} s (m: keep them)"),
+    "crescendo": ("Each back shows its card's range: sort your face-down row from low to high.",
+                  "Sort your row from low to high."),
 }
 
 
@@ -573,12 +576,28 @@ class TableClient:
             out.append([*ours, ("class:key", " Enter"), ("", " back to the table"), *leave])
         else:
             out += self._keys_line(view, width)
-        hint = FIRST_HINT[self.session.game]
-        if not self.status[1] and not self.hinted and view.round and not view.rounds_played and len(hint) < width:
+        hint = self._hint(view, width)
+        if not self.status[1] and hint:
             out.append([("class:dim", hint)])
         else:
             out.append([self.status] if self.status[1] else [])
         return out
+
+    def _hint(self, view: View, width: int) -> str:
+        """The first-time hint under the keys, while it still holds: in Crisp, until the dealt cards hide (or the
+        memory aid keeps them); either game, until the player's first key and at most for the first round."""
+        if self.hinted or not view.round or view.rounds_played or view.over:
+            return ""
+        left = 0.0
+        if isinstance(view, CrispView):
+            # A card not yet drawn on screen is first shown now.
+            shown = [self.seen_at.get((view.round, view.me, face), self.now)
+                     for face in (view.known[view.me] if view.known else ()) if face]
+            left = PEEK_S - (self.now - min(shown)) if shown and not self.memory_aid else 0.0
+            if left <= 0:
+                return ""
+        words = [w.format(left=math.ceil(left)) for w in FIRST_HINT[self.session.game]]
+        return next((w for w in words if len(w) <= width), "")
 
     def _keys_line(self, view: View, width: int) -> list[Line]:
         game = self.session.game

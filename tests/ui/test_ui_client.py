@@ -717,8 +717,21 @@ def test_the_leave_question_stands_alone_under_the_keys() -> None:
 def test_the_first_screen_says_the_dealt_cards_hide_soon() -> None:
     client, _ = crisp_client()
     text = screen(client)
-    assert text.splitlines()[-1] == "Your left and right cards hide after 5 s: remember them (m keeps them shown)."
+    assert text.splitlines()[-1] == "Your left and right cards hide in 5 s: remember them (m keeps them shown)."
     client.key("d")
     assert "remember them" not in screen(client)  # said once
     client, _ = crescendo_client()
     assert "Each back shows its card's range: sort your face-down row from low to high." in screen(client)
+
+
+def test_the_hint_about_the_dealt_cards_goes_when_they_hide_or_the_memory_aid_keeps_them() -> None:
+    client, _ = crisp_client()
+    screen(client, now=0.0)  # the dealt cards show from now
+    assert screen(client, now=1.2).splitlines()[-1].startswith("Your left and right cards hide in 4 s")
+    text = screen(client, now=PEEK_S)  # hidden now: no key was pressed, and the hint no longer holds
+    assert "(A♠)" not in text and "hide in" not in text
+    client, session = crisp_client()
+    session.set_aid(True)
+    assert "hide in" not in screen(client)
+    client, _ = crisp_client()
+    assert screen(client, width=40).splitlines()[-1] == "Cards L and R hide in 5 s (m: keep them)"
