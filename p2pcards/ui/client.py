@@ -478,12 +478,13 @@ class TableClient:
                 each = ", ".join(f"{'yours' if w.seat == view.me else players[w.seat]} {w.deadline - now:.1f} s"
                                  for w in windows)
                 parts.append([("class:warn", f"crisp window{'s' if len(windows) > 1 else ''}: {each}")])
+            # Every clock says whose it is: a banner of the network's own may count down beside it.
+            whose = "your" if view.turn == view.me else f"{players[view.turn]}'s"
             if now < view.opens_at:
-                whose = "your" if view.turn == view.me else "next"
                 parts.append([("", f"{whose} turn starts in {view.opens_at - now:.1f} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
-                parts.append([("class:warn" if left < 10 else "", f"time for this draw: {max(0.0, left):.0f} s")])
+                parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {max(0.0, left):.0f} s left")])
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
@@ -604,7 +605,11 @@ class TableClient:
         if view.over:
             return flow([[("class:good", "The game is over.")], self._over_keys()], width, gap=" ", lead=" ")
         if self.session.busy() and view.legal:
-            return [[("class:dim", " Your move is on its way …")]]
+            stall = self.session.stall()
+            missing = [name for name, _ in stall.missing] if stall is not None else []
+            # Said, so that the turn's clock running on is not taken for a move of ours gone astray.
+            held = f" It waits on {' and '.join(missing)}, missing (see above)." if missing else ""
+            return flow([[("class:dim", " Your move is on its way …" + held)]], width)
         seen: dict[str, int] = {}
         for m in view.legal:
             seen[action_id(m)] = seen.get(action_id(m), 0) + 1
@@ -674,16 +679,24 @@ class TableClient:
 
 
 def stall_words(stall: Stall) -> list[str]:
-    """The banner for a table held up: each missing seat with the time before we give up, whom the protocol blames when."""
+    """The banner for a table held up: the missing seats, each with the time before we vote it gone, in one line (each
+    clock next to its seat's name), and the seats the protocol waits on with the one time before it blames them."""
     out = []
-    for name, left in stall.missing:
+    if len(stall.missing) == 1:
+        name, left = stall.missing[0]
         out.append(f" {name} is missing (link lost): voted gone in {left:.0f} s unless {name} comes back. " if left > 0
                    else f" {name} is missing (link lost) and voted gone. ")
+    elif stall.missing:
+        names = [name for name, _ in stall.missing]
+        who = f"{', '.join(names[:-1])} and {names[-1]}"
+        each = ", ".join(f"{name} in {left:.0f} s" if left > 0 else f"{name} already" for name, left in stall.missing)
+        out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
+                   f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
     if stall.alone and all(left <= 0 for _, left in stall.missing):
         out.append(" No other seat is linked: the table may have gone on without you. Q leaves. ")
     if stall.owed:
-        who = ", ".join(stall.owed)
-        out.append(f" Waiting on {who} for {stall.waited:.0f} s: {who} will be blamed in {stall.blamed_in:.0f} s. ")
+        who = " and ".join(stall.owed)
+        out.append(f" Waiting on {who}: blamed in {stall.blamed_in:.0f} s unless {who} sends what the table needs. ")
     return out
 
 

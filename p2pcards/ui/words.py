@@ -13,6 +13,8 @@ from ..table.peer import Note
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 VERBS = {"votes": "vote", "is": "are", "was": "were", "has": "have"}  # a note's verb after "You"
 TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 8 digits are enough to tell it
+# The network's vote time in a missing note: the log keeps it frozen, while the banner counts the same time down.
+VOTE_IN = re.compile(r"; it is voted gone in [\d.]+ s unless it is back$")
 RED_SUITS = frozenset("HD")
 
 
@@ -224,7 +226,7 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         detail = re.sub(r"\bus\b", "you", note.detail)
         return ("class:good", f"Game over. {_sentence(detail, names, me)}")
     if note.kind == "missing":
-        return ("class:warn", _sentence(note.detail, names, me))
+        return ("class:warn", _sentence(VOTE_IN.sub("", note.detail), names, me))
     if note.kind == "back":
         return ("class:good", note.detail + ".")
     if note.kind == "aid":

@@ -87,9 +87,9 @@ def test_not_our_turn_says_whose_turn_or_when_ours_opens() -> None:
 def test_the_time_for_a_draw_counts_down_to_the_engines_own_time_out() -> None:
     session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
     client = TableClient(session)
-    assert "time for this draw: 27 s" in screen(client, now=3.0)
+    assert "your draw: 27 s left" in screen(client, now=3.0)
     client.key("d")  # drawing does not restart the clock: the draw and its use share the time
-    assert "time for this draw: 25 s" in screen(client, now=5.0)
+    assert "your draw: 25 s left" in screen(client, now=5.0)
 
 
 def test_crisp_is_one_key_right_after_our_turn() -> None:
@@ -173,7 +173,7 @@ def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdow
     session.stalled = Stall(owed=("Bo",), waited=5.2, blamed_in=9.8, missing=(("Cy", 23.4),))
     text = screen(client)
     assert " Cy is missing (link lost): voted gone in 23 s unless Cy comes back." in text
-    assert " Waiting on Bo for 5 s: Bo will be blamed in 10 s." in text
+    assert " Waiting on Bo: blamed in 10 s unless Bo sends what the table needs." in text  # one clock, not two
     assert "d draw" in text  # the keys stay: the game goes on if they come back
     session.stalled = None
     assert "missing" not in screen(client)
@@ -185,7 +185,7 @@ def test_every_other_seat_missing_and_voted_gone_says_the_table_may_have_gone_on
     assert "gone on without you" not in screen(client)  # Cy may still come back
     session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True)
     text = screen(client)
-    assert " Bo is missing (link lost) and voted gone." in text and " Cy is missing" in text
+    assert " Bo and Cy are missing (link lost) and voted gone." in text
     assert " No other seat is linked: the table may have gone on without you. Q leaves." in text
 
 
@@ -735,3 +735,26 @@ def test_the_hint_about_the_dealt_cards_goes_when_they_hide_or_the_memory_aid_ke
     assert "hide in" not in screen(client)
     client, _ = crisp_client()
     assert screen(client, width=40).splitlines()[-1] == "Cards L and R hide in 5 s (m: keep them)"
+
+
+def test_two_missing_seats_are_one_line_with_each_clock_by_its_name() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    session.stalled = Stall(missing=(("Bo", 23.4), ("Cy", 12.0)))
+    text = screen(client)
+    assert text.count("missing") == 1 and "voted gone in" not in text
+    assert ("Bo and Cy are missing (link lost): each is voted gone unless back in time: Bo in 23 s, Cy in 12 s."
+            in " ".join(text.split()))
+
+
+def test_a_turns_clock_beside_a_missing_seats_says_whose_it_is() -> None:
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, {"draw_seconds": 30}, dealer=2)
+    client = TableClient(session)
+    client.key("d")
+    session.busy = lambda: True  # type: ignore[method-assign]
+    session.stalled = Stall(missing=(("Bo", 20.0),))
+    text = screen(client, now=3.0)
+    assert "your draw: 27 s left" in text and "Bo is missing (link lost): voted gone in 20 s" in text
+    assert " Your move is on its way … It waits on Bo, missing (see above)." in text
+    session.busy = lambda: False  # type: ignore[method-assign]
+    client.key("x")  # at the engine's 0 s: Bo's turn opens 2 s later
+    assert "Bo's turn starts in 1.5 s" in screen(client, now=0.5)

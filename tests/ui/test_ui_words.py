@@ -52,6 +52,9 @@ def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
         ("class:dim", "You turned the memory aid off.")
     assert note_words(Note("missing", "Bo is missing: end of stream", "Bo"), NAMES, "crisp", "Cy") == \
         ("class:warn", "Bo is missing: end of stream.")
+    # The time before the vote is the banner's, counting down: the log does not keep a second, frozen clock.
+    assert note_words(Note("missing", "Bo is missing: end of stream; it is voted gone in 30 s unless it is back", "Bo"),
+                      NAMES, "crisp", "Cy") == ("class:warn", "Bo is missing: end of stream.")
     assert note_words(Note("back", "Bo is back", "Bo"), NAMES, "crisp", "Cy") == ("class:good", "Bo is back.")
 
 
