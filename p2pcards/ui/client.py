@@ -67,6 +67,7 @@ class TableClient:
     back_to_lobby: bool = False  # came through the lobby: leaving the table goes back there, Ctrl-C quits
     again: bool = False  # once the game is over, `n` asks for a new one (our own bots' table)
     outcome: str = ""  # how the player left: "leave" (Q), "quit" (Ctrl-C) or "again" (n at game over)
+    _moment: tuple[object, ...] = ()  # where the table stood (`_at`) when the status was last set or checked
 
     @property
     def memory_aid(self) -> bool:
@@ -106,6 +107,11 @@ class TableClient:
                 self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."
             if words is not None:
                 self.log.append(words)
+        if self._at(view) != self._moment:
+            # A word about a key pressed earlier ("wait a moment", "it is Bo's turn") is stale once the table moved on.
+            self._moment = self._at(view)
+            if self.status[0] == "class:warn" and not self.status[1].startswith("Leaving"):
+                self.status = ("", "")
         if view.rounds_played > self.rounds_seen:
             self.rounds_seen = view.rounds_played
             self.panel_round = view.rounds_played
@@ -115,6 +121,10 @@ class TableClient:
             if not any(m in legal for m in self.chooser.remaining()):
                 self.chooser = None
                 self.status = ("class:warn", "That choice is no longer open.")
+
+    def _at(self, view: View) -> tuple[object, ...]:
+        """Where the table stands, for a status line: the round, whose turn, the discards, our move, the keys open."""
+        return (view.round, view.turn, len(view.discard), self.session.busy(), tuple(sorted(map(action_id, view.legal))))
 
     def _why_over(self, view: View) -> str:
         """Why the game ended and how it was won, from the last view's totals and options."""
@@ -128,6 +138,8 @@ class TableClient:
     def key(self, k: str) -> str | None:
         """Handle one key press; returns how the player leaves the table, once they do (see `outcome`)."""
         self.hinted = True
+        if (now := self.view()) is not None:
+            self._moment = self._at(now)  # what this key's words are about
         if self.show_rules:
             if k not in ("c-c", "c-q"):
                 return self._rules_key(k)

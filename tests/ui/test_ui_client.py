@@ -758,3 +758,15 @@ def test_a_turns_clock_beside_a_missing_seats_says_whose_it_is() -> None:
     session.busy = lambda: False  # type: ignore[method-assign]
     client.key("x")  # at the engine's 0 s: Bo's turn opens 2 s later
     assert "Bo's turn starts in 1.5 s" in screen(client, now=0.5)
+
+
+def test_a_word_about_an_earlier_key_goes_once_the_turn_moves_on() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    client.key("d")
+    assert client.status[1] == "It is Bo's turn."
+    session.others(2.5)
+    session.others(4.5)  # Bo played; our turn is open
+    text = screen(client, now=4.5)
+    assert "d draw" in text and "It is Bo's turn." not in text
