@@ -545,12 +545,15 @@ class TableClient:
         return out
 
     def _log_lines(self, room: int, width: int) -> list[Line]:
+        """The newest log items that fit whole in `room` lines (never the tail of one, cut from its start)."""
         lines: list[Line] = []
         for item in reversed(self.log):
-            lines[:0] = wrap_line([item], width)
-            if len(lines) >= room:
+            wrapped = wrap_line([item], width)
+            if len(lines) + len(wrapped) > room:
+                if not lines:  # one item longer than the room: its start, rather than nothing
+                    lines = wrapped[:room]
                 break
-        lines = lines[-room:]
+            lines[:0] = wrapped
         return lines + [[] for _ in range(room - len(lines))]
 
     def _footer(self, view: View, width: int) -> list[Line]:

@@ -770,3 +770,10 @@ def test_a_word_about_an_earlier_key_goes_once_the_turn_moves_on() -> None:
     session.others(4.5)  # Bo played; our turn is open
     text = screen(client, now=4.5)
     assert "d draw" in text and "It is Bo's turn." not in text
+
+
+def test_the_log_never_starts_with_the_tail_of_a_cut_line() -> None:
+    client, _ = crisp_client()
+    client.log.extend([("", "A long line " + "and more words " * 14 + "the end."), ("", "Short one.")])
+    text = screen(client, height=12)  # three lines for the log: the long item's three, or the short one alone
+    assert "Short one." in text and "the end." not in text and "more words" not in text
