@@ -321,7 +321,7 @@ class TableClient:
         # A terminal too small for everything keeps the keys and the status: the table and the log give way.
         room = height - len(top) - len(bottom)
         if self.panel_round and self.panel_round <= len(self.session.round_views()):
-            middle = self._round_panel(view)
+            middle = self._round_panel(view, width, room)
         else:
             middle = self._table(view, width, room)
         middle = middle[:max(0, room)]
@@ -409,7 +409,7 @@ class TableClient:
         cards = bool(view.round and view.known)
         # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
         name_w = max(4, min(8, width - 36))
-        head = f"{'':2}{' player'[:name_w + 1]:<{name_w + 1}}{'score':>6}"
+        head = f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'score':>6}"
         legend = "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
         rows: list[Line] = []
         under: list[Line] = []
@@ -433,7 +433,7 @@ class TableClient:
         name_w = max(4, min(8, width - 10 - CELL * most))
         prefix = 10 + name_w  # marker and seat 2, name 1 + name_w, score 4, pile 2 and a space (the mark may take it)
         per_line = max(1, (width - prefix) // CELL)
-        head = (f"{'':2} {'player'[:name_w]:<{name_w}}{'pts':>4}{'pl':>3}"
+        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>4}{'pl':>3}"
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):
@@ -507,7 +507,7 @@ class TableClient:
                            else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
         return flow(parts, width, lead=" ")
 
-    def _round_panel(self, view: View) -> list[Line]:
+    def _round_panel(self, view: View, width: int = 80, room: int = 24) -> list[Line]:
         game = self.session.game
         snap = self.session.round_views()[self.panel_round - 1]
         # Totals by name: a table that went on without a seat seats the others anew (protocol.md §14.9).
@@ -522,11 +522,25 @@ class TableClient:
         rows = [revealed_words(game, snap.known[seat] if seat < len(snap.known) else ())
                 for seat in range(len(snap.players))]
         cards_w = max([16, *map(len, rows)])
+        lines: list[Line] = []
+        whys: list[str] = []
         for seat, name in enumerate(snap.players):
             score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
-            why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
-            out.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "), ("", f"{rows[seat]:<{cards_w}} "),
-                        ("", f"round {score:+d}"), ("class:dim", f"  {why}" if why else "")])
+            whys.append(score_why(snap.scored[seat] if seat < len(snap.scored) else ()))
+            lines.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "),
+                          ("", f"{rows[seat]:<{cards_w}} "), ("", f"round {score:+d}")])
+        # How a score came about goes at the row's end, or under it when the row is too narrow and the screen has
+        # the lines to spare (the scores below come first): never cut to a stray letter.
+        narrow = [i for i, (line, why) in enumerate(zip(lines, whys))
+                  if why and sum(len(t) for _, t in line) + 2 + len(why) > width]
+        under = len(out) + len(lines) + sum(len(wrap(whys[i], width - 4)) for i in narrow) + len(snap.players) + 2 <= room
+        for i, (line, why) in enumerate(zip(lines, whys)):
+            if why and i not in narrow:
+                out.append(line + [("class:dim", f"  {why}")])
+            else:
+                out.append(line)
+                if why and under:
+                    out += [[("class:dim", f"    {t}")] for t in wrap(why, width - 4)]
         first = max(0, len(history) - 6, self.resumed_after)
         # Back after a crash: the rounds that ended before are one column, their sum (we never had each round's
         # own scores), so that every row still adds up to its total as on the other players' screens.
@@ -585,11 +599,11 @@ class TableClient:
             typed = f"  [{self.chooser.typed}]" if self.chooser.typed else ""
             out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
-            leave: Line = self._over_keys(lead="  ") if view.over else []
             # The next round goes on behind the reveal: say so when it waits on us.
-            ours: Line = [("class:warn", f" Your turn in round {view.round}:")] if (
+            ours: Line = [("class:warn", f"Your turn in round {view.round}: ")] if (
                 view.turn == view.me and view.round > self.panel_round) else []
-            out.append([*ours, ("class:key", " Enter"), ("", " back to the table"), *leave])
+            leave: list[Line] = [self._over_keys()] if view.over else []
+            out += flow([[*ours, ("class:key", "Enter"), ("", " back to the table")], *leave], width, lead=" ")
         else:
             out += self._keys_line(view, width)
         hint = self._hint(view, width)
@@ -653,10 +667,10 @@ class TableClient:
             groups.append([("class:dim", "(crisp only if you think your total is the lowest)")])
         return flow(groups, width, lead=" ")
 
-    def _over_keys(self, lead: str = "") -> Line:
+    def _over_keys(self) -> Line:
         """The keys once the game is over: another game where we can offer one, and where Q leads."""
-        again: Line = [("class:key", lead + "n"), ("", " new game (same bots)  ")] if self.again else []
-        return again + [("class:key", ("" if again else lead) + "Q"), ("", " " + self._where())]
+        again: Line = [("class:key", "n"), ("", " new game (same bots)  ")] if self.again else []
+        return again + [("class:key", "Q"), ("", " " + self._where())]
 
     def _waiting(self, view: View) -> str:
         """Why no key is open: on our own turn, what it waits for (never "the others" while the screen says we play)."""

@@ -777,3 +777,27 @@ def test_the_log_never_starts_with_the_tail_of_a_cut_line() -> None:
     client.log.extend([("", "A long line " + "and more words " * 14 + "the end."), ("", "Short one.")])
     text = screen(client, height=12)  # three lines for the log: the long item's three, or the short one alone
     assert "Short one." in text and "the end." not in text and "more words" not in text
+
+
+def test_in_40_columns_the_reveal_says_how_a_score_came_about_under_its_row_not_cut() -> None:
+    client, session = crisp_client()
+    client.key("d")
+    client.key("x")
+    client.key("c")
+    session.others(3.0)
+    lines = screen(client, now=3.0, width=40).splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith(" you "))
+    assert lines[row].endswith("round +4") and lines[row + 1] == "    cards +9, called crisp, lowest −5"
+    assert "Scores" in "\n".join(lines) and all(len(line) <= 40 for line in lines)
+
+
+def test_in_40_columns_the_heading_names_the_column_and_the_game_over_keys_flow() -> None:
+    client, session = crisp_client()
+    assert " name score" in screen(client, width=40)
+    assert " name pts pl" in screen(crescendo_client()[0], width=40)
+    over = replace(session.view(), turn=None, rounds_played=1, over=True)
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    client.again = True
+    lines = screen(client, width=40).splitlines()
+    assert lines[-2:] == [" Enter back to the table", " n new game (same bots)  Q quit"]
