@@ -8,6 +8,7 @@ and captured without a terminal.
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -742,13 +743,15 @@ def tagged(line: Line, tags: Line, width: int) -> list[Line]:
 def flow(groups: Sequence[Line], width: int, gap: str = "  ", lead: str = "") -> list[Line]:
     """Groups of fragments laid out left to right, `gap` apart, each kept whole on a line of at most `width`.
 
-    Every line starts with `lead`; a group too long for a line alone is broken at spaces when it is one fragment.
+    Every line starts with `lead`; a group too long for a line alone is broken at spaces, its styles kept.
     """
     room = max(1, width - len(lead))
     pieces: list[Line] = []
     for group in groups:
         if len(group) == 1 and len(group[0][1]) > room:
             pieces += [[(group[0][0], t)] for t in wrap(group[0][1], room)]
+        elif sum(len(t) for _, t in group) > room:
+            pieces += broken(group, room)
         else:
             pieces.append(group)
     out: list[Line] = []
@@ -767,6 +770,21 @@ def flow(groups: Sequence[Line], width: int, gap: str = "  ", lead: str = "") ->
         line += piece
         used += size
     return out + [line] if line else out
+
+
+def broken(group: Line, room: int) -> list[Line]:
+    """Fragments too long for one line, broken at spaces into lines of at most `room` columns, each keeping its style."""
+    out: list[Line] = [[]]
+    used = 0
+    for style, text in group:
+        for word in re.split(r"(?<= )", text):  # each word with the spaces after it
+            if used and used + len(word.rstrip()) > room:
+                out.append([])
+                used, word = 0, word.lstrip()
+            if word:
+                out[-1].append((style, word))
+                used += len(word)
+    return out
 
 
 def _suit_style(card: object) -> str:

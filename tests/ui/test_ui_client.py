@@ -801,3 +801,17 @@ def test_in_40_columns_the_heading_names_the_column_and_the_game_over_keys_flow(
     client.again = True
     lines = screen(client, width=40).splitlines()
     assert lines[-2:] == [" Enter back to the table", " n new game (same bots)  Q quit"]
+
+
+def test_in_40_columns_the_crescendo_legend_and_a_number_claim_wrap_whole() -> None:
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.absorb(0.0)
+    client.key("d")
+    client.key("x")  # 18 goes face up: the NUMBER window opens
+    text = screen(client, now=0.1, width=40, height=40)
+    words = " ".join(text.split())
+    assert all(len(line) <= 40 for line in text.splitlines())
+    assert "its back's range and action (P peek, S swap, L lock)" in words
+    assert "NUMBER: claim a card of yours is within 2 of 18 (1.9 s)" in words
