@@ -194,6 +194,8 @@ def test_a_client_killed_mid_round_comes_back_into_it_and_the_game_ends_with_the
         assert all(r["finished"] and not r["faults"] for r in results), results
         assert "Tess is back" in host_out.read_text() and "votes" not in host_out.read_text()
         assert not (home / "state" / "journal").exists()  # the table is over: nothing to come back to
+        term.keys("Q")  # back to the lobby, the record saved; Q there quits
+        wait_for(term, "Back in the lobby. Last game:", 15)
         term.keys("Q")
         deadline = time.time() + 15
         while term.alive() and time.time() < deadline:
