@@ -125,7 +125,8 @@ class TableClient:
 
     def _at(self, view: View) -> tuple[object, ...]:
         """Where the table stands, for a status line: the round, whose turn, the discards, our move, the keys open."""
-        return (view.round, view.turn, len(view.discard), self.session.busy(), tuple(sorted(map(action_id, view.legal))))
+        keys = tuple(sorted(map(action_id, view.legal)))
+        return (view.round, view.turn, len(view.discard), self.session.busy(), keys)
 
     def _why_over(self, view: View) -> str:
         """Why the game ended and how it was won, from the last view's totals and options."""
@@ -518,30 +519,33 @@ class TableClient:
             """`name`'s running total after round i + 1 (0 before the first)."""
             return history[i].get(name, 0) if i >= 0 else 0
 
-        legend = [("class:dim", f"  {DOWN} lower than the card before it")] if game == "crescendo" else []
-        out: list[Line] = [[("class:title", f" Round {self.panel_round} revealed "), *legend]]
+        legend = [[("class:dim", f"{DOWN} lower than the card before it")]] if game == "crescendo" else []
+        out = flow([[("class:title", f" Round {self.panel_round} revealed ")], *legend], width, gap="  ")
         rows = [revealed_words(game, snap.known[seat] if seat < len(snap.known) else ())
                 for seat in range(len(snap.players))]
         cards_w = max([16, *map(len, rows)])
-        lines: list[Line] = []
-        whys: list[str] = []
+        # A row is its name, cards, round score and how that came about; what does not fit the width goes under it
+        # when the screen has the lines to spare (the scores below come first): never cut to a stray letter.
+        heads: list[Line] = []
+        tails: list[str] = []
         for seat, name in enumerate(snap.players):
-            score = total(self.panel_round - 1, name) - total(self.panel_round - 2, name)
-            whys.append(score_why(snap.scored[seat] if seat < len(snap.scored) else ()))
-            lines.append([("class:me" if seat == snap.me else "", f" {name[:10]:<10} "),
-                          ("", f"{rows[seat]:<{cards_w}} "), ("", f"round {score:+d}")])
-        # How a score came about goes at the row's end, or under it when the row is too narrow and the screen has
-        # the lines to spare (the scores below come first): never cut to a stray letter.
-        narrow = [i for i, (line, why) in enumerate(zip(lines, whys))
-                  if why and sum(len(t) for _, t in line) + 2 + len(why) > width]
-        under = len(out) + len(lines) + sum(len(wrap(whys[i], width - 4)) for i in narrow) + len(snap.players) + 2 <= room
-        for i, (line, why) in enumerate(zip(lines, whys)):
-            if why and i not in narrow:
-                out.append(line + [("class:dim", f"  {why}")])
+            score = f"round {total(self.panel_round - 1, name) - total(self.panel_round - 2, name):+d}"
+            why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
+            start: Line = [("class:me" if seat == snap.me else "", f" {name[:10]:<10} "),
+                           ("", f"{rows[seat]:<{cards_w}} ")]
+            if sum(len(t) for _, t in start) + len(score) <= width:
+                start.append(("", score))
+                score = ""
+            heads.append(start)
+            tails.append("  ".join(t for t in (score, why) if t))
+        under = [wrap(tail, width - 4) if sum(len(t) for _, t in start) + 2 + len(tail) > width else []
+                 for start, tail in zip(heads, tails)]
+        spare = len(out) + len(heads) + sum(map(len, under)) + len(snap.players) + 2 <= room
+        for start, tail, below in zip(heads, tails, under):
+            if below and spare:
+                out += [start] + [[("class:dim", f"    {t}")] for t in below]
             else:
-                out.append(line)
-                if why and under:
-                    out += [[("class:dim", f"    {t}")] for t in wrap(why, width - 4)]
+                out.append(start + ([("class:dim", f"  {tail}")] if tail else []))
         first = max(0, len(history) - 6, self.resumed_after)
         # Back after a crash: the rounds that ended before are one column, their sum (we never had each round's
         # own scores), so that every row still adds up to its total as on the other players' screens.

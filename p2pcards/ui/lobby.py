@@ -257,7 +257,8 @@ class LobbyClient:
     def back(self, winners: str) -> None:
         """Back from a table: the lobby's list again, saying how the last game ended (`winners`, empty: we left)."""
         self.room, self.new, self.choice, self.comeback, self.asking = None, None, None, None, None
-        self.status = ("", f"Back in the lobby. Last game: {winners}" if winners else "Back in the lobby: you left the table.")
+        self.status = ("", f"Back in the lobby. Last game: {winners}" if winners
+                       else "Back in the lobby: you left the table.")
 
     def selected_table(self) -> TableAd | None:
         """The table the cursor is on."""

@@ -1,4 +1,4 @@
-"""After a game: Q from a table reached through the lobby goes back to the lobby; against our own bots, n plays again."""
+"""After a game: Q at a table reached through the lobby goes back there; against our own bots, n plays again."""
 
 from __future__ import annotations
 

@@ -815,3 +815,16 @@ def test_in_40_columns_the_crescendo_legend_and_a_number_claim_wrap_whole() -> N
     assert all(len(line) <= 40 for line in text.splitlines())
     assert "its back's range and action (P peek, S swap, L lock)" in words
     assert "NUMBER: claim a card of yours is within 2 of 18 (1.9 s)" in words
+
+
+def test_in_40_columns_a_crescendo_reveal_keeps_each_round_score_under_its_row() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    faces = ((23, 80, 6, 93, 40, 5, 69, 98), (30, 41, 22, 97, 50, 51, 52, 53))
+    over = replace(session.view(), turn=None, rounds_played=1, over=True, known=faces)
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    lines = screen(client, width=40).splitlines()
+    you = next(i for i, line in enumerate(lines) if line.startswith(" you "))
+    assert lines[you + 1].startswith("    round ") and all(len(line) <= 40 for line in lines)
+    assert "↓ lower than the card before it" in "\n".join(lines)  # the legend whole, on a line of its own
