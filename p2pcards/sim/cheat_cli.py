@@ -16,6 +16,21 @@ def catalogue_lines() -> list[str]:
             + ("" if k.not_at is None else f"; never from seat {k.not_at[0]}") for k in CATALOGUE.values()]
 
 
+# What every honest peer must do, for each outcome a cheat of the catalogue expects (catalogue.Expect).
+EXPECT = {"rejected": "refuse the move and blame the cheater",
+          "void": "stop the table blaming it",
+          "void-claim": "stop the table, at least one peer blaming it by its own check (one that another's "
+                        "report reaches first may name it on that report's word only)",
+          "dropped": "drop a frame that proves nothing, blaming no one",
+          "ignored": "a replay changes nothing"}
+
+
+def legend() -> str:
+    """The line that says what each expected outcome in the catalogue means."""
+    return ("cheats (--cheat KIND), the games they fit, and what every honest peer must do ("
+            + "; ".join(f"{k}: {v}" for k, v in EXPECT.items()) + "):")
+
+
 def kind_of(name: str, game: str) -> CheatKind:
     """The cheat named `name`, checked to fit `game` (InputError, one line, otherwise)."""
     kind = CATALOGUE.get(name)
@@ -33,8 +48,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one seat cheats this way (at a table of random bots), and the report says whom each "
                              "honest peer blamed; `--cheat list` prints the catalogue, also below")
     parser.add_argument("--cheater", type=whole(0), default=None, help="with --cheat: the cheating seat (default 1)")
-    parser.epilog = ("cheats (--cheat KIND), the games they fit, and what every honest peer must do (rejected: "
-                     "refuse the move and blame the cheater; void: stop the table blaming it; dropped: drop a "
-                     "frame that proves nothing, blaming no one; ignored: a replay changes nothing):\n  "
-                     + "\n  ".join(catalogue_lines()))
+    parser.epilog = legend() + "\n  " + "\n  ".join(catalogue_lines())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -207,3 +207,11 @@ def test_a_lie_in_a_box_may_reach_a_peer_as_the_reporters_word_only() -> None:
         "no honest peer found the fault of p1 itself"
     other = stopped("p2", None, "p0 stopped the table, blaming p3 on its word only: …")
     assert judge([seen, other], "p1", "void-claim") is not None
+
+
+def test_the_help_explains_every_outcome_the_catalogue_expects(capsys: pytest.CaptureFixture[str]) -> None:
+    """lying-share expects "void-claim", which the help's legend once left out."""
+    assert main(["sim", "--help"]) == 0
+    legend = capsys.readouterr().out.split("cheats (--cheat KIND)")[1].split("):")[0]
+    for expect in {k.expect for k in CATALOGUE.values()}:
+        assert f" {expect}: " in legend or f"({expect}: " in legend, expect
