@@ -76,6 +76,8 @@ BAD = [
     (["sim", "crisp", "--faults", "drop=2"], "--faults: drop is a chance"),
     (["sim", "crisp", "--faults", "lag=3"], "--faults: 'lag=3' is not kind=value"),
     (["sim", "crisp", "--games", "0"], "--games"),
+    (["sim", "crescendo", "--limit", "30"], "--limit: limit is not an option of crescendo"),
+    (["sim", "crisp", "--tables", "2", "--good", "1"], "--good: not with --tables"),
     (["sim", "crisp", "--cheat", "out-of-turn", "--cheater", "7"], "--cheater"),
     (["sim", "crisp", "--cheat", "out-of-turn", "--good", "0"], "--good: not with --cheat"),
     (["localgame", "crescendo", "--players", "7"], "crescendo seats 2 to 6"),

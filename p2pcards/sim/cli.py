@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
     good_bots = 1 if args.good is None or cheat is not None else args.good
     if cheat is None:
         check_good(good_bots, args.players)
+    if args.limit is not None and args.game != "crisp":
+        raise InputError(f"--limit: limit is not an option of {args.game}")
+    if args.tables is not None and args.good is not None:
+        raise InputError("--good: not with --tables (a load table seats random bots)")
     limit = args.limit if args.limit is not None else (30 if cheat is not None else None)
     options = {"limit": limit} if limit is not None and args.game == "crisp" else {}
     cheater = 1 if args.cheater is None else args.cheater
@@ -136,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
         if args.record is not None:
             raise InputError("--record: with --transport memory (a player saves its own game with `play --record`)")
         check_tcp_cheat(cheat, args.players, cheater)
-    link = LinkModel((4.0 if args.delay_ms is None else args.delay_ms) / 1000,
-                     (12.0 if args.jitter_ms is None else args.jitter_ms) / 1000)
+    delay_ms = 4.0 if args.delay_ms is None else args.delay_ms
+    jitter_ms = 12.0 if args.jitter_ms is None else args.jitter_ms
+    link = LinkModel(delay_ms / 1000, jitter_ms / 1000)
     good: type[CrispBot] | type[CrescendoBot] = CrispBot if args.game == "crisp" else CrescendoBot
 
     def bots(game_seed: int) -> Sequence[Bot | None] | None:
@@ -154,7 +159,10 @@ def run(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"game": args.game, "players": args.players, "seed": seed, "games": args.games,
                               "options": options, "cheat": None if cheat is None else cheat.name,
                               "cheater": None if cheat is None else common["cheater"],
-                              "faults": None if faults is None else faults.text(), "transport": args.transport}
+                              "faults": None if faults is None else faults.text(), "transport": args.transport,
+                              # what else shapes a game, so that a run can be made again from its report
+                              "good": 0 if cheat is not None or args.tables is not None else good_bots,
+                              "delay_ms": None if tcp else delay_ms, "jitter_ms": None if tcp else jitter_ms}
     if args.tables is not None:  # random bots at every seat (a good bot is not sent to another process)
         runs, wall = run_tables(args.tables, args.game, args.players, options, seed, args.games,
                                 cheat=None if cheat is None else cheat.name, transport=args.transport, **common)

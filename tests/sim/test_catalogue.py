@@ -134,6 +134,9 @@ def test_a_batch_reports_every_game_and_writes_json(tmp_path: Path, capsys: pyte
     assert [g["seed"] for g in data["games"]] == [5, 6]
     assert all(g["blamed"]["p0"][0] == "p1" and g["blamed"]["p2"][0] == "p1" for g in data["games"])
     assert all(len(g["cpu_s"]) == 3 and g["frames"] > 0 for g in data["games"])
+    # the report names all that shapes a game, to run it again: the bots (a cheating table's are random) and links
+    assert {k: data["params"][k] for k in ("good", "delay_ms", "jitter_ms", "options")} == \
+        {"good": 0, "delay_ms": 4.0, "jitter_ms": 12.0, "options": {"limit": 30}}
 
 
 def test_a_rejected_cheat_is_caught_only_by_the_rejection_of_its_own_move() -> None:
