@@ -120,6 +120,8 @@ class Transcript:
                 data = f.read(MAX_TRANSCRIPT + 1)
         except OSError as exc:
             raise InputError(f"{path}: {exc.strerror or exc}") from None
+        if len(data) > MAX_TRANSCRIPT:  # only so much was read: the file's own size is not known here
+            raise InputError(f"{path}: over {MAX_TRANSCRIPT} bytes, the most a transcript may be (protocol.md §14.8)")
         try:
             return cls.from_bytes(data)
         except MalformedMessage as exc:

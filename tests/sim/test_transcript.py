@@ -368,3 +368,15 @@ def test_a_verified_game_says_what_was_checked_and_what_could_not_be() -> None:
     checked = next(line for line in lines if line.startswith("checked: "))
     assert "signatures and chains" in checked and "Not checked: the contents of the boxes sealed" in checked
     assert "the file's times are signed by no one" in checked and lines[-1].startswith("verified: ")
+
+
+def test_a_file_over_the_cap_is_named_as_such_not_by_a_wrong_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Only cap + 1 bytes are read: a 70 MB file was said to be "67108865 bytes"."""
+    import p2pcards.sim.transcript as transcript
+    monkeypatch.setattr(transcript, "MAX_TRANSCRIPT", 1000)
+    path = tmp_path / "big.p2pt"
+    path.write_bytes(b"\x00" * 5000)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"p2pcards verify: {path}: over 1000 bytes, the most a transcript may be (protocol.md §14.8)\n"
