@@ -173,7 +173,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the table to create, or to join (default: the first with a free seat)")
     parser.add_argument("--create", action="store_true", help="host a new table")
     parser.add_argument("--game", choices=sorted(SEATS), help="the game (required with --create; a filter when joining)")
-    parser.add_argument("--players", type=int, default=2, help="host: seat the table when this many have joined (default 2)")
+    parser.add_argument("--players", type=int, default=None, help="host: seat the table when this many have joined (default 2)")
     parser.add_argument("--limit", type=whole(1), default=None,
                         help=f"host, Crisp: the game limit (default 100; the client offers {', '.join(map(str, LIMIT_CHOICES))}, "
                              f"a tester may set any up to {MAX_LIMIT})")
@@ -203,17 +203,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> BotPeer:
     """The peer's settings; InputError on any bad combination."""
     options: dict[str, Any] = {}
+    players = 2 if args.players is None else args.players
     if args.create:
         if args.game is None:
             raise InputError("--create needs --game")
+        if args.peer:
+            raise InputError("--peer: a guest joins the host there; the host of a new table (--create) dials no one")
         low, high = SEATS[args.game]
-        if not low <= args.players <= high:
+        if not low <= players <= high:
             raise InputError(f"{args.game} takes {low} to {high} players")
         if args.game == "crisp":
             options = {"limit": args.limit or 100, "discard_draw": args.discard_draw, "draw_seconds": args.draw_seconds}
         elif args.limit is not None or args.discard_draw or args.draw_seconds is not None:
             raise InputError("--limit, --discard-draw and --draw-seconds are Crisp options")
         check_host_options(args.game, options)
+    elif args.players is not None or args.limit is not None or args.discard_draw or args.draw_seconds is not None:
+        raise InputError("--players, --limit, --discard-draw and --draw-seconds set the table a host opens: "
+                         "only with --create")
     elif args.no_mdns and not args.peer:
         raise InputError("--no-mdns without --create needs --peer HOST:PORT")
     if not 0 <= args.port < 65536:
@@ -223,7 +229,7 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
     given = frozenset(k for k, v in (("bot", args.bot), ("interfaces", args.interface), ("gone_after", args.gone_after))
                       if v is not None)
     return BotPeer(args.bot or "random", args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
-                   args.players, args.table, args.interface, [_address(p) for p in args.peer],
+                   players, args.table, args.interface, [_address(p) for p in args.peer],
                    not args.no_mdns, args.port, GONE_AFTER_S if args.gone_after is None else args.gone_after,
                    state=args.state, given=given)
 

@@ -22,6 +22,12 @@ store_file = partial(write_file, overwrite=True, private=True)  # as a seat writ
     (["--create", "--game", "crisp", "--players", "9"], "2 to 8 players"),
     (["--create", "--game", "crescendo", "--limit", "5"], "Crisp options"),
     (["--no-mdns"], "needs --peer"),
+    # a host's options on a guest, and a guest's on a host, were silently ignored (a bad --port too, so that
+    # without the check the peer stops at once, on the wrong message, rather than going looking for a table)
+    (["--peer", "127.0.0.1:9", "--limit", "30", "--port", "70000"], "only with --create"),
+    (["--players", "4", "--peer", "127.0.0.1:9", "--port", "70000"], "only with --create"),
+    (["--discard-draw", "--peer", "127.0.0.1:9", "--port", "70000"], "only with --create"),
+    (["--create", "--game", "crisp", "--peer", "127.0.0.1:9", "--port", "70000"], "dials no one"),
     (["--create", "--game", "crisp", "--interface", "no-such-if0"], "no such IPv4 interface"),
 ])
 def test_bad_input_is_one_line_and_status_2(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
