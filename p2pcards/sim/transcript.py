@@ -200,6 +200,11 @@ class Verdict:
     # blames); "not-record": the file holds frames that are not the game's (or in the wrong order), so it is
     # not a record as a peer keeps one; "incomplete": the game stops short, waiting on a seat.
     kind: str = "verified"
+    tables: list[Witness] = field(default_factory=list)  # the witness of each table of the game, the first's first
+    clocked: bool = False  # the fault rests on the file's times, which no seat signs
+    unclocked: Note | None = None  # then the fault by the signed frames alone (None: the game stops short)
+    waiting: list[str] | None = None  # incomplete: the seats the game was still waiting on
+    foreign: dict[str, int] = field(default_factory=dict)  # frames that are not the game's, counted by reason
 
 
 def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
@@ -265,21 +270,23 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
                          "the signed frames alone: " + ("the game stops short, nobody blamed" if unclocked is None else
                          unclocked.detail + (f" [blame: {unclocked.blame}]" if unclocked.blame else " [no seat named]"))
                          + ")")
-        return Verdict(False, lines, fault, w, "fault")
+        return Verdict(False, lines, fault, w, "fault", witnesses, clocked, unclocked, foreign=foreign)
     for x in witnesses:
         lines += [f"{x.names[s]} left the table in round {rnd} ({why})"
                   for s, (rnd, why) in sorted(x.seating.left.items())]
     kind = "verified"
+    waiting: list[str] | None = None
     if not w.finished:
         owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
-        who = ", ".join(w.names[s] for s in sorted(owed)) or "nobody named"
+        waiting = [w.names[s] for s in sorted(owed)]
+        who = ", ".join(waiting) or "nobody named"
         lines.append(f"INCOMPLETE: the game stops in round {w.round}, waiting on {who}")
         kind = "incomplete"
     if record_line is not None:
         lines.append(record_line)
         kind = "not-record"
     if kind != "verified":
-        return Verdict(False, lines, None, w, kind)
+        return Verdict(False, lines, None, w, kind, witnesses, waiting=waiting, foreign=foreign)
     rounds = sum(len(x.rounds) for x in witnesses)
     lines.append(f"checked: {len(transcript.frames)} frames' signatures and chains; {rounds} round(s): every proof of "
                  "shuffle and of share, the openings, the audit and a replay of the rules; every seat's signed results "
@@ -287,7 +294,7 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
                  "openings), and when the frames came (the file's times are signed by no one)")
     lines.append(f"verified: game over, totals {list(w.game.totals)}, "
                  f"winners {', '.join(w.names[i] for i in w.game.winners)}")
-    return Verdict(True, lines, None, w)
+    return Verdict(True, lines, None, w, tables=witnesses)
 
 
 def rejected_lines(rejected: list[Note], each: int = 3) -> list[str]:

@@ -380,3 +380,51 @@ def test_a_file_over_the_cap_is_named_as_such_not_by_a_wrong_size(tmp_path: Path
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert err == f"p2pcards verify: {path}: over 1000 bytes, the most a transcript may be (protocol.md §14.8)\n"
+
+
+def test_verify_json_gives_a_script_the_outcome_the_text_gives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    path = tmp_path / "game.p2pt"
+    path.write_bytes(honest_game())
+    assert main(["verify", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    w = verify(Transcript.from_bytes(honest_game())).witness
+    assert w is not None
+    assert data["status"] == "verified" and data["exit"] == 0 and data["fault"] is None
+    assert data["totals"] == list(w.game.totals) and data["players"] == ["p0", "p1"]
+    assert [r["round"] for r in data["rounds"]] == list(range(1, w.round + 1))
+    assert all(r["audit"] == "verified" for r in data["rounds"])
+    assert data["lines"][-1].startswith("verified: game over")
+    # a game cut short: status and exit 3, and whom it waits on
+    t = Transcript.from_bytes(honest_game())
+    path.write_bytes(Transcript(t.config, t.frames[:-1]).to_bytes())
+    assert main(["verify", "--json", str(path)]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "incomplete" and data["exit"] == 3 and data["waiting_on"] and data["totals"] is None
+    # a file that is no transcript: still one JSON object on stdout, and the one line on stderr
+    path.write_bytes(b"junk")
+    assert main(["verify", "--json", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["status"] == "unreadable" and err.startswith("p2pcards verify: ") and err.count("\n") == 1
+
+
+def test_verify_json_counts_the_frames_not_the_games_and_names_a_fault_and_its_blame(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import json
+
+    from p2pcards.sim.transcript import Verdict
+    from p2pcards.sim.verify_cli import as_json
+    from p2pcards.table.outputs import Note
+    t = Transcript.from_bytes(honest_game())
+    frames = list(t.frames)
+    frames.insert(len(frames) // 2, frames[len(frames) // 2])  # a frame recorded twice: not the game's record
+    path = tmp_path / "copy.p2pt"
+    path.write_bytes(Transcript(t.config, frames).to_bytes())
+    assert main(["verify", "--json", str(path)]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "not-record" and data["not_the_games"] == {"copies": 1}
+    fault = Verdict(False, ["x"], Note("fault", "BadPass: pass repeats a point", "p1"), None, "fault", clocked=True,
+                    unclocked=None)
+    data = as_json("f", t, fault)
+    assert (data["status"], data["exit"]) == ("fault", 1)
+    assert data["fault"] == {"detail": "BadPass: pass repeats a point", "blame": "p1", "clocked": True, "unclocked": None}
