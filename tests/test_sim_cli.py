@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from p2pcards.cli import main
@@ -55,3 +57,25 @@ def test_a_cheating_table_is_given_the_time_its_whole_game_needs() -> None:
 def test_a_rejected_cheat_at_crescendo_is_caught_in_a_long_game(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crescendo", "--cheat", "number-unheld", "--seed", "5", "--quiet"]) == 0
     assert "seed 5: caught" in capsys.readouterr().out
+
+
+def test_a_sim_stopped_by_a_signal_saves_its_record_so_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The README: SIGTERM (or Ctrl-C) leaves a game cleanly, its --record saved; sim's was lost."""
+    import random
+    import p2pcards.sim.cli as sim_cli
+    from p2pcards.cli import Terminated
+    from p2pcards.sim.memnet import MemNet
+    from p2pcards.sim.table_game import make_table
+
+    def stopped(*args: object, prepare: object, **kwargs: object) -> None:
+        peers = make_table("crisp", 2, {"limit": 10}, random.Random(1))
+        prepare(MemNet(peers, [None, None], random.Random(2)), peers)  # type: ignore[operator]
+        raise Terminated()
+
+    monkeypatch.setattr(sim_cli, "play_batch", stopped)
+    path = tmp_path / "stopped.p2pt"
+    assert main(["sim", "crisp", "--players", "2", "--quiet", "--record", str(path)]) == 143
+    assert "the game so far is in" in capsys.readouterr().err
+    assert main(["verify", str(path)]) == 3  # a game that stops short
+    assert "INCOMPLETE" in capsys.readouterr().out

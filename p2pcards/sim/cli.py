@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -201,8 +202,14 @@ def run(args: argparse.Namespace) -> int:
             if args.record is not None:
                 transcripts[:] = [record(net, peers[0].cfg)]
 
-        reports = play_batch(args.game, args.players, options, seed, args.games, cheat=cheat, bots=bots,
-                             prepare=prepare, setup=setup, on_game=on_game, **common)
+        try:
+            reports = play_batch(args.game, args.players, options, seed, args.games, cheat=cheat, bots=bots,
+                                 prepare=prepare, setup=setup, on_game=on_game, **common)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the game so far is saved, as `play --record` saves it
+            if transcripts:
+                transcripts[0].save(args.record, args.overwrite)
+                print(f"p2pcards sim: stopped; the game so far is in {args.record}", file=sys.stderr)
+            raise
     if transcripts:
         transcripts[0].save(args.record, args.overwrite)
     return _report(args, reports, cheat, faults, params)
