@@ -53,6 +53,8 @@ BAD = [
     (["bench", "table", "--limit", "0"], "--limit"),
     (["bench", "table", "--crescendo-players", "7"], "crescendo seats 2 to 6"),
     (["bench", "crypto", "--repeat", "0"], "--repeat"),
+    (["bench", "table", "--game", "crisp", "--crisp-players", "2", "--limit", "2000000"], "limit must be a whole number"),
+    (["bench", "engine", "--game", "crescendo", "--crisp-players", "99", "--seconds", "0.01"], "crisp seats 2 to 8"),
     (["bench", "crypto", "--configs", "52x1"], "bad configuration"),
     (["bench", "net", "--peers", "1"], "--peers: 1: table sizes are 2 to 8 peers"),
     (["bench", "net", "--peers", "2,x"], "--peers wants numbers"),

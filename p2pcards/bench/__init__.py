@@ -46,7 +46,6 @@ def add_table_options(parser: argparse.ArgumentParser, crisp: int, crescendo: in
 def chosen_tables(args: argparse.Namespace) -> list[tuple[str, int]]:
     """The games chosen with --game and their seats, each checked (InputError before anything is printed)."""
     games = ("crisp", "crescendo") if args.game == "both" else (args.game,)
-    tables = [(game, getattr(args, f"{game}_players")) for game in games]
-    for game, players in tables:
-        check_seats(game, players, f"--{game}-players")
-    return tables
+    for game in ("crisp", "crescendo"):  # a bad number is an error even for a game not chosen
+        check_seats(game, getattr(args, f"{game}_players"), f"--{game}-players")
+    return [(game, getattr(args, f"{game}_players")) for game in games]

@@ -47,6 +47,7 @@ from ..cli import whole
 from ..progress import Progress, game_progress
 from ..sim.memnet import MemNet
 from ..sim.table_game import make_table
+from ..table.lobby import check_host_options
 from ..table.peer import Note, Send, TablePeer
 from ..table.resume import whole_journal
 from . import add_table_options, chosen_tables
@@ -505,6 +506,7 @@ def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int)
 def run(args: argparse.Namespace) -> int:
     """Play each chosen game plain and under the profiler, and print its figures."""
     tables = chosen_tables(args)
+    check_host_options("crisp", {"limit": args.limit})  # before anything is printed
     print(f"bench table: whole games of bots over the in-memory network (real signatures, real deck "
           f"crypto), seed {args.seed}, {args.bots} bots")
     print("Each game runs twice with the same seed: plain for the times and traffic, under cProfile for the")
