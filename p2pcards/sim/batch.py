@@ -53,11 +53,14 @@ class GameReport:
     faults: dict[str, int] = field(default_factory=dict)  # fault kind -> frames it touched
     transport: str = "memory"
     rss_mib: list[float] = field(default_factory=list)  # per seat, its process's peak (tcp only: one process each)
+    missed: list[str] = field(default_factory=list)  # the faults due at a time (restart, gone, partition) the game never reached
 
     @property
     def survived(self) -> bool:
-        """The faults changed no outcome: honest peers agreed and finished, or, when a cheat had its chance (a void
-        one stops the table by design), ended as the catalogue says."""
+        """The faults fell and changed no outcome: honest peers agreed and finished, or, when a cheat had its chance
+        (a void one stops the table by design), ended as the catalogue says."""
+        if self.missed:
+            return False
         if self.cheat is None or not self.fired:
             return self.agreed and all(e == "finished" for e in self.ended.values())
         return self.agreed and self.verdict is None
@@ -65,9 +68,23 @@ class GameReport:
     @property
     def ok(self) -> bool:
         """Honest peers agreed; with no cheat, they finished (faults survived); a cheat had its chance and was caught."""
+        if self.missed:
+            return False
         if self.cheat is None:
             return self.agreed and all(e == "finished" for e in self.ended.values())
         return self.agreed and self.fired and self.verdict is None
+
+
+def mark_missed(reports: Sequence[GameReport], faults: FaultSpec | None) -> None:
+    """Note in each report the faults due at a time that never fell because the game was over first: a run
+    asked to crash a seat at 1000 s of a 5 s game has tested nothing, and must not pass as if it had."""
+    if faults is None:
+        return
+    due = [(kind, at) for kind, at in (("restart", faults.restart), ("gone", faults.gone)) if at]
+    if faults.partition is not None:
+        due.append(("partition", faults.partition.at))
+    for r in reports:
+        r.missed = [f"{kind} at {at:g} s" for kind, at in due if kind not in r.faults and at >= r.table_s]
 
 
 def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None, cheater: int | None,
@@ -222,6 +239,10 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
     for r in reports:
         if r.faults or faults is not None:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "none fell"
+            if r.missed:
+                lines.append(f"  seed {r.seed}: faults injected: {counts}: NEVER FELL: {', '.join(r.missed)}, but the "
+                             f"game was over at {r.table_s:.1f} s of table time (give an earlier time)")
+                continue
             lines.append(f"  seed {r.seed}: faults injected: {counts}: "
                          + ("survived" if r.survived else "NOT survived: " + "; ".join(
                              [f"{peer} {e}" for peer, e in r.ended.items() if e != "finished"]

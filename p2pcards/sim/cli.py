@@ -24,7 +24,7 @@ from ..files import overwrite_help, refuse_existing
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
-from .batch import GameReport, check_cheat, play_batch, report_lines, to_json
+from .batch import GameReport, check_cheat, mark_missed, play_batch, report_lines, to_json
 from .catalogue import CheatKind
 from .cheaters import Run
 from .faults import FaultSpec
@@ -168,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         runs, wall = run_tables(args.tables, args.game, args.players, options, seed, args.games,
                                 cheat=None if cheat is None else cheat.name, transport=args.transport, **common)
         reports = [g for r in runs for g in r.reports]
+        mark_missed(reports, faults)
         print("\n".join(load_lines(runs, wall) + report_lines(reports, cheat, faults)))
         if args.json is not None:
             to_json(args.json, params | {"tables": args.tables, "wall_s": wall,
@@ -234,6 +235,7 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
 def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,
             params: dict[str, Any]) -> int:
     """Print the report, write the JSON; 0 when every game came out right."""
+    mark_missed(reports, faults)
     seeds = f"seed {reports[0].seed}" if len(reports) == 1 else f"seeds {reports[0].seed} to {reports[-1].seed}"
     print(f"\nsim {args.game}, {args.players} players{' over tcp' if args.transport == 'tcp' else ''}, {seeds}"
           + (f", seat {reports[0].cheater} cheats" if cheat is not None else ""))

@@ -143,3 +143,25 @@ def test_faults_at_a_cheating_table_survive_when_the_cheat_is_caught_as_it_shoul
     out = capsys.readouterr().out
     assert "faults (dup=0.05): survived in 1/1 games" in out, out
     assert "NOT survived" not in out and "caught in 1/1 games" in out
+
+
+def test_a_fault_due_after_the_game_was_over_never_fell_and_fails_the_run() -> None:
+    """`--faults restart=1000` on a 5 s game reported "none fell: survived" and exit status 0: nothing was tested."""
+    from p2pcards.sim.batch import GameReport, mark_missed, report_lines
+
+    def game(table_s: float, faults: dict[str, int]) -> GameReport:
+        return GameReport(seed=1, rounds=1, moves=5, frames=50, bytes=5000, wall_s=1.0, table_s=table_s, cpu_s=[0.1] * 3,
+                          agreed=True, ended={"p0": "finished", "p1": "finished"}, blamed={"p0": [], "p1": []},
+                          fault_blame={}, totals={"p0": [1, 2, 3], "p1": [1, 2, 3]}, faults=faults)
+
+    spec = FaultSpec.parse("restart=1000,partition=3:2,drop=0.01")
+    short, fell = game(5.0, {"drop": 2, "partition": 4}), game(2000.0, {"restart": 1, "partition": 9})
+    mark_missed([short, fell], spec)
+    assert short.missed == ["restart at 1000 s"] and not short.ok and not short.survived
+    assert fell.missed == [] and fell.ok and fell.survived
+    lines = report_lines([short, fell], None, spec)
+    assert "faults (drop=0.01,restart=1000,partition=3:2): survived in 1/2 games" in lines
+    assert any("NEVER FELL: restart at 1000 s, but the game was over at 5.0 s" in line for line in lines)
+    quiet = game(5.0, {})  # a partition while no frame crossed is not counted: it fell if the game got that far
+    mark_missed([quiet], FaultSpec.parse("partition=3:1"))
+    assert quiet.ok
