@@ -147,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     good: type[CrispBot] | type[CrescendoBot] = CrispBot if args.game == "crisp" else CrescendoBot
 
     def bots(game_seed: int) -> Sequence[Bot | None] | None:
-        if cheat is not None:
-            return None  # random bots, the cheater's wrapped by its cheat
+        if cheat is not None or good_bots == 0:
+            return None  # the table's own random bots (the cheater's wrapped by its cheat), as at a --tables table
         rng = random.Random(f"bots/{game_seed}")
         return [good() if i < good_bots else RandomBot(random.Random(rng.random()), 0.05)
                 for i in range(args.players)]

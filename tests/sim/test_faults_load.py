@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,17 @@ def test_a_fault_due_after_the_game_was_over_never_fell_and_fails_the_run() -> N
     quiet = game(5.0, {})  # a partition while no frame crossed is not counted: it fell if the game got that far
     mark_missed([quiet], FaultSpec.parse("partition=3:1"))
     assert quiet.ok
+
+
+@pytest.mark.slow  # a process per table
+def test_a_load_tables_game_replays_alone_with_its_seed_and_no_good_bot(tmp_path: Path) -> None:
+    """A failure at a --tables table names its seed; `sim --seed S --good 0` played another game (other random bots)."""
+    import json
+    load, alone = tmp_path / "load.json", tmp_path / "alone.json"
+    assert main(["sim", "crisp", "--players", "2", "--limit", "5", "--tables", "1", "--seed", "4", "--json", str(load)]) == 0
+    [game] = json.loads(load.read_text())["games"]
+    assert main(["sim", "crisp", "--players", "2", "--limit", "5", "--seed", str(game["seed"]), "--good", "0",
+                 "--quiet", "--json", str(alone)]) == 0
+    [again] = json.loads(alone.read_text())["games"]
+    assert {k: again[k] for k in ("frames", "bytes", "totals", "table_s")} == \
+        {k: game[k] for k in ("frames", "bytes", "totals", "table_s")}
