@@ -153,7 +153,7 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
                 "stopped": peer.stopped,
                 "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.round,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
-                "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults],
+                "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "blamed": [n.blame for n in peer.faults],
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
                 "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
                 "end_at": time.time(), "cpu_s": time.process_time(),
@@ -195,9 +195,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "journal, node or table is refused); started again with the same DIR after a crash or "
                              "a kill, the peer comes back into its round (its key, port, table, --bot, "
                              "--interface and --gone-after are in DIR, readable by you alone; one given again wins)")
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
+                             + "; told to quit (a signal, or --attached and standard input closed): only name and quit "
+                             "(what told it)")
     parser.add_argument("--attached", action="store_true",
                         help="quit (saying goodbye) when standard input closes: the process that started this peer is gone")
+
+
+# The keys of `peer --json`'s line, and what each holds.
+SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with --state",
+           "finished": "the game ended and we were in it", "out": "voted out while missing",
+           "voted_out": "why (or null)", "stopped": "why the table stopped (or null)", "names": "the seats' names",
+           "totals": "the scores", "rounds": "rounds played", "log": "the last round's log hash (hex)",
+           "faults": "each fault as text with its blame", "blamed": "whom each fault blamed (null: no one)",
+           "notes": "what it printed", "port": "its TCP port",
+           "ready_at, first_turn_at, end_at": "Unix times", "cpu_s": "its CPU seconds",
+           "latency": "per action, seconds until shown", "peak_rss_kib": "peak memory",
+           "frames_in, bytes_in, frames_out, bytes_out": "its traffic"}
 
 
 def config_from_args(args: argparse.Namespace) -> BotPeer:

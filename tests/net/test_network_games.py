@@ -62,7 +62,13 @@ def test_two_peers_find_a_crescendo_table_by_mdns_and_finish_the_game() -> None:
 def test_a_guest_given_the_hosts_address_plays_without_multicast() -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--no-mdns", "--bot", "good", *LOOP)
     guest = PeerProc("--peer", f"127.0.0.1:{host.port()}", *LOOP)
-    agree(run_all([host, guest], 120))
+    results = run_all([host, guest], 120)
+    agree(results)
+    # --help names every key of the JSON line (a script needs them): "blamed" was missing, as were the docs
+    from p2pcards.net.botpeer import SUMMARY
+    documented = {k for keys in SUMMARY for k in keys.split(", ")}
+    keys = [set(r) - {"output", "rc"} for r in results]  # run_all's own
+    assert all(k == documented for k in keys), [k ^ documented for k in keys]
 
 
 def hostile_sockets(port: int) -> list[socket.socket]:
