@@ -235,12 +235,15 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
         f"({s['honest_agreed']}/{n} games)",
     ]
     if faults is not None:
-        lines.append(f"faults ({faults.text() or 'none'}): survived in {sum(r.survived for r in reports)}/{n} games")
+        missed = sum(bool(r.missed) for r in reports)
+        lines.append(f"faults ({faults.text() or 'none'}): survived in {sum(r.survived for r in reports)}/{n} games"
+                     + (f" ({missed} where a fault never fell)" if missed else ""))
     for r in reports:
         if r.faults or faults is not None:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "none fell"
             if r.missed:
-                lines.append(f"  seed {r.seed}: faults injected: {counts}: NEVER FELL: {', '.join(r.missed)}, but the "
+                fell = "" if not r.faults else f"faults injected: {counts}: "
+                lines.append(f"  seed {r.seed}: {fell}NEVER FELL: {', '.join(r.missed)}, but the "
                              f"game was over at {r.table_s:.1f} s of table time (give an earlier time)")
                 continue
             lines.append(f"  seed {r.seed}: faults injected: {counts}: "

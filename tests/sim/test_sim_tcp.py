@@ -113,11 +113,13 @@ def test_a_crash_due_after_the_game_is_over_is_neither_done_nor_counted(fault: s
                                                                         capfd: pytest.CaptureFixture[str]) -> None:
     # The victim's process had ended with the game: it was still "killed" and started again (restart: on a
     # table gone, so it dialled until it died without a summary, and the game was reported not survived),
-    # and the report counted a crash that never came ("gone 1: survived").
+    # and the report counted a crash that never came ("gone 1: survived"). A fault that never fell tested
+    # nothing: the run says so and fails.
     assert main(["sim", "crisp", "--transport", "tcp", "--players", str(players), "--limit", "10", "--seed", "1",
-                 "--faults", fault]) == 0
+                 "--faults", fault]) == 1
     captured = capfd.readouterr()  # the seat processes' stderr too
-    assert f"faults ({fault}): survived in 1/1 games" in captured.out and "none fell" in captured.out, captured.out
+    assert f"faults ({fault}): survived in 0/1 games (1 where a fault never fell)" in captured.out, captured.out
+    assert f"seed 1: NEVER FELL: {fault.split('=')[0]} at 300 s" in captured.out, captured.out
     assert "Traceback" not in captured.err, captured.err
     judged = players - 1 if fault.startswith("gone") else players  # a seat due to go is never judged (nor summed)
     assert len(captured.out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == judged
