@@ -431,15 +431,18 @@ class TableClient:
         """The heading and every seat's row, and the legend's lines."""
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
+        # A total like -14 takes a column more, so that our `*` never runs into it ("Tess*-14").
+        score_w = max(3, 1 + max((len(str(t)) for t in view.totals), default=0))
         # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
-        name_w = max(4, min(8, width - 10 - CELL * most))
-        prefix = 10 + name_w  # marker and seat 2, name 1 + name_w, score 4, pile 2 and a space (the mark may take it)
+        name_w = max(4, min(8, width - 7 - score_w - CELL * most))
+        # Marker and seat 2, name 1 + name_w, `*` and score 1 + score_w, pile 2 and a space (the mark may take it).
+        prefix = 7 + score_w + name_w
         per_line = max(1, (width - prefix) // CELL)
-        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>4}{'pl':>3}"
+        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>{score_w + 1}}{'pl':>3}"
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):
-            line = self._seat(view, seat, name_w, 3) + [("", f"{view.piles[seat]:>3}" if cards else "")]
+            line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3}" if cards else "")]
             for pos in range(len(view.known[seat]) if cards else 0):
                 if pos and pos % per_line == 0:
                     rows.append(line)

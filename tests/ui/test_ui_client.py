@@ -828,3 +828,23 @@ def test_in_40_columns_a_crescendo_reveal_keeps_each_round_score_under_its_row()
     you = next(i for i, line in enumerate(lines) if line.startswith(" you "))
     assert lines[you + 1].startswith("    round ") and all(len(line) <= 40 for line in lines)
     assert "↓ lower than the card before it" in "\n".join(lines)  # the legend whole, on a line of its own
+
+
+@pytest.mark.parametrize("width", [80, 40])
+@pytest.mark.parametrize("seats", [2, 3, 4, 5, 6])
+def test_our_mark_never_runs_into_a_two_digit_negative_total(width: int, seats: int) -> None:
+    # Crescendo's score column read "Tess*-14": our `*` ran into the minus of the total.
+    names = tuple(f"p{i}" for i in range(seats))
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=seats - 1)
+    scored = replace(session.view(), totals=(-14, -22, 7, 0, -9, 12)[:seats])
+    session.view = lambda: scored  # type: ignore[method-assign]
+    text = screen(TableClient(session), width=width)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and max(map(len, lines)) <= width
+    assert "*-" not in text and "* -14" in text
+    head = next(line for line in lines if " pts " in line)
+    ours, theirs = (next(line for line in lines if line[1:4] == f"{i} p") for i in (1, 2))
+    assert ours[head.index("pts") + 2] == "4" and theirs[head.index("pts") + 2] == "2"  # under their heading
+    if width == 80:  # a whole row on one line, as before
+        assert len(seat_rows(text)["p0"]) == len(scored.known[0]) == (8 if seats < 5 else 7)
+
