@@ -472,8 +472,11 @@ class TableClient:
                     drawn.append(("", f" ({view.draws_left} more draw{'s' if view.draws_left > 1 else ''} after)"))
         else:
             back = view.reserve_top
-            action = f"{back.low}-{back.high}, action {back.action.upper()}" if back else "none"
-            groups = [[("", f"Reserve: {view.reserve} (top back {action})")], [("", "Discard: "), ("class:up", top)]]
+            reserve = f"Reserve: {view.reserve}"
+            if back is not None:  # kept on one line: the shorter words where the longer do not fit
+                long = f"{reserve} (top back {back.low}-{back.high}, action {back.action.upper()})"
+                reserve = long if len(long) < width else f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})"
+            groups = [[("", reserve)], [("", "Discard: "), ("class:up", top)]]
             if view.drawn is not None:
                 drawn = [("", "You drew: "), ("class:known", card_word(view.drawn, game))]
         return flow(groups + ([drawn] if drawn else []), width, gap="   ")
@@ -597,9 +600,10 @@ class TableClient:
                      else f"The game ends for {others[0]} too." if len(others) < SEATS[self.session.game][0]
                      else "The others go on without you.")
             ask, answer = (("Leave the table and quit p2pcards?", "quit") if self.confirm_quit == "quit"
-                           else ("Leave the table?", "leave, back to the lobby") if self.back_to_lobby
+                           else ("Leave the table?", "back to the lobby") if self.back_to_lobby
                            else ("Leave the table?", "leave"))
-            out.append([("class:warn", f" {ask} {after} y {answer}, other keys stay ")])
+            out += flow([[("class:warn", f"{ask} {after}")], [("class:key", "y"), ("", f" {answer}")],
+                         [("class:key", "n"), ("", " stay")]], width, lead=" ")
         elif stopped is not None:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:

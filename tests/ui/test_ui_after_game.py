@@ -53,7 +53,7 @@ def test_leaving_mid_game_from_the_lobby_asks_where_to() -> None:
     session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
     client = TableClient(session, back_to_lobby=True)
     assert client.key("Q") is None
-    assert "Leave the table? The others go on without you. y leave, back to the lobby" in plain(
+    assert "Leave the table? The others go on without you.  y back to the lobby  n stay" in plain(
         client.lines(100, 24, 0.0))
     assert client.key("y") == "leave"
     client.key("c-c")

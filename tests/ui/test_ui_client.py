@@ -533,7 +533,7 @@ def test_leaving_a_table_of_our_own_bots_says_they_leave_too() -> None:
     for client, words in ((TableClient(session), "The others go on without you."),
                           (TableClient(session, against_bots=True), "The bots leave with you.")):
         client.key("Q")
-        assert f"Leave the table? {words} y leave, other keys stay" in screen(client)
+        assert f"Leave the table? {words}  y leave  n stay" in screen(client)
 
 
 def test_crescendo_counts_the_turn_in_play_until_it_ends() -> None:
@@ -631,7 +631,7 @@ def test_every_screen_says_setup_while_another_player_makes_a_setup_choice() -> 
 def test_leaving_a_table_of_two_says_the_game_ends_for_the_other() -> None:
     client, _ = crisp_client()
     client.key("Q")
-    assert "Leave the table? The game ends for Bo too. y leave, other keys stay" in screen(client)
+    assert "Leave the table? The game ends for Bo too.  y leave  n stay" in screen(client)
     three, _ = crisp_client(names=("you", "Bo", "Cy"))
     three.key("Q")
     assert "Leave the table? The others go on without you." in screen(three)
@@ -848,3 +848,24 @@ def test_our_mark_never_runs_into_a_two_digit_negative_total(width: int, seats: 
     if width == 80:  # a whole row on one line, as before
         assert len(seat_rows(text)["p0"]) == len(scored.known[0]) == (8 if seats < 5 else 7)
 
+
+def test_the_leave_question_of_a_lobby_bot_game_fits_80_columns_and_wraps_whole_in_40() -> None:
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
+    client = TableClient(session, back_to_lobby=True, against_bots=True)
+    client.key("Q")
+    asked = "Leave the table? The bots leave with you.  y back to the lobby  n stay"
+    assert f" {asked}" in screen(client).splitlines()  # one line of its own at 80 columns
+    narrow = screen(client, width=40).splitlines()
+    assert all(len(line) <= 40 for line in narrow) and " y back to the lobby" in "\n".join(narrow)
+    assert " ".join(asked.split()) in " ".join(" ".join(narrow).split())
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_the_reserve_and_its_top_back_stay_on_one_line(width: int) -> None:
+    # In 40 columns "Reserve: 87 (top back 11-20, action" ended a line and "LOCK)" began the next.
+    client, session = crescendo_client()
+    top = session.view().reserve_top
+    assert top is not None
+    back = f"{top.low}-{top.high}, {'action ' if width == 80 else ''}{top.action.upper()})"
+    reserve = next(line for line in screen(client, width=width).splitlines() if "Reserve:" in line)
+    assert f"(top back {back}" in reserve

@@ -222,7 +222,7 @@ def test_q_at_a_table_reached_through_the_lobby_goes_back_to_the_lobby(tmp_path:
         assert "Q leave" in wait_for(term, "Draw pile:", 60)
         term.keys("Q")
         question = " ".join(wait_for(term, "Leave the table?", 5).split())
-        assert "The bots leave with you. y leave, back to the lobby" in question
+        assert "The bots leave with you. y back to the lobby n stay" in question
         term.keys("y")
         assert "play against bots" in wait_for(term, "Back in the lobby: you left the table.", 15)
         term.keys("Q")
