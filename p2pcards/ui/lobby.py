@@ -26,10 +26,11 @@ from ..errors import InputError, P2PCardsError
 from ..files import numbered
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..table.config import SEATS
+from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import clear
-from .client import Line, TableClient, fit, wrap
+from .client import Line, TableClient, fit, flow, wrap
 from .comeback import Lock, Saved, find
 from .session import NetTable, TableSession, wait_changed
 
@@ -127,6 +128,11 @@ def options_words(options: Mapping[str, object]) -> str:
     return ", ".join(out) or "default options"
 
 
+def address_ad(host: str, port: int) -> TableAd:
+    """The lobby's entry for a host given by address: its game, seats and options show on joining."""
+    return TableAd(f"{host}:{port}", f"{host}:{port}", "?", {}, 0, 0, "(given by address)", "(shown on joining)")
+
+
 def clip(words: str, room: int) -> str:
     """`words` in `room` characters: whole words, then "…" for the rest (never a word cut in two)."""
     if len(words) <= room:
@@ -162,7 +168,7 @@ class LobbyClient:
     typed: str = ""
     joinable: bool = False  # True when the lobby can reach the network (host and join LAN tables)
     selected: int = 0
-    asking: str | None = None  # "game", then "bots"; or "tname", then "tgame", then "topts" for a new table
+    asking: str | None = None  # "game", then "bots"; "tname", then "tgame", then "topts" for a new table; or "addr"
     game: str = "crisp"
     status: tuple[str, str] = ("", "")
     choice: BotGame | None = None
@@ -174,11 +180,13 @@ class LobbyClient:
     seen: list[str] = field(default_factory=list)
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
     host_options: Mapping[str, Any] = field(default_factory=dict)  # Crisp options given on the command line
+    address: str = ""  # the HOST:PORT being typed (asking "addr")
+    reach: tuple[str, int] | None = None  # the host to join by address, once typed
 
     def key(self, k: str) -> str | None:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
-        "join" (the selected table), "host" (`new`), "start" (seat `room`), "leave" (leave `room`),
-        "resume" (go back into `comeback`) or "discard" (clear it)."""
+        "join" (the selected table), "reach" (the host at `reach`), "host" (`new`), "start" (seat `room`),
+        "leave" (leave `room`), "resume" (go back into `comeback`) or "discard" (clear it)."""
         if self.rules_for is not None:
             if k in ("escape", "?", "q", "Q", "enter"):
                 self.rules_for = None
@@ -201,6 +209,8 @@ class LobbyClient:
             return self._room_key(k, self.room)
         if self.asking in ("tname", "tgame", "topts"):
             return self._new_key(k)
+        if self.asking == "addr":
+            return self._address_key(k)
         if k == "Q":
             return "quit"
         if self.asking == "game":
@@ -244,6 +254,11 @@ class LobbyClient:
             else:
                 self.status = ("", f"Joining {tables[self.selected].name} …")
                 return "join"
+        elif k == "a" and self.joinable:
+            # A host given by address opens its next table on a new port: its host is typed already.
+            given = [ad.key for ad in tables if ad.game not in SEATS]
+            self.address = given[0].rpartition(":")[0] + ":" if given else ""
+            self.asking = "addr"
         elif k == "n":
             if not self.joinable:
                 self.status = ("class:warn", "This lobby has no network. Press b to play against bots.")
@@ -264,6 +279,24 @@ class LobbyClient:
         """The table the cursor is on."""
         tables = self.directory.tables()
         return tables[self.selected] if 0 <= self.selected < len(tables) else None
+
+    def _address_key(self, k: str) -> str | None:
+        if k == "escape":
+            self.asking = None
+        elif k == "backspace":
+            self.address = self.address[:-1]
+        elif k == "enter":
+            try:
+                self.reach = _address(self.address.strip())
+            except InputError:
+                self.status = ("class:warn", "Type the host's address as HOST:PORT, as its lobby shows it.")
+                return None
+            self.asking = None
+            self.status = ("", f"Joining {self.reach[0]}:{self.reach[1]} …")
+            return "reach"
+        elif len(k) == 1 and not k.isspace():
+            self.address = (self.address + k)[:80]
+        return None
 
     def _new_key(self, k: str) -> str | None:
         new = self.new
@@ -399,17 +432,23 @@ class LobbyClient:
             out.append([name, ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  {opts:<{room}} "),
                         ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
         out.append([])
-        if self.asking == "game":
+        if self.asking == "addr":
+            out.append([("", " Join the host at "), ("class:known", self.address + "▏")])
+            out += flow([[("class:key", "Enter"), ("", " join")], [("class:key", "Esc"), ("", " back")],
+                         [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
+        elif self.asking == "game":
             out.append([("class:key", " Play against bots: "), ("", "1 Crisp   2 Crescendo   Esc back")])
         elif self.asking == "bots":
             low, high = SEATS[self.game]
             out.append([("class:key", f" {self.game.capitalize()} against how many bots? "),
                         ("", f"{low - 1}-{high - 1}   Esc back")])
         else:  # only the keys open now
-            join: Line = [("class:key", "↑↓ Enter"), ("", " join a table  ")] if self.joinable and tables else []
-            new: Line = [("class:key", "n"), ("", " new table  ")] if self.joinable else []
-            out.append([("class:key", " b"), ("", " play against bots  "), *join, *new,
-                        ("class:key", "?"), ("", " rules  "), ("class:key", "Q"), ("", " quit")])
+            keys: list[Line] = [[("class:key", "b"), ("", " play against bots")]]
+            if self.joinable:
+                keys += [[("class:key", "↑↓ Enter"), ("", " join a table")]] if tables else []
+                keys += [[("class:key", "a"), ("", " join by address")], [("class:key", "n"), ("", " new table")]]
+            out += flow(keys + [[("class:key", "?"), ("", " rules")], [("class:key", "Q"), ("", " quit")]], width,
+                        lead=" ")
         return out
 
     def _new_lines(self, new: NewTable) -> list[Line]:
@@ -497,6 +536,15 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
             lobby.status = ("class:warn", f"Could not join {ad.name}: {exc}")
         app.invalidate()
 
+    async def reach(host: str, port: int) -> None:
+        assert lan is not None and lobby.identity is not None
+        try:
+            lobby.room = await lan.reach(lobby.identity, host, port)
+            lobby.status = ("class:good", f"You joined {lobby.room.table_name}.")
+        except (P2PCardsError, OSError) as exc:
+            lobby.status = ("class:warn", f"Could not join {host}:{port}: {exc}")
+        app.invalidate()
+
     async def leave(room: NetTable) -> None:
         await room.leave()
 
@@ -517,6 +565,8 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
             act(host(lobby.new))
         elif what == "join" and (ad := lobby.selected_table()) is not None:
             act(join(ad))
+        elif what == "reach" and lobby.reach is not None:
+            act(reach(*lobby.reach))
         elif what == "start" and isinstance(room, NetTable):
             room.seat_table()
             finish(room)
@@ -598,7 +648,7 @@ class PeerDirectory(NoDirectory):
     """Without multicast: the one host given by address (--peer), as one entry to join."""
 
     def __init__(self, host: str, port: int) -> None:
-        self.entry = TableAd(f"{host}:{port}", f"{host}:{port}", "?", {}, 0, 0, "(given by address)", "(shown on joining)")
+        self.entry = address_ad(host, port)
 
     def tables(self) -> Sequence[TableAd]:
         """The one host."""
@@ -653,14 +703,25 @@ class Lan:
 
     async def join(self, identity: Identity, ad: TableAd) -> NetTable:
         """Join the table `ad` (found by discovery, or the host given by address)."""
+        if isinstance(self.directory, LanDirectory):
+            where = self.directory.ads.get(ad.key)
+            if where is None:
+                raise P2PCardsError(f"{ad.name} is gone")
+            return await self._join(identity, where)
+        return await self._join(identity, [self.peer] if self.peer else [])
+
+    async def reach(self, identity: Identity, host: str, port: int) -> NetTable:
+        """Join the host at an address typed in the lobby; without multicast, the lobby's one entry from now on."""
+        if isinstance(self.directory, PeerDirectory):
+            self.peer = (host, port)
+            self.directory.entry = address_ad(host, port)
+        return await self._join(identity, [(host, port)])
+
+    async def _join(self, identity: Identity, where: NetAd | list[tuple[str, int]]) -> NetTable:
         table = self._table(identity)
-        found = self.disco is not None and isinstance(self.directory, LanDirectory)
-        where = self.directory.ads.get(ad.key) if isinstance(self.directory, LanDirectory) else None
         try:
             await table.open()
-            if found and where is None:
-                raise P2PCardsError(f"{ad.name} is gone")
-            await table.join(where if where is not None else [self.peer] if self.peer else [])
+            await table.join(where)
         except BaseException:
             await table.leave()
             raise

@@ -12,7 +12,7 @@ from p2pcards.crypto.identity import generate
 from p2pcards.net.node import Node
 from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
-from p2pcards.ui.lobby import BotGame, LobbyClient, PeerDirectory, TableAd, run_lobby_app
+from p2pcards.ui.lobby import BotGame, Lan, LobbyClient, PeerDirectory, TableAd, run_lobby_app
 from p2pcards.ui.session import NetTable
 
 
@@ -312,3 +312,43 @@ def test_a_host_closing_its_own_table_is_told_it_closed_it() -> None:
     assert left_words(room) == "You closed den."
     room.is_host = False
     assert left_words(room) == "You left den."
+
+
+def test_a_lobby_given_an_address_takes_another_typed_in_it_with_the_host_already_there() -> None:
+    # Back from a game with `play --peer 10.0.0.2:41873`, the host opened its next table on a new port.
+    lobby = LobbyClient(generate("dan"), PeerDirectory("10.0.0.2", 41873), joinable=True)
+    assert "a join by address" in plain(lobby.lines(80, 24))
+    lobby.key("a")
+    assert "Join the host at 10.0.0.2:" in plain(lobby.lines(80, 24))
+    for k in "4021x":
+        lobby.key(k)
+    lobby.key("enter")
+    assert "HOST:PORT" in lobby.status[1] and lobby.reach is None  # not an address: said, and still asked
+    lobby.key("backspace")
+    assert [lobby.key(k) for k in ("1", "enter")] == [None, "reach"] and lobby.reach == ("10.0.0.2", 40211)
+    assert LobbyClient(generate("dan"), Directory(), joinable=True, asking="addr").key("Q") is None  # typed, not quit
+
+
+def test_the_lobby_joins_a_host_typed_by_address_and_lists_it_from_then_on() -> None:
+    async def main() -> tuple[str, str, object]:
+        async with Node(generate("Hana"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 50}, "den")
+            port = host.links.port
+            async with Lan(["127.0.0.1"], peer=("127.0.0.1", 9)) as lan:  # the old address: nobody there now
+                lobby = LobbyClient(generate("Ivo"), lan.directory, joinable=True)
+                with create_pipe_input() as inp:
+                    inp.send_text(f"a{port}\r")
+                    task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput(), lan=lan))
+                    while lobby.room is None and not task.done():
+                        await asyncio.sleep(0.02)
+                    joined = lobby.room.table_name if lobby.room is not None else lobby.status[1]
+                    inp.send_text("\x1b")  # Esc: leave the table's lobby, then Q quits
+                    while lobby.room is not None:
+                        await asyncio.sleep(0.02)
+                    inp.send_text("Q")
+                    chosen = await task
+                return joined, lan.directory.tables()[0].key, chosen
+
+    joined, listed, chosen = asyncio.run(asyncio.wait_for(main(), 10))
+    assert joined.startswith("Hana's table at 127.0.0.1:") and listed == joined.rpartition(" at ")[2]
+    assert chosen is None
