@@ -30,7 +30,7 @@ from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import clear
-from .client import Line, TableClient, fit, flow, wrap
+from .client import Line, TableClient, fit, flow, wrap, wrap_line
 from .comeback import Lock, Saved, find
 from .session import NetTable, TableSession, wait_changed
 
@@ -389,16 +389,17 @@ class LobbyClient:
             return fit([[("class:title", f" Rules of {self.rules_for.capitalize()} ")]] +
                         [[("", " " + t)] for t in body] + [[("class:key", " Esc"), ("", " back")]], width, height)
         me = self.identity
-        out: list[Line] = [
-            [("class:title", " p2pcards lobby ")],
-            [("", " You are "), ("class:me", me.name), ("", "   fingerprint "), ("class:known", me.fingerprint)],
-            [("class:dim", " Compare fingerprints aloud with the people at your table.")],
-            [],
-        ]
+        who: list[Line] = [[("", " You are "), ("class:me", me.name), ("", "   fingerprint "),
+                            ("class:known", me.fingerprint)]]
+        if sum(len(t) for _, t in who[0]) > width:  # the fingerprint is read aloud: never cut, on a line of its own
+            who = [[("", " You are "), ("class:me", me.name), ("", ", fingerprint")], [("class:known", f"  {me.fingerprint}")]]
+        out: list[Line] = [[("class:title", " p2pcards lobby ")], *who,
+                           *wrap_line([("class:dim", " Compare fingerprints aloud with the people at your table.")], width),
+                           []]
         if self.comeback is not None:
             out += self._comeback_lines(self.comeback)
         elif self.room is not None:
-            out += self._room_lines(self.room)
+            out += self._room_lines(self.room, width)
         elif self.new is not None:
             out += self._new_lines(self.new)
         else:
@@ -425,7 +426,9 @@ class LobbyClient:
             mark = "▶" if i == self.selected else " "
             name = ("class:turn" if i == self.selected else "", f"{mark} {ad.name[:22 if ad.game not in SEATS else 16]:<16}")
             if ad.game not in SEATS:  # a host given by address: its game, seats and options show on joining
-                out.append([name, ("class:dim", "  a host given by address: its table shows when you join")])
+                about = "a host given by address: its table shows when you join"
+                out += ([[name, ("class:dim", f"  {about}")]] if len(name[1]) + 2 + len(about) <= width else
+                        [[name]] + [[("class:dim", f"    {t}")] for t in wrap(about, width - 4)])
                 continue
             room = max(18, width - 68)  # the options take what the rest of the row leaves
             opts = clip(options_words(ad.options), room)
@@ -437,11 +440,12 @@ class LobbyClient:
             out += flow([[("class:key", "Enter"), ("", " join")], [("class:key", "Esc"), ("", " back")],
                          [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
         elif self.asking == "game":
-            out.append([("class:key", " Play against bots: "), ("", "1 Crisp   2 Crescendo   Esc back")])
+            out += flow([[("class:key", "Play against bots:")], [("", "1 Crisp")], [("", "2 Crescendo")],
+                         [("", "Esc back")]], width, gap="   ", lead=" ")
         elif self.asking == "bots":
             low, high = SEATS[self.game]
-            out.append([("class:key", f" {self.game.capitalize()} against how many bots? "),
-                        ("", f"{low - 1}-{high - 1}   Esc back")])
+            out += flow([[("class:key", f"{self.game.capitalize()} against how many bots?")],
+                         [("", f"{low - 1}-{high - 1}")], [("", "Esc back")]], width, gap="   ", lead=" ")
         else:  # only the keys open now
             keys: list[Line] = [[("class:key", "b"), ("", " play against bots")]]
             if self.joinable:
@@ -470,7 +474,7 @@ class LobbyClient:
             out.append([("class:dim", " Crescendo has no options a host may set.")])
         return out + [[], [("class:key", " Enter"), ("", " open the table  "), ("class:key", "Esc"), ("", " back")]]
 
-    def _room_lines(self, room: Room) -> list[Line]:
+    def _room_lines(self, room: Room, width: int) -> list[Line]:
         opts = options_words(room.options)
         players = room.lobby_players()
         out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
@@ -480,19 +484,21 @@ class LobbyClient:
         for i, (name, fpr) in enumerate(players):
             tag = " (host)" if i == 0 else ""
             mine = me is not None and fpr == me.fingerprint
-            out.append([("class:me" if mine else "", f"  {name[:20]:<20}"), ("class:known", f" {fpr}"),
-                        ("class:dim", tag + (" (you)" if mine else ""))])
+            row: Line = [("class:me" if mine else "", f"  {name[:20]:<20}"), ("class:known", f" {fpr}"),
+                         ("class:dim", tag + (" (you)" if mine else ""))]
+            # Fingerprints are compared aloud: in a narrow terminal each goes whole under its name.
+            out += [row] if sum(len(t) for _, t in row) <= width else [
+                [row[0], row[2]], [("class:known", f"    {fpr}")]]
         out.append([])
         if room.is_host:
             why = room.can_seat()
             where = " or ".join(f"--peer {a}:{room.port}" for a in room.addresses[:3]) or f"--peer ADDRESS:{room.port}"
-            out.append([("class:dim", f" Guests without multicast join with {where}")])
-            out.append([("class:key", " s"), ("", " start the game" + (f" ({why})" if why else "") + "  "),
-                        ("class:key", "Esc"), ("", " close the table  "), ("class:key", "?"), ("", " rules")])
+            out += wrap_line([("class:dim", f" Guests without multicast join with {where}")], width)
+            keys: list[Line] = [[("class:key", "s"), ("", " start the game" + (f" ({why})" if why else ""))],
+                                [("class:key", "Esc"), ("", " close the table")]]
         else:
-            out.append([("", " Waiting for the host to start the game.  "), ("class:key", "Esc"), ("", " leave  "),
-                        ("class:key", "?"), ("", " rules")])
-        return out
+            keys = [[("", "Waiting for the host to start the game.")], [("class:key", "Esc"), ("", " leave")]]
+        return out + flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")
 
 
 Choice = BotGame | TableSession | Saved

@@ -352,3 +352,22 @@ def test_the_lobby_joins_a_host_typed_by_address_and_lists_it_from_then_on() -> 
     joined, listed, chosen = asyncio.run(asyncio.wait_for(main(), 10))
     assert joined.startswith("Hana's table at 127.0.0.1:") and listed == joined.rpartition(" at ")[2]
     assert chosen is None
+
+
+def test_in_40_columns_the_lobby_cuts_no_fingerprint_no_sentence_and_no_key() -> None:
+    # At 40 columns the lobby read "You are Tess   fingerprint 14162 83422" and "1 Crisp   2 Crescend".
+    me, hana = generate("Tess"), generate("Hana")
+    lobby = LobbyClient(me, PeerDirectory("10.0.0.2", 41873), joinable=True)
+    screens = [plain(lobby.lines(40, 20))]
+    for k in ("b", "1"):
+        lobby.key(k)
+        screens.append(plain(lobby.lines(40, 20)))
+    room = Room([("Hana", hana.fingerprint), ("Tess", me.fingerprint)])
+    screens.append(plain(LobbyClient(me, Directory(), joinable=True, room=room).lines(40, 24)))
+    for text in screens:
+        assert all(len(line) <= 40 for line in text.splitlines()) and me.fingerprint in text, text
+    words = [" ".join(text.split()) for text in screens]
+    assert "Compare fingerprints aloud with the people at your table." in words[0]
+    assert "its table shows when you join" in words[0] and "a join by address" in screens[0]
+    assert "1 Crisp 2 Crescendo Esc back" in words[1] and "1-7 Esc back" in words[2]
+    assert hana.fingerprint in screens[3] and "Esc close the table" in screens[3]
