@@ -28,6 +28,7 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
+LOG_MIN = 2  # lines of the log kept on a small screen before the legend
 AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
@@ -378,17 +379,18 @@ class TableClient:
         return self.memory_aid or self.now - first < PEEK_S
 
     def _table(self, view: View, width: int, room: int) -> list[Line]:
-        """The rows, their legend, the piles and whose turn it is, in `room` lines: short of room, the legend goes
-        first, then the last rows; the piles and the turn line stay (the discard's top, whose turn, the timers)."""
+        """The rows, their legend, the piles and whose turn it is, in `room` lines: short of room (the log keeping
+        LOG_MIN lines), the legend goes first, then the last rows; the piles and the turn line stay."""
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
         if isinstance(view, CrescendoView):
             rows, legend = self._crescendo_rows(view, width, ended)
         else:
             rows, legend = self._crisp_rows(view, width, ended)
         status = self._piles(view, width) + self._timers(view, width)
-        if len(rows) + len(legend) + len(status) > room:
+        # The legend gives way to the last lines of the log too: what the others did (a blind swap of our card) matters.
+        if len(rows) + len(legend) + len(status) > room - LOG_MIN:
             legend = []
-            rows = rows[:max(0, room - len(status))]
+        rows = rows[:max(0, room - len(status))]
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
             return rows[:1] + legend + rows[1:] + status
         return rows + legend + status

@@ -869,3 +869,13 @@ def test_the_reserve_and_its_top_back_stay_on_one_line(width: int) -> None:
     back = f"{top.low}-{top.high}, {'action ' if width == 80 else ''}{top.action.upper()})"
     reserve = next(line for line in screen(client, width=width).splitlines() if "Reserve:" in line)
     assert f"(top back {back}" in reserve
+
+
+def test_in_40_by_20_the_log_keeps_its_last_lines_before_the_legend() -> None:
+    # At 40x20 with three seats the legend took every line of the log: a blind swap of our card went unsaid.
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("d")
+    client.key("x")
+    text = screen(client, width=40, height=20)
+    assert "You discarded 9♦." in text and "seen, hidden again" not in text
+    assert "seen, hidden again" in screen(client, width=40, height=40)  # with room, the legend is back
