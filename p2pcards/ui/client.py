@@ -554,10 +554,12 @@ class TableClient:
                 out += [start] + [[("class:dim", f"    {t}")] for t in below]
             else:
                 out.append(start + ([("class:dim", f"  {tail}")] if tail else []))
-        first = max(0, len(history) - 6, self.resumed_after)
-        # Back after a crash: the rounds that ended before are one column, their sum (we never had each round's
-        # own scores), so that every row still adds up to its total as on the other players' screens.
-        before = first if 0 < first == self.resumed_after else 0
+        # The last rounds that fit beside a name, a sum column and the total (at most six): in 40 columns the
+        # total was cut off the screen.
+        first = max(0, len(history) - max(1, min(6, (width - 25) // 6)), self.resumed_after)
+        # The rounds before are one column, their sum (back after a crash, we never had each round's own scores),
+        # so that every row still adds up to its total as on the other players' screens.
+        before = first
         label = "R1" if before == 1 else f"R1-{before}"
         head = (" " * 12 + (f"{label:>6}" if before else "")
                 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total")

@@ -879,3 +879,17 @@ def test_in_40_by_20_the_log_keeps_its_last_lines_before_the_legend() -> None:
     text = screen(client, width=40, height=20)
     assert "You discarded 9♦." in text and "seen, hidden again" not in text
     assert "seen, hidden again" in screen(client, width=40, height=40)  # with room, the legend is back
+
+
+def test_in_40_columns_the_scores_of_a_long_game_keep_the_total_and_add_up() -> None:
+    # After seven Crisp rounds at 40 columns the Scores showed R2 to R5 and cut R6, R7 and the total off.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    client = TableClient(session)
+    totals = [(10 * i, 5 * i) for i in range(1, 8)]
+    session.snaps.extend(replace(session.view(), turn=None, rounds_played=i + 1, totals=t) for i, t in enumerate(totals))
+    last = session.snaps[-1]
+    session.view = lambda: last  # type: ignore[method-assign]
+    lines = screen(client, width=40).splitlines()
+    head = next(line for line in lines if line.rstrip().endswith("total"))
+    assert head.split() == ["R1-5", "R6", "R7", "total"] and all(len(line) <= 40 for line in lines)
+    assert next(line for line in lines if line.startswith(" you ") and "70" in line).split()[1:] == ["50", "10", "10", "70"]
