@@ -161,7 +161,7 @@ def test_a_fault_due_after_the_game_was_over_never_fell_and_fails_the_run() -> N
     assert short.missed == ["restart at 1000 s"] and not short.ok and not short.survived
     assert fell.missed == [] and fell.ok and fell.survived
     lines = report_lines([short, fell], None, spec)
-    assert "faults (drop=0.01,restart=1000,partition=3:2): survived in 1/2 games" in lines
+    assert "faults (drop=0.01,restart=1000,partition=3:2): survived in 1/2 games (1 where a fault never fell)" in lines
     assert any("NEVER FELL: restart at 1000 s, but the game was over at 5.0 s" in line for line in lines)
     quiet = game(5.0, {})  # a partition while no frame crossed is not counted: it fell if the game got that far
     mark_missed([quiet], FaultSpec.parse("partition=3:1"))
