@@ -246,6 +246,16 @@ def bot_key(directory: Path, saved: NodeState) -> Ed25519PrivateKey:
     return key
 
 
+def begun_anew(directory: Path) -> bool:
+    """True when a journal of the store `directory` (or of one within it) was begun anew at a checkpoint
+    (`SeatStore.compact`), so no longer holds every frame of its game; LocalError for a damaged one."""
+    for path in sorted(directory.rglob("journal")):
+        records, _ = parse_journal(path.read_bytes())
+        if any(kind == "hashes" for kind, _, _ in records):
+            return True
+    return False
+
+
 def clear(directory: Path) -> None:
     """Remove a seat's journal and what was kept beside it (the table is over: nothing to come back to)."""
     for child in directory.iterdir() if directory.is_dir() else ():

@@ -13,7 +13,8 @@ from .messages import MAX_EVIDENCE, reason
 
 MAX_EVIDENCE_BYTES = MAX_FRAME - (4 << 10)  # what a fault report's evidence may weigh: it must fit in one frame
 
-NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid"]
+# "local": what our own program found, not the table (a recording that cannot be made whole, say)
+NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid", "local"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 The client journals its seat (net/store.py, protocol.md §14.10) in one per-user directory:
 $P2PCARDS_HOME/state when that is set (beside the identity), else $XDG_STATE_HOME/p2pcards or
 ~/.local/state/p2pcards (or `play --state DIR`). The directory is the user's alone (mode 0700):
-the `node` file beside the journal holds the seat's signing key. One client at a time uses it
+it holds the seat's round secrets (the `node` file names the key it signs with, which stays in the
+user's identity key file). One client at a time uses it
 (`Lock`). On start, `find` says whether an unfinished game is there to go back into, or why what
 is there was cleared (another identity's, unreadable, or left too long ago).
 """

@@ -31,7 +31,7 @@ from ..net.discovery import Discovery, TableAd, interface_addresses
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
-from ..net.store import NodeState, SeatStore, clear, parse_journal
+from ..net.store import NodeState, SeatStore, begun_anew, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
 from ..table.peer import Note, Send, TablePeer
@@ -170,6 +170,17 @@ class NetTable:
         saved = self.saved
         if saved is not None:  # no lobby and no ad: the others know where we listen
             self.mdns, self.table_name = False, f"table {saved.config.table.hex()[:8]}"
+            assert self.state is not None
+            try:
+                partial = self.record is not None and begun_anew(self.state)
+            except (LocalError, OSError) as exc:
+                raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
+            if partial:
+                # Played without --record, its journal was begun anew each round: a recording made from it
+                # would miss the rounds before (`p2pcards verify` finds such a file incomplete).
+                self.record = None
+                self._notes.append(Note("local", "This game is not recorded: it was played without --record, and "
+                                                 "what was kept of it to come back holds its last rounds only"))
         node = Node(self.identity, self.interfaces, mdns=self.mdns, port=0 if saved is None else saved.port,
                     on_note=self._note, gone_after=self.gone_after, disco=self.disco if self.mdns else None,
                     timeout=self.timeout, state=self.state, whole_journal=self.record is not None)

@@ -232,6 +232,8 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
     if note.kind == "aid":
         who, rest = _split_player(note.detail, names)
         return ("class:dim", f"{'You' if who == me else who} {rest}." if who else note.detail)
+    if note.kind == "local":
+        return ("class:warn", note.detail + ".")
     if note.kind == "round":
         if "verified" in note.detail:
             return ("class:good", note.detail.split(":")[0].capitalize() + ": every peer checked every move and card.")

@@ -5,6 +5,7 @@ test_ui_terminal.py (a client killed with SIGKILL mid-round)."""
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 import time
 from dataclasses import replace
@@ -20,7 +21,10 @@ from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.identity import Identity, generate
 from p2pcards.errors import InputError, LocalError
 from p2pcards.files import write_file
-from p2pcards.net.store import NodeState, SeatStore
+from p2pcards.bots.base import RandomBot
+from p2pcards.net.store import NodeState, SeatStore, begun_anew
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.table_game import make_table
 from p2pcards.table.config import TableConfig
 from p2pcards.ui.comeback import STALE_S, Lock, Saved, find, state_dir
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
@@ -254,3 +258,38 @@ def test_a_table_gone_on_without_a_seat_counts_the_rounds_played_before_it() -> 
     peer.view = lambda: replace(dealt, rounds_played=1)  # that round ended
     table._snapshot()
     assert len(table.round_views()) == 3 and table.round_views()[2].rounds_played == 3
+
+
+def test_a_game_journaled_without_record_is_not_recorded_on_a_comeback_with_it_and_the_player_is_told(
+        tmp_path: Path) -> None:
+    """Its journal was begun anew each round: a recording made from it missed the rounds before (verify: incomplete)."""
+    rng = random.Random(4)
+    peers = make_table("crisp", 2, {"limit": 200}, random.Random(rng.random()), journal=True)
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    net.start()
+    net.run(until=600.0, stop=lambda n: any(r[0] == "check" for r in n.peers[1].journal or []))
+    peer = net.peers[1]
+    state = tmp_path / "state"
+    store = SeatStore(state, peer.cfg, 1)  # as `play` without --record keeps it
+    store.append(list(peer.journal or []))
+    store.close()
+    assert begun_anew(state) and not begun_anew(tmp_path / "state" / "no such store")
+    store_file(state / "node", NodeState(peer.identity.public, 0, {peer.cfg.keys[0]: [("127.0.0.1", 9)]}, peer.cfg,
+                                         1).to_bytes())
+    saved = NodeState.load(state)
+    assert saved is not None
+    record = tmp_path / "game.p2pt"
+
+    async def main() -> None:
+        table = NetTable(peer.identity, state=state, saved=saved, interfaces=["127.0.0.1"], record=str(record))
+        try:
+            await table.open()
+            assert table.record is None
+            assert [n.kind for n in table.take_notes()] == ["local"]
+            assert table.node is not None and table.node.seat is not None
+            assert table.node.seat.store is not None and table.node.seat.store.compacting  # begun anew still
+        finally:
+            await table.leave()
+
+    asyncio.run(main())
+    assert not record.exists()
