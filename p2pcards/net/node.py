@@ -30,7 +30,7 @@ from typing import Any
 from ..bots.base import Bot
 from ..crypto.encoding import decode, encode
 from ..crypto.envelope import parse
-from ..crypto.identity import KEY_FILE, Identity, fingerprint, key_file
+from ..crypto.identity import Identity, fingerprint, key_file
 from ..errors import InputError, LinkBroken, MalformedMessage
 from ..files import write_file
 from ..table.config import SEATS, TableConfig
@@ -41,7 +41,7 @@ from .discovery import Announcement, Discovery, TableAd, interface_addresses, wi
 from .link import ADDRS, AGAIN, FRAME, REQUEST, TABLE_KINDS, Link, Links
 from .seat import GONE_AFTER_S, Seat
 from .shell import wall_clock
-from .store import NodeState, SeatStore
+from .store import BOT_KEY, NodeState, SeatStore
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
@@ -411,8 +411,8 @@ class Node:
         if self.state is not None and self.seat is not None:
             cfg = self.seat.peer.cfg
             interfaces = None if self.interfaces is None else tuple(self.interfaces)
-            if self.bot is not None and not (self.state / KEY_FILE).exists():
-                write_file(self.state / KEY_FILE, key_file(self.identity.key), private=True)  # before a node names it
+            if self.bot is not None and not (self.state / BOT_KEY).exists():
+                write_file(self.state / BOT_KEY, key_file(self.identity.key), private=True)  # before a node names it
             write_file(self.state / "node", NodeState(self.identity.public, self.links.port, self.dialled, cfg,
                                                       self.seat.peer.me, interfaces, self.gone_after,
                                                       self.bot).to_bytes(), overwrite=True, private=True)

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..crypto.encoding import MAX_FRAME, Value, decode, encode
-from ..crypto.identity import KEY_FILE, private_dir, read_key
+from ..crypto.identity import private_dir, read_key
 from ..files import is_temporary, write_file
 from ..errors import InputError, LocalError, MalformedMessage
 from ..table.config import TableConfig
@@ -42,7 +42,8 @@ KINDS: Final = {"seed": b"s", "frame": b"f", "again": b"a", "outbox": b"o", "car
 BEGIN: Final = ("begin", 0, b"p2pc/journal/v1")  # a journal's first record, synced as the store is made
 NAMES: Final = {code: kind for kind, code in KINDS.items()}
 MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no record is longer
-STORE_FILES: Final = ("journal", "node", "table", KEY_FILE)  # what a seat keeps in its store (the key: a bot's)
+BOT_KEY: Final = "bot.key"  # a bot's signing key, in its store: never the identity.key a user may keep in that directory
+STORE_FILES: Final = ("journal", "node", "table", BOT_KEY)  # what a seat keeps in its store (clear removes them)
 OLD_TEMPORARIES: Final = ("node.tmp", "table.tmp")  # what a crash mid-write left before files.write_file wrote them
 BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
 
@@ -240,9 +241,9 @@ class NodeState:
 def bot_key(directory: Path, saved: NodeState) -> Ed25519PrivateKey:
     """The signing key of the bot whose store is `directory` (its own file there, mode 0600); IdentityError when
     it cannot be read, LocalError when it is not the key the node file names."""
-    key = read_key(directory / KEY_FILE)
+    key = read_key(directory / BOT_KEY)
     if key.public_key().public_bytes_raw() != saved.public:
-        raise LocalError(f"{directory / KEY_FILE} is not the key of the seat {directory} holds")
+        raise LocalError(f"{directory / BOT_KEY} is not the key of the seat {directory} holds")
     return key
 
 

@@ -88,15 +88,15 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # The first run was `p2pcards peer --bot good --interface 127.0.0.1 --gone-after 7.5 --state DIR`; after a crash,
     # `p2pcards peer --state DIR` must not listen on every interface with a random bot.
-    from p2pcards.crypto.identity import KEY_FILE, generate, key_file
+    from p2pcards.crypto.identity import generate, key_file
     from p2pcards.net import botpeer
-    from p2pcards.net.store import NodeState, SeatStore
+    from p2pcards.net.store import BOT_KEY, NodeState, SeatStore
     from p2pcards.sim.table_game import make_table
 
     cfg = make_table("crisp", 2)[0].cfg
     SeatStore(tmp_path, cfg, 1).close()
     me = generate("x")
-    store_file(tmp_path / KEY_FILE, key_file(me.key))
+    store_file(tmp_path / BOT_KEY, key_file(me.key))
     store_file(tmp_path / "node", NodeState(me.public, 4000, {}, cfg, 1, ("127.0.0.1",), 7.5, "good").to_bytes())
     started: list[dict[str, Any]] = []
 

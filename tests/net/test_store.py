@@ -15,7 +15,7 @@ from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.identity import KEY_FILE, Identity, generate
 from p2pcards.errors import IdentityError, LocalError
 from p2pcards.files import write_file
-from p2pcards.net.store import FIELDS, HEADER, KINDS, NodeState, SeatStore, bot_key, clear, parse_journal
+from p2pcards.net.store import BOT_KEY, FIELDS, HEADER, KINDS, NodeState, SeatStore, bot_key, clear, parse_journal
 from p2pcards.sim.table_game import make_table
 
 store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
@@ -208,9 +208,9 @@ def test_the_node_file_names_the_key_and_the_secret_stays_in_its_one_file(tmp_pa
     saved = NodeState.load(tmp_path)
     assert saved is not None and saved.public == me.public
     if bot is None:  # the client's key is the user's identity key, in the user's data directory
-        assert not (tmp_path / KEY_FILE).exists()
+        assert not (tmp_path / BOT_KEY).exists() and not (tmp_path / KEY_FILE).exists()
         return
-    for name in ("node", KEY_FILE):
+    for name in ("node", BOT_KEY):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
     assert bot_key(tmp_path, saved).private_bytes_raw() == secret
     clear(tmp_path)
@@ -221,13 +221,13 @@ def test_a_bots_key_file_open_to_others_or_of_another_seat_is_refused(tmp_path: 
     _saved_by_a_node(tmp_path, "good")
     saved = NodeState.load(tmp_path)
     assert saved is not None
-    (tmp_path / KEY_FILE).chmod(0o644)
+    (tmp_path / BOT_KEY).chmod(0o644)
     with pytest.raises(IdentityError, match="readable by others"):
         bot_key(tmp_path, saved)
-    (tmp_path / KEY_FILE).chmod(0o600)
+    (tmp_path / BOT_KEY).chmod(0o600)
     with pytest.raises(LocalError, match="not the key of the seat"):
         bot_key(tmp_path, replace(saved, public=generate("y").public))
-    (tmp_path / KEY_FILE).unlink()
+    (tmp_path / BOT_KEY).unlink()
     with pytest.raises(IdentityError, match="no identity key"):
         bot_key(tmp_path, saved)
 
@@ -240,3 +240,19 @@ def test_a_node_file_that_copied_the_key_is_refused_in_one_line(tmp_path: Path) 
     with pytest.raises(LocalError, match=r"^\S+ holds no seat we can come back to \(its node file is of an older "
                                          r"p2pcards, which kept a copy of the signing key\)$"):
         NodeState.load(tmp_path)
+
+
+def test_clearing_a_store_never_takes_the_users_identity_key_kept_in_the_same_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's key was `identity.key` in its store, and clear() took that name: `play --state` given the identity's
+    directory ($P2PCARDS_HOME) lost the user's key for good when the client looked for a saved game there."""
+    from p2pcards.crypto.identity import HOME_ENV, load_or_create
+    from p2pcards.ui.comeback import find
+
+    monkeypatch.setenv(HOME_ENV, str(tmp_path))
+    me = load_or_create()
+    key = (tmp_path / KEY_FILE).read_bytes()
+    assert find(tmp_path, me) == (None, None)  # nothing saved there: what is a store's is cleared, and only that
+    _saved_by_a_node(tmp_path, "good")
+    clear(tmp_path)
+    assert (tmp_path / KEY_FILE).read_bytes() == key and not (tmp_path / BOT_KEY).exists()
