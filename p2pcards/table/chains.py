@@ -185,6 +185,8 @@ class Chains:
         for sender, places in hashes.items():
             if sender == ours or sender not in self.keys:
                 raise LocalError("a journal's hashes name no other seat of this table")
+            if any(r >= rnd - 1 for _, r in places):  # from the first place of a round held whole on, frames are kept
+                raise LocalError(f"a journal's hashes keep by hash a place of a round held whole at round {rnd}")
             self.tracker.restore(sender, places)
         for frame in frames:
             env = parse(frame).envelope

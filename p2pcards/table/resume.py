@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..crypto.encoding import Value, decode, encode
-from ..crypto.envelope import GENESIS, Outbox, Signed, parse
+from ..crypto.envelope import GENESIS, HASH_BYTES, Outbox, Signed, parse
 from ..crypto.identity import Identity
 from ..errors import LocalError
 from ..games.crescendo import CrescendoGame, CrescendoRoundResult
@@ -214,8 +214,13 @@ def _hashes(data: bytes) -> Hashes:
                 and all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], bytes) and type(e[1]) is int
                         for e in item[1])):
             raise LocalError("a journal's hashes record is not [[sender, [[hash, round], ...]], ...]")
-        hashes[item[0]] = [(e[0], e[1]) for e in item[1] if isinstance(e, list)
-                           and isinstance(e[0], bytes) and isinstance(e[1], int)]
+        places = [(e[0], e[1]) for e in item[1] if isinstance(e, list) and isinstance(e[0], bytes) and isinstance(e[1], int)]
+        # What no compaction writes (it names each sender once); the rounds of a chain may go down (a seat may sign
+        # an older round's message later, ChainTracker.rounds), so their order is no sign of damage.
+        if item[0] in hashes or any(len(h) != HASH_BYTES or r < 0 for h, r in places):
+            raise LocalError("a journal's hashes record is damaged: a sender named twice, or a place that is not "
+                             "[hash, round]")
+        hashes[item[0]] = places
     return hashes
 
 

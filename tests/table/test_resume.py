@@ -352,3 +352,25 @@ def test_a_store_that_keeps_the_whole_game_is_never_begun_anew(
     assert store.successor(dataclasses.replace(peer.cfg, table=bytes(16)), peer.me).compacting is False
     assert store.load() == records
     store.close()
+
+
+@pytest.mark.parametrize("damage", ["a sender twice", "a short hash", "a round held whole", "a round below 0"])
+def test_a_hashes_record_no_compaction_writes_is_refused_not_resumed_from(
+        three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float], damage: str) -> None:
+    """Each was taken: a hash there is checked only by a frame that follows it, and the middle ones have none."""
+    peer, records, now = three_rounds
+    staged = _staged(records, peer.identity.public)
+    at = next(i for i, r in enumerate(staged) if r[0] == "hashes")
+    wire = decode(staged[at][2])
+    assert isinstance(wire, list) and wire
+    sender, places = wire[0]
+    assert isinstance(places, list) and len(places) > 3
+    middle = places[1]
+    assert isinstance(middle, list)
+    changed = {"a sender twice": [*wire, [sender, places]],
+               "a short hash": [[sender, [places[0], [middle[0][:31], middle[1]], *places[2:]]], *wire[1:]],
+               "a round held whole": [[sender, [places[0], [middle[0], 2], *places[2:]]], *wire[1:]],
+               "a round below 0": [[sender, [places[0], [middle[0], -1], *places[2:]]], *wire[1:]]}[damage]
+    damaged = staged[:at] + [("hashes", 0, encode(changed))] + staged[at + 1:]
+    with pytest.raises(LocalError, match="hashes"):
+        TablePeer.resume(peer.cfg, peer.identity, damaged, now)
