@@ -3,7 +3,6 @@ it comes back into its round each time and the table finishes alike (real proces
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
