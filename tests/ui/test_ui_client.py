@@ -411,6 +411,17 @@ def crescendo_client() -> tuple[TableClient, RefereeSession]:
     return client, session
 
 
+def number_window_client() -> tuple[TableClient, RefereeSession]:
+    """A Crescendo client whose draw turned 18 face up at 0.0: the NUMBER window is open."""
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.absorb(0.0)
+    client.key("d")
+    client.key("x")  # 18 goes face up: the NUMBER window opens
+    return client, session
+
+
 def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
     client, session = crescendo_client()
     assert "l look at a card" in screen(client)
@@ -432,12 +443,7 @@ def test_crescendo_setup_a_draw_and_number_as_one_digit() -> None:
 
 
 def test_a_second_number_claim_in_one_window_says_the_engines_reason() -> None:
-    client, session = crescendo_client()
-    client.key("p")
-    session.others(0.0)
-    client.absorb(0.0)
-    client.key("d")
-    client.key("x")  # 18 goes face up: the NUMBER window opens
+    client, session = number_window_client()
     client.key("8")  # our claim uses the window up; it stays open as the wait before Bo's turn
     assert session.played[-1] == Move("you", "number", pos=7)
     with pytest.raises(IllegalMove, match="only one NUMBER claim between one turn and the next"):
@@ -804,12 +810,7 @@ def test_in_40_columns_the_heading_names_the_column_and_the_game_over_keys_flow(
 
 
 def test_in_40_columns_the_crescendo_legend_and_a_number_claim_wrap_whole() -> None:
-    client, session = crescendo_client()
-    client.key("p")
-    session.others(0.0)
-    client.absorb(0.0)
-    client.key("d")
-    client.key("x")  # 18 goes face up: the NUMBER window opens
+    client, session = number_window_client()
     text = screen(client, now=0.1, width=40, height=40)
     words = " ".join(text.split())
     assert all(len(line) <= 40 for line in text.splitlines())
