@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import random
@@ -38,7 +39,7 @@ from ..table.peer import Note
 from .discovery import Discovery
 from .link import printable
 from .node import Node
-from .store import BOTS, STORE_FILES, NodeState, SeatStore, bot_key, clear
+from .store import BOTS, STORE_FILES, Lock, NodeState, SeatStore, bot_key, clear
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -194,7 +195,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="journal this seat in DIR (a directory of its own: one that holds other files named "
                              "journal, node or table is refused); started again with the same DIR after a crash or "
                              "a kill, the peer comes back into its round (its key, port, table, --bot, "
-                             "--interface and --gone-after are in DIR, readable by you alone; one given again wins)")
+                             "--interface and --gone-after are in DIR, readable by you alone; one given again wins); "
+                             "one peer at a time: a second one given the same DIR says so and stops")
     parser.add_argument("--json", action="store_true",
                         help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
                              + "; told to quit (a signal, or --attached and standard input closed): only name and quit "
@@ -275,6 +277,14 @@ def run(args: argparse.Namespace) -> int:
     except LocalError as exc:
         print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
         return 2
+    # Held from here on (load_seat only read, and refused a directory of other files untouched): a second peer on
+    # this journal would sign places of the same chain.
+    with Lock(Path(cfg.state)) if cfg.state is not None else contextlib.nullcontext():
+        return _run(cfg, saved, args)
+
+
+def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int:
+    """`run` once the seat to come back to, if any, is loaded and its state directory held by this process alone."""
 
     def show(note: Note) -> None:
         line = note_line(cfg.name, note)

@@ -19,12 +19,14 @@ in its place, so it holds about one round, not the game.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from types import TracebackType
+from typing import IO, Any, BinaryIO, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -45,6 +47,7 @@ MAX_RECORD: Final = FIELDS.size + MAX_FRAME  # a frame, its kind and number: no 
 BOT_KEY: Final = "bot.key"  # a bot's signing key, in its store: never the identity.key a user may keep in that directory
 STORE_FILES: Final = ("journal", "node", "table", BOT_KEY)  # what a seat keeps in its store (clear removes them)
 OLD_TEMPORARIES: Final = ("node.tmp", "table.tmp")  # what a crash mid-write left before files.write_file wrote them
+LOCK_FILE: Final = "lock"  # held (flock) by the one process that uses a state directory
 BOTS: Final = ("random", "good")  # the bots `p2pcards peer --bot` names
 
 
@@ -54,6 +57,37 @@ def _private(path: str, flags: int) -> int:
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)  # a file left by an older run keeps the mode it was made with
     return fd
+
+
+class Lock:
+    """A state directory made (mode 0700) and held by this process alone while the block runs: two processes on one
+    journal would each sign places of one chain (InputError when another holds it)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> Lock:
+        path = self.directory / LOCK_FILE
+        if self.directory.exists() and not self.directory.is_dir():
+            raise InputError(f"the state directory {self.directory}: not a directory")
+        try:
+            private_dir(self.directory)
+            self.directory.chmod(0o700)
+            self._file = open(path, "a", encoding="utf-8", opener=_private)
+        except OSError as exc:
+            raise InputError(f"the state directory {self.directory}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise InputError(f"another p2pcards process of yours is using {self.directory} (it holds {path}): "
+                             "give this one its own --state DIR") from None
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        if self._file is not None:
+            self._file.close()  # closing it lets the lock go
 
 
 def read_owner(path: Path) -> tuple[TableConfig, int]:

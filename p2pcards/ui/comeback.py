@@ -11,24 +11,21 @@ is there was cleared (another identity's, unreadable, or left too long ago).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Final
+from typing import Final
 
 
-from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint, private_dir
+from ..crypto.identity import APP, HOME_ENV, Identity, data_dir, fingerprint
 from ..errors import InputError, LocalError, MalformedMessage
 from ..net.seat import GONE_AFTER_S
 from ..net.store import NodeState, clear, read_owner
 
 STALE_S: Final = 600.0  # a journal untouched this long is of a table long over: the others went on without us
-LOCK_FILE: Final = "lock"
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -39,34 +36,6 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     xdg = env.get("XDG_STATE_HOME")
     # As for $XDG_DATA_HOME, a relative $XDG_STATE_HOME is invalid and must be ignored.
     return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state") / APP
-
-
-class Lock:
-    """The state directory made (mode 0700) and held by this client alone while the block runs."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self._file: IO[str] | None = None
-
-    def __enter__(self) -> Lock:
-        path = self.directory / LOCK_FILE
-        try:
-            private_dir(self.directory)
-            self.directory.chmod(0o700)
-            self._file = open(path, "a", encoding="utf-8", opener=lambda p, flags: os.open(p, flags, 0o600))
-        except OSError as exc:
-            raise InputError(f"the state directory {self.directory}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._file.close()
-            raise InputError(f"another p2pcards client of yours is running (it holds {path}); "
-                             "give this one its own --state DIR") from None
-        return self
-
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        if self._file is not None:
-            self._file.close()  # closing it lets the lock go
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,9 @@ from ..table.config import SEATS
 from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
-from ..net.store import clear
+from ..net.store import Lock, clear
 from .client import Line, TableClient, fit, flow, wrap, wrap_line
-from .comeback import Lock, Saved, find
+from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 
 Rules = Callable[[str, dict[str, object]], str]

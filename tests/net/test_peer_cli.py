@@ -56,6 +56,17 @@ def test_a_state_that_is_a_file_is_refused(tmp_path: Path, capsys: pytest.Captur
     assert "not a directory" in capsys.readouterr().err
 
 
+def test_a_state_directory_another_peer_holds_is_refused_before_joining(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Two peers on one journal would each sign places of one chain: the second says so and stops.
+    from p2pcards.net.store import Lock
+
+    with Lock(tmp_path):
+        assert main(["peer", "--peer", "127.0.0.1:9", "--state", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "another p2pcards process of yours is using" in err and len(err.strip().splitlines()) == 1
+
+
 EVIL = "\x1b[2J\x1b]0;pwned\x07\rYOU WON\n"
 
 

@@ -22,11 +22,11 @@ from p2pcards.crypto.identity import Identity, generate
 from p2pcards.errors import InputError, LocalError
 from p2pcards.files import write_file
 from p2pcards.bots.base import RandomBot
-from p2pcards.net.store import NodeState, SeatStore, begun_anew
+from p2pcards.net.store import Lock, NodeState, SeatStore, begun_anew
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.config import TableConfig
-from p2pcards.ui.comeback import STALE_S, Lock, Saved, find, state_dir
+from p2pcards.ui.comeback import STALE_S, Saved, find, state_dir
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
 from p2pcards.ui.session import NetTable
 
@@ -55,9 +55,9 @@ def test_the_state_directory_follows_p2pcards_home_then_xdg() -> None:
 def test_one_client_at_a_time_holds_the_state_directory_and_it_is_the_users_alone(tmp_path: Path) -> None:
     state = tmp_path / "deep" / "state"
     with Lock(state):
-        assert state.stat().st_mode & 0o777 == 0o700  # the node file beside the journal holds a signing key
+        assert state.stat().st_mode & 0o777 == 0o700  # the journal holds the round seeds
         assert all(f.stat().st_mode & 0o777 == 0o600 for f in state.iterdir())  # the lock too, whatever the umask
-        with pytest.raises(InputError, match="another p2pcards client of yours is running"):
+        with pytest.raises(InputError, match="another p2pcards process of yours is using"):
             with Lock(state):
                 pass
     with Lock(state):  # let go when the first ended
