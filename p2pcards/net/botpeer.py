@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
