@@ -113,7 +113,8 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
     if saved is not None:  # we crashed or were killed mid-game: come back as the same seat, where we listened
         assert state is not None
         key = bot_key(state, saved)
-        identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, False
+        # Multicast as before: a seat that joined by address, maybe where multicast is blocked, does not start now.
+        identity, port, mdns = Identity(key, saved.config.names[saved.seat]), saved.port, saved.announced and cfg.mdns
     else:
         identity, port = generate(cfg.name), cfg.port
         mdns = cfg.mdns and not (cfg.peers and not cfg.create)

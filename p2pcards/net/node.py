@@ -264,9 +264,9 @@ class Node:
         assert self.seat is not None
         self.seat.shell.bot = bot
         self.seat.shell.think = think
-        if self.disco is not None and self.lobby is not None:
+        if self.disco is not None:  # a seat come back from its journal too: it has no lobby, but it is seated
             name = f"{self.identity.name} {self.identity.fingerprint[:5]}"
-            ad = TableAd(name, self.lobby.table, self.seat.peer.cfg.game, self.identity.name,
+            ad = TableAd(name, self.seat.peer.cfg.table, self.seat.peer.cfg.game, self.identity.name,
                          self.identity.fingerprint, self.links.port, role="peer",
                          options=wire_options(self.seat.peer.cfg.options), taken=self.seat.peer.n)
             self._spawn(self._announce_peer(self.disco, ad))  # probing takes a second: do not hold up `ready`
@@ -415,7 +415,8 @@ class Node:
                 write_file(self.state / BOT_KEY, key_file(self.identity.key), private=True)  # before a node names it
             write_file(self.state / "node", NodeState(self.identity.public, self.links.port, self.dialled, cfg,
                                                       self.seat.peer.me, interfaces, self.gone_after,
-                                                      self.bot).to_bytes(), overwrite=True, private=True)
+                                                      self.bot, self.disco is not None).to_bytes(), overwrite=True,
+                                                      private=True)
 
     def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
         """Take our seat again from its journal (we crashed or were killed mid-round): listen where we

@@ -227,6 +227,7 @@ class NodeState:
     interfaces: tuple[str, ...] | None = None  # where it listened (`--interface`; None: every interface)
     gone_after: float | None = None  # `--gone-after`
     bot: str | None = None  # who plays the seat (`p2pcards peer --bot`)
+    announced: bool = False  # it announced itself by multicast DNS (so it does again when it comes back)
 
     def to_bytes(self) -> bytes:
         """The `node` file."""
@@ -238,6 +239,8 @@ class NodeState:
             data["gone_after_ms"] = max(1, round(self.gone_after * 1000))  # the encoding has no floats
         if self.bot is not None:
             data["bot"] = self.bot
+        if self.announced:
+            data["mdns"] = True
         return encode(data)
 
     @classmethod
@@ -259,6 +262,7 @@ class NodeState:
                     and all(0 < p < 65536 for where in dial.values() for _, p in where)):
                 raise ValueError("a seat or a port out of range")
             interfaces, gone_after_ms, bot = v.get("interfaces"), v.get("gone_after_ms"), v.get("bot")
+            announced = v.get("mdns", False)
             if interfaces is not None and not (isinstance(interfaces, list)
                                                and all(isinstance(i, str) for i in interfaces)):
                 raise ValueError("its interfaces are not names")
@@ -266,8 +270,10 @@ class NodeState:
                 raise ValueError("its gone-after is out of range")
             if bot is not None and bot not in BOTS:
                 raise ValueError(f"no bot {bot!r}")
+            if type(announced) is not bool:
+                raise ValueError("its mdns flag is not true or false")
             return cls(v["public"], port, dial, cfg, seat, None if interfaces is None else tuple(interfaces),
-                       None if gone_after_ms is None else gone_after_ms / 1000, bot)
+                       None if gone_after_ms is None else gone_after_ms / 1000, bot, announced)
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 

@@ -168,8 +168,8 @@ class NetTable:
         if self.bots:
             self.interfaces, self.mdns = ["127.0.0.1"], False
         saved = self.saved
-        if saved is not None:  # no lobby and no ad: the others know where we listen
-            self.mdns, self.table_name = False, f"table {saved.config.table.hex()[:8]}"
+        if saved is not None:  # no lobby and no table ad: the others know where we listen (our peer ad, as before)
+            self.mdns, self.table_name = self.mdns and saved.announced, f"table {saved.config.table.hex()[:8]}"
             assert self.state is not None
             try:
                 partial = self.record is not None and begun_anew(self.state)

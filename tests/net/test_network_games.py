@@ -221,3 +221,31 @@ def test_a_peer_killed_mid_round_and_started_again_on_its_state_comes_back_into_
     assert "back: phoenix is back" in host.text() and "votes" not in host.text(), host.text()
     # The table is over: nothing left to come back to (the empty lock file stays, as in a client's state directory).
     assert [p.name for p in tmp_path.iterdir()] == ["lock"]
+
+
+@pytest.mark.slow  # a game between processes by mDNS, one of them killed and started again
+def test_a_seat_that_comes_back_announces_its_peer_ad_again(tmp_path: Path) -> None:
+    # protocol.md §17: every seated peer announces itself; one back from its journal has no lobby, but is seated.
+    table = f"back {secrets.token_hex(3)}"
+    host = PeerProc("--create", "--game", "crisp", "--limit", "100", "--players", "2", "--table", table, *LOOP)
+    guest = PeerProc("--table", table, "--name", "phoenix", "--state", str(tmp_path), *LOOP)
+    again = None
+
+    async def peer_ad_seen() -> bool:
+        # A browser started after the kill: the killed process's ad is in no cache of ours, only a live one answers.
+        async with Discovery(["127.0.0.1"]) as disco, asyncio.timeout(20):
+            async for tables in disco.tables():  # seated, the table has no free seat: wait_for_table would not see it
+                ids = [t.table for t in tables if t.name == table]
+                if ids and any(p.host == "phoenix" for p in disco.peers_at(ids[0])):
+                    return True
+        return False
+
+    try:
+        guest.wait_line("round 1 begins", 60)
+        guest.signal(signal.SIGKILL)
+        again = PeerProc("--state", str(tmp_path), "--json")
+        assert asyncio.run(peer_ad_seen())
+    finally:
+        for p in (host, guest, again):
+            if p is not None:
+                p.stop()

@@ -148,14 +148,27 @@ def test_a_node_keeps_the_options_it_runs_with_for_a_resume_and_an_older_file_re
         node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=cfg, me=1))  # type: ignore[assignment]
         node._save_state()
 
+    async def save_announcing() -> None:
+        node = Node(generate("x"), ["127.0.0.1"], state=tmp_path, disco=SimpleNamespace())  # type: ignore[arg-type]
+        node.seat = SimpleNamespace(peer=SimpleNamespace(cfg=cfg, me=1))  # type: ignore[assignment]
+        node._save_state()
+
     asyncio.run(save())
     saved = NodeState.load(tmp_path)
     assert saved is not None and (saved.interfaces, saved.gone_after, saved.bot) == (("127.0.0.1",), 9.25, "good")
+    assert not saved.announced  # no multicast: it does not start when the seat comes back
+    asyncio.run(save_announcing())
+    saved = NodeState.load(tmp_path)
+    assert saved is not None and saved.announced
     store_file(tmp_path / "node", encode({"public": bytes(32), "port": 4000, "dial": []}))  # before they were kept
     older = NodeState.load(tmp_path)
-    assert older is not None and (older.interfaces, older.gone_after, older.bot) == (None, None, None)
+    assert older is not None and (older.interfaces, older.gone_after, older.bot, older.announced) == (
+        None, None, None, False)
     store_file(tmp_path / "node", encode({"public": bytes(32), "port": 4000, "dial": [], "bot": "cheater"}))
     with pytest.raises(LocalError, match="no bot"):
+        NodeState.load(tmp_path)
+    store_file(tmp_path / "node", encode({"public": bytes(32), "port": 4000, "dial": [], "mdns": 1}))
+    with pytest.raises(LocalError, match="mdns"):
         NodeState.load(tmp_path)
 
 
