@@ -260,9 +260,9 @@ def test_a_table_gone_on_without_a_seat_counts_the_rounds_played_before_it() -> 
     assert len(table.round_views()) == 3 and table.round_views()[2].rounds_played == 3
 
 
-def test_a_game_journaled_without_record_is_not_recorded_on_a_comeback_with_it_and_the_player_is_told(
-        tmp_path: Path) -> None:
-    """Its journal was begun anew each round: a recording made from it missed the rounds before (verify: incomplete)."""
+def replayable_seat(tmp_path: Path, announced: bool = False) -> tuple[Any, Path, NodeState]:
+    """Seat 1 of a Crisp game in memory, journaled as `play` without --record keeps it past round 1's checkpoint:
+    the peer, its state directory, and its node file as loaded (`announced`: it used multicast)."""
     rng = random.Random(4)
     peers = make_table("crisp", 2, {"limit": 200}, random.Random(rng.random()), journal=True)
     net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
@@ -273,11 +273,18 @@ def test_a_game_journaled_without_record_is_not_recorded_on_a_comeback_with_it_a
     store = SeatStore(state, peer.cfg, 1)  # as `play` without --record keeps it
     store.append(list(peer.journal or []))
     store.close()
-    assert begun_anew(state) and not begun_anew(tmp_path / "state" / "no such store")
     store_file(state / "node", NodeState(peer.identity.public, 0, {peer.cfg.keys[0]: [("127.0.0.1", 9)]}, peer.cfg,
-                                         1).to_bytes())
+                                         1, announced=announced).to_bytes())
     saved = NodeState.load(state)
     assert saved is not None
+    return peer, state, saved
+
+
+def test_a_game_journaled_without_record_is_not_recorded_on_a_comeback_with_it_and_the_player_is_told(
+        tmp_path: Path) -> None:
+    """Its journal was begun anew each round: a recording made from it missed the rounds before (verify: incomplete)."""
+    peer, state, saved = replayable_seat(tmp_path)
+    assert begun_anew(state) and not begun_anew(tmp_path / "state" / "no such store")
     record = tmp_path / "game.p2pt"
 
     async def main() -> None:
@@ -293,3 +300,20 @@ def test_a_game_journaled_without_record_is_not_recorded_on_a_comeback_with_it_a
 
     asyncio.run(main())
     assert not record.exists()
+
+
+@pytest.mark.parametrize("announced,mdns", [(True, True), (False, True), (True, False)])
+def test_a_seat_taken_up_again_uses_multicast_only_if_it_did_and_the_lobby_does(
+        tmp_path: Path, announced: bool, mdns: bool) -> None:
+    # protocol.md §17: a seat back from its journal announces its peer ad again, if it used multicast before.
+    peer, state, saved = replayable_seat(tmp_path, announced)
+
+    async def main() -> None:
+        table = NetTable(peer.identity, state=state, saved=saved, interfaces=["127.0.0.1"], mdns=mdns)
+        try:
+            await table.open()
+            assert table.node is not None and (table.node.disco is not None) == (announced and mdns)
+        finally:
+            await table.leave()
+
+    asyncio.run(main())
