@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .errors import InputError, Terminated
+from .files import STDOUT
 
 # name -> (module, one-line help), in the README's order. Each module has `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -89,6 +90,9 @@ def amount(low: float, above: bool = False) -> Callable[[str], float]:
 
 def out_file(text: str) -> str:
     """An option type: a file to write, refused at once when its directory does not exist (not after the work)."""
+    if text == STDOUT:  # what `-` means to a report's --json, never a file named so by accident
+        raise argparse.ArgumentTypeError(f"{text!r} is standard output, where this file cannot go: give a file "
+                                         f"(./{text} for one named {text})")
     parent = os.path.dirname(text) or "."
     if not os.path.isdir(parent):
         raise argparse.ArgumentTypeError(f"no directory {parent!r} to write {text!r} in")
@@ -101,6 +105,15 @@ def out_file(text: str) -> str:
     if os.path.exists(text) and not os.access(text, os.W_OK):
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: it is read-only")
     return text
+
+
+def json_file(text: str) -> str:
+    """An option type: where a report's JSON goes, `-` for standard output, else a file as `out_file` checks it."""
+    return text if text == STDOUT else out_file(text)
+
+
+JSON_HELP = ("`-`: standard output, the JSON alone (what is printed otherwise goes to standard error); a FILE is "
+             "written whole, and one that exists is refused unless --overwrite")
 
 
 def check_seats(game: str, players: int, option: str = "--players") -> None:

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
+import math
 import os
 import secrets
+import sys
+from collections.abc import Callable, Iterator
 
 from .errors import InputError
+
+STDOUT = "-"  # a file to write by this name is standard output (a report's --json only)
 
 
 def overwrite_help(*options: str) -> str:
@@ -18,8 +24,39 @@ def overwrite_help(*options: str) -> str:
 
 def refuse_existing(path: str | None, option: str, overwrite: bool) -> None:
     """InputError naming `path` when it already exists and `overwrite` was not given (checked before any work)."""
-    if path is not None and not overwrite and os.path.lexists(path):
+    if path is not None and path != STDOUT and not overwrite and os.path.lexists(path):
         raise InputError(f"{option}: {path} already exists: give another file, or --overwrite to replace it")
+
+
+def _finite(data: object) -> object:
+    """`data` with every NaN or infinite number null: a figure that could not be measured (JSON has no NaN)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+@contextlib.contextmanager
+def json_output(path: str | None, overwrite: bool = False) -> Iterator[Callable[[object], None]]:
+    """A function that writes a report as JSON to `path` (whole, as `write_file`; STDOUT: standard output), and,
+    while the block runs with `path` STDOUT, what it prints going to standard error, so that the JSON stands alone."""
+    out = sys.stdout
+
+    def write(data: object) -> None:
+        if path is None:
+            return
+        text = json.dumps(_finite(data), indent=1, allow_nan=False) + "\n"
+        if path == STDOUT:
+            out.write(text)
+            out.flush()
+        else:
+            write_file(path, text.encode(), overwrite)
+
+    with contextlib.redirect_stdout(sys.stderr) if path == STDOUT else contextlib.nullcontext():
+        yield write
 
 
 def numbered(path: str, n: int, overwrite: bool = False) -> str:

@@ -183,6 +183,25 @@ def test_sim_will_not_write_its_transcript_and_report_to_one_file(tmp_path: Path
     assert "one file each" in capsys.readouterr().err and not (tmp_path / "both").exists()
 
 
+def test_sim_json_to_standard_output_is_the_json_alone_and_the_report_goes_to_standard_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text("a file named -, which `--json -` neither refuses nor replaces")
+    assert main([*QUICK_SIM, "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["params"]["seed"] == 3 and data["summary"]["ok"] and len(data["games"]) == 1
+    assert "honest peers agreed on every result: yes" in err and "sim crisp, 2 players, seed 3" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["-"] and (tmp_path / "-").read_text().startswith("a file named")
+
+
+def test_a_transcript_is_never_written_to_a_file_named_dash_by_mistake(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main([*QUICK_SIM, "--record", "-"]) == 2
+    assert "'-' is standard output" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
 def test_play_refuses_a_record_file_that_exists_before_anything_starts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     saved = tmp_path / "game.p2pt"

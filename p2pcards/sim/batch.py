@@ -3,12 +3,11 @@
 `play_batch` plays `games` seeded games over the in-memory network (one cheat, faults, or
 neither) and returns a `GameReport` per game (`tcp.play_batch` does so over tcp, judged alike by
 `report_from` from each peer's `Outcome`); `summary` and `report_lines` sum them up for
-`p2pcards sim`, and `to_json` writes them for a tester's tools.
+`p2pcards sim`, and `batch_json` gives them to a tester's tools.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import resource
 import time
@@ -18,7 +17,6 @@ from typing import Any
 
 from ..bots.base import Bot
 from ..errors import InputError
-from ..files import write_file
 from ..table.peer import TablePeer
 from .catalogue import CheatKind, cheat_moves, fired, judge
 from .outcome import Outcome, agreed
@@ -262,9 +260,7 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
     return lines
 
 
-def to_json(path: str, params: Mapping[str, Any], reports: Sequence[GameReport], overwrite: bool = False) -> None:
-    """Write the batch as JSON all at once: the parameters, every game, the summary (over an existing file only when
-    `overwrite`; InputError when it cannot be written)."""
-    data = {"params": dict(params), "games": [asdict(r) | {"survived": r.survived, "ok": r.ok} for r in reports],
+def batch_json(params: Mapping[str, Any], reports: Sequence[GameReport]) -> dict[str, Any]:
+    """The batch as `sim --json` writes it: the parameters, every game, the summary."""
+    return {"params": dict(params), "games": [asdict(r) | {"survived": r.survived, "ok": r.ok} for r in reports],
             "summary": summary(reports)}
-    write_file(path, (json.dumps(data, indent=1) + "\n").encode(), overwrite)

@@ -18,13 +18,13 @@ from typing import Any
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
-from ..cli import add_game_options, amount, check_good, check_seats, out_file, seed_of, whole
+from ..cli import JSON_HELP, add_game_options, amount, check_good, check_seats, json_file, out_file, seed_of, whole
 from ..errors import InputError
-from ..files import overwrite_help, refuse_existing
+from ..files import STDOUT, json_output, overwrite_help, refuse_existing
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
-from .batch import GameReport, check_cheat, mark_missed, play_batch, report_lines, to_json
+from .batch import GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
 from .catalogue import CheatKind
 from .cheaters import Run
 from .faults import FaultSpec
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tables", type=whole(1), default=None,
                         help="load: run this many tables at once (in memory one process each, over tcp one process "
                              "per peer), each playing --games games, and report each table's rate and every failure")
-    parser.add_argument("--json", metavar="FILE", type=out_file, default=None,
-                        help="also write the report (every game and the totals) as JSON to FILE")
+    parser.add_argument("--json", metavar="FILE", type=json_file, default=None,
+                        help="also write the report (every game and the totals) as JSON to FILE; " + JSON_HELP)
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
                              "(ms; chances per frame); restart=T: the last seat crashes at T s of table time and "
@@ -102,6 +102,12 @@ def watch(progress: Progress, show_log: bool) -> Callable[[MemNet, int], None]:
 
 def run(args: argparse.Namespace) -> int:
     """Play, print the report, write the JSON and the transcript; 0 when every game came out right."""
+    with json_output(args.json, args.overwrite) as write:
+        return _run(args, write)
+
+
+def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
+    """`run`, its JSON written by `write` (with `--json -`, what it prints goes to standard error)."""
     if args.cheat == "list":
         print("\n".join(cheat_cli.catalogue_lines()))
         return 0
@@ -110,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     check_seats(args.game, args.players)
     refuse_existing(args.record, "--record", args.overwrite)
     refuse_existing(args.json, "--json", args.overwrite)
-    if args.record is not None and args.json is not None and os.path.abspath(args.record) == os.path.abspath(args.json):
+    if args.record is not None and args.json not in (None, STDOUT) \
+            and os.path.abspath(args.record) == os.path.abspath(args.json):
         raise InputError(f"--record and --json: one file each, not both {args.record}")
     seed = seed_of(args)
     if args.record is not None and (args.games > 1 or args.tables is not None):
@@ -170,13 +177,11 @@ def run(args: argparse.Namespace) -> int:
         reports = [g for r in runs for g in r.reports]
         mark_missed(reports, faults)
         print("\n".join(load_lines(runs, wall) + report_lines(reports, cheat, faults)))
-        if args.json is not None:
-            to_json(args.json, params | {"tables": args.tables, "wall_s": wall,
-                                         "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports,
-                    args.overwrite)
+        write(batch_json(params | {"tables": args.tables, "wall_s": wall,
+                                   "per_table_frames_per_s": [r.frames_per_s for r in runs]}, reports))
         return 0 if all(r.ok for r in reports) else 1
     if tcp:
-        return _run_tcp(args, cheat, good_bots, options, seed, common, params)
+        return _run_tcp(args, cheat, good_bots, options, seed, common, params, write)
     transcripts: list[Transcript] = []
     show_log = args.games == 1 and cheat is None and not args.quiet
     label = f"sim {args.game}" + (f" --cheat {cheat.name}" if cheat else "")
@@ -213,11 +218,11 @@ def run(args: argparse.Namespace) -> int:
             raise
     if transcripts:
         transcripts[0].save(args.record, args.overwrite)
-    return _report(args, reports, cheat, faults, params)
+    return _report(args, reports, cheat, faults, params, write)
 
 
 def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, options: dict[str, Any], seed: int,
-             common: dict[str, Any], params: dict[str, Any]) -> int:
+             common: dict[str, Any], params: dict[str, Any], write: Callable[[object], None]) -> int:
     """Play the games over tcp, one process per peer; the seats report only when a game is over."""
     label = f"sim {args.game} over tcp" + (f" --cheat {cheat.name}" if cheat else "")
     done = 0
@@ -229,11 +234,11 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
         reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
                                  cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
                                  limit_s=common["until"], on_game=on_game)
-    return _report(args, reports, cheat, common["faults"], params)
+    return _report(args, reports, cheat, common["faults"], params, write)
 
 
 def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,
-            params: dict[str, Any]) -> int:
+            params: dict[str, Any], write: Callable[[object], None]) -> int:
     """Print the report, write the JSON; 0 when every game came out right."""
     mark_missed(reports, faults)
     seeds = f"seed {reports[0].seed}" if len(reports) == 1 else f"seeds {reports[0].seed} to {reports[-1].seed}"
@@ -243,6 +248,5 @@ def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKin
         for name, ended in reports[0].ended.items():
             print(f"  {name:<4} {ended:<10} totals {reports[0].totals[name]}")
     print("\n".join(report_lines(reports, cheat, faults)))
-    if args.json is not None:
-        to_json(args.json, params, reports, args.overwrite)
+    write(batch_json(params, reports))
     return 0 if all(r.ok for r in reports) else 1
