@@ -16,7 +16,7 @@ def test_bench_table_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> N
     parser = argparse.ArgumentParser()
     table.add_arguments(parser)
     args = parser.parse_args(["--crisp-players", "2", "--crescendo-players", "2", "--limit", "10", "--top", "3"])
-    assert table.run(args) == 0
+    assert [row["game"] for row in table.run(args).rows] == ["crisp", "crescendo"]
     out = capsys.readouterr().out
     for name in ("crisp, 2 players", "crescendo, 2 players"):
         assert name in out

@@ -9,6 +9,7 @@ import random
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Any
 
 from ..bots.base import Bot, Game, RandomBot, play_game
 from ..bots.crescendo_bot import CrescendoBot
@@ -17,7 +18,7 @@ from ..cli import whole
 from ..games.crescendo import CrescendoGame
 from ..games.crisp import CrispGame
 from ..progress import Progress
-from . import add_table_options, chosen_tables
+from . import Figures, add_table_options, chosen_tables
 
 BATCH = 25  # games per task given to a worker process
 NAMES = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")
@@ -118,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (default: 2, or 1 on a one-core machine)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Figures:
     """Play the tables and print one line of figures per game."""
     tables = {
         "crisp": ("CrispBot", "limit 100, no discard-pile draws, no time limit"),
@@ -129,15 +130,27 @@ def run(args: argparse.Namespace) -> int:
     print("Each game: one good bot against random bots (RandomBot: uniform legal moves, out-of-turn")
     print("moves 10% of the chances). The good bot's seat rotates game by game. A win shared by k")
     print("players counts 1/k. Interval: Wilson score, 95%.")
+    rows: list[dict[str, Any]] = []
     for name, players in chosen:
         bot, options = tables[name]
         print(f"\n{name}: {players} players, 1 {bot} + {players - 1} RandomBot ({options})", flush=True)
         with Progress(name, total=args.games) as progress:
             tally, elapsed = run_table(name, players, args.games, args.seed, args.jobs, progress)
-        low, high = wilson(tally.wins, tally.games)
-        rate = tally.wins / tally.games
-        print(f"  {bot} win rate {rate:6.1%}  95% CI [{low:.1%}, {high:.1%}]  "
-              f"random baseline {1 / players:.1%}")
-        print(f"  {tally.games} games in {elapsed:.1f} s: {tally.games / elapsed:.1f} games/s "
-              f"({tally.moves / tally.games:.0f} moves per game)")
-    return 0
+        row = figures(name, players, bot, tally, elapsed)
+        rows.append(row)
+        print(f"  {bot} win rate {row['win_rate']:6.1%}  95% CI [{row['ci95_low']:.1%}, {row['ci95_high']:.1%}]  "
+              f"random baseline {row['random_baseline']:.1%}")
+        print(f"  {tally.games} games in {elapsed:.1f} s: {row['games_per_s']:.1f} games/s "
+              f"({row['moves_per_game']:.0f} moves per game)")
+    params = {"games": args.games, "seed": args.seed, "jobs": args.jobs, "game": args.game,
+              "crisp_players": args.crisp_players, "crescendo_players": args.crescendo_players}
+    return Figures(params, rows)
+
+
+def figures(game: str, players: int, bot: str, tally: Tally, seconds: float) -> dict[str, Any]:
+    """One game's row: the good bot's wins and win rate with its 95% interval, the baseline, the pace."""
+    low, high = wilson(tally.wins, tally.games)
+    return {"game": game, "players": players, "bot": bot, "games": tally.games, "wins": tally.wins,
+            "win_rate": tally.wins / tally.games, "ci95_low": low, "ci95_high": high,
+            "random_baseline": 1 / players, "seconds": seconds, "games_per_s": tally.games / seconds,
+            "moves_per_game": tally.moves / tally.games}

@@ -27,6 +27,7 @@ from ..crypto.envelope import Outbox
 from ..cli import whole
 from ..errors import InputError
 from ..progress import Progress
+from . import Figures
 
 # operation -> libsodium binding it is
 PRIMITIVES: Final = {
@@ -324,7 +325,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=whole(1), default=3, help="timed runs per step; the best is kept (default 3)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Figures:
     """Run the benchmark and print the table."""
     configs = parse_configs(args.configs)
     rows: list[Row] = []
@@ -343,4 +344,18 @@ def run(args: argparse.Namespace) -> int:
             all_costs.append(costs)
     best = {op: min(c[op] for c in all_costs) for op in PRIMITIVES}
     print(format_table(rows, best))
-    return 0
+    return figures(configs, args.repeat, rows, best)
+
+
+def figures(configs: list[tuple[int, int]], repeat: int, rows: list[Row], costs: dict[str, float]) -> Figures:
+    """The table as numbers: a row per step (seconds, not ms), the costs per call, the worst ratio, and each
+    configuration's proven shuffle per peer."""
+    worst = max(rows, key=lambda r: r.ratio)
+    return Figures(
+        {"configs": [{"cards": n, "seats": s} for n, s in configs], "repeat": repeat},
+        [{"cards": r.cards, "seats": r.seats, "step": r.step, "seconds": r.seconds, "bound_s": r.bound,
+          "ratio": r.ratio, "counts": {op: r.counts.get(op, 0) for op in PRIMITIVES}, "wire_bytes": r.wire}
+         for r in rows],
+        {"cost_s_per_call": costs,
+         "worst": {"cards": worst.cards, "seats": worst.seats, "step": worst.step, "ratio": worst.ratio},
+         "shuffle_per_peer_s": [{"cards": c, "seats": s, "seconds": t} for (c, s), t in per_peer(rows).items()]})

@@ -7,13 +7,14 @@ import os
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..bots.base import Game, RandomBot, play_game, replay
 from ..cli import amount
 from ..games.crescendo import CrescendoGame
 from ..games.crisp import CrispGame
 from ..progress import Progress
-from . import add_table_options, chosen_tables
+from . import Figures, add_table_options, chosen_tables
 
 TABLES: dict[str, Callable[[int], Game]] = {
     "crisp": lambda n: CrispGame([f"p{i}" for i in range(n)]),
@@ -29,20 +30,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of every deck and random bot (default 1)")
 
 
-def _pin_one_core() -> str:
+def _pin_one_core() -> bool:
+    """Run on one core from now on; False where that cannot be done."""
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-        return "pinned to one core"
+        return True
     except (AttributeError, OSError):
-        return "not pinned (no sched_setaffinity here)"
+        return False
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Figures:
     """Play games until the time is up, then replay their inputs on fresh engines to time the engine alone."""
     tables = chosen_tables(args)
-    print(f"bench engine: random bots, {_pin_one_core()}")
+    pinned = _pin_one_core()
+    print(f"bench engine: random bots, {'pinned to one core' if pinned else 'not pinned (no sched_setaffinity here)'}")
     print(f"{'game':<10} {'players':>7} {'games':>6} {'games/s':>9} {'moves/game':>11} {'engine games/s':>15} "
           f"{'µs/move':>9}")
+    rows: list[dict[str, Any]] = []
     for name, players in tables:
         make = TABLES[name]
         rng = random.Random(args.seed)
@@ -63,9 +67,19 @@ def run(args: argparse.Namespace) -> int:
             for trace in traces:
                 replay(make(players), trace)
             engine_s = time.perf_counter() - start
-        games = len(traces)
-        print(f"{name:<10} {players:>7} {games:>6} {games / played:>9.1f} {moves / games:>11.1f} "
-              f"{games / engine_s:>15.1f} {engine_s / moves * 1e6:>9.1f}")
+        row = figures(name, players, len(traces), moves, played, engine_s)
+        rows.append(row)
+        print(f"{name:<10} {players:>7} {row['games']:>6} {row['games_per_s']:>9.1f} {row['moves_per_game']:>11.1f} "
+              f"{row['engine_games_per_s']:>15.1f} {row['engine_us_per_move']:>9.1f}")
     print("games/s: whole games with bots choosing from their views; engine games/s and µs/move: the same")
     print("games replayed on fresh referee engines (deal, moves, clock ticks), bots excluded.")
-    return 0
+    params = {"seconds": args.seconds, "seed": args.seed, "game": args.game, "crisp_players": args.crisp_players,
+              "crescendo_players": args.crescendo_players, "pinned": pinned}
+    return Figures(params, rows)
+
+
+def figures(game: str, players: int, games: int, moves: int, played_s: float, engine_s: float) -> dict[str, Any]:
+    """One row: `games` games of `moves` moves in all, played in `played_s` seconds and replayed in `engine_s`."""
+    return {"game": game, "players": players, "games": games, "moves": moves, "played_s": played_s,
+            "engine_s": engine_s, "games_per_s": games / played_s, "moves_per_game": moves / games,
+            "engine_games_per_s": games / engine_s, "engine_us_per_move": engine_s / moves * 1e6}

@@ -50,7 +50,7 @@ from ..sim.table_game import make_table
 from ..table.lobby import check_host_options
 from ..table.peer import Note, Send, TablePeer
 from ..table.resume import whole_journal
-from . import add_table_options, chosen_tables
+from . import Figures, add_table_options, chosen_tables
 
 CATEGORIES: Final = ("crypto", "signing", "encoding", "rules", "rest")
 # Sub-labels shown under their category (the part before the slash).
@@ -384,7 +384,8 @@ def _where(key: Key) -> str:
     return f"{path}:{line}({name})"
 
 
-def _traffic(run: GameRun) -> None:
+def _traffic(run: GameRun) -> dict[str, Any]:
+    """Print the game's messages and bytes, in all and by type; the same figures."""
     net = run.net
     n = len(net.peers)
     sent = len(net.frames)
@@ -400,9 +401,14 @@ def _traffic(run: GameRun) -> None:
         volume[mtype] += len(frame)
     print(f"  {'type':<8} {'msgs':>7} {'msgs/round':>10} {'bytes':>10} {'B/msg':>8} {'share':>6}")
     rounds = max(run.peer.round, 1)
+    by_type = {}
     for mtype, c in sorted(count.items(), key=lambda kv: -volume[kv[0]]):
         print(f"  {mtype:<8} {c:>7} {c / rounds:>10.1f} {_fmt_bytes(volume[mtype]):>10} "
               f"{volume[mtype] / c:>8.0f} {volume[mtype] / max(size, 1):>6.1%}")
+        by_type[mtype] = {"messages": c, "per_round": c / rounds, "bytes": volume[mtype],
+                          "bytes_per_message": volume[mtype] / c, "share": volume[mtype] / max(size, 1)}
+    return {"messages": sent, "deliveries": sent * (n - 1), "bytes": size, "bytes_delivered": size * (n - 1),
+            "bytes_per_message": size / max(sent, 1), "by_type": by_type}
 
 
 def _primitive(key: Key) -> str | None:
@@ -426,8 +432,8 @@ def _verdict(split: dict[str, float]) -> tuple[float, str]:
     return ratio, f"{other:.2f} / {crypto:.2f} = {ratio:.2f}: goal {'met' if met else 'MISSED'} (largest: {largest})"
 
 
-def _split(att: Attribution, plain: GameRun, top: int) -> float:
-    """Print the CPU split, profiled and as estimated for the plain run; return the estimate's ratio."""
+def _split(att: Attribution, plain: GameRun, top: int) -> dict[str, Any]:
+    """Print the CPU split, profiled and as estimated for the plain run; the same figures."""
     assert plain.clock is not None
     clock = plain.clock
     cpu = plain.cpu
@@ -467,14 +473,20 @@ def _split(att: Attribution, plain: GameRun, top: int) -> float:
     calls = ", ".join(f"{name.replace('crypto_', '').replace('_ed25519', '').replace('core_', '')} {n}"
                       for name, n in clock.calls.most_common())
     print(f"  primitive calls: {calls}")
-    if top > 0:
+    hot = att.hot(top) if top > 0 else []
+    if hot:
         print("  largest costs outside crypto (own time, profiled; helpers charged to their callers' category):")
-        for secs, label, key in att.hot(top):
+        for secs, label, key in hot:
             print(f"    {secs:>6.3f} s {secs / total:>6.1%}  {label:<12} {_where(key)}")
-    return ratio_e
+    return {"cpu_split_profiled_s": profiled, "cpu_split_estimate_s": est, "libsodium_s": sodium, "ed25519_s": ed,
+            "else_over_crypto_profiled": ratio_p, "else_over_crypto_estimate": ratio_e,
+            "else_over_libsodium_bound": bound / sodium if sodium else float("inf"),
+            "primitive_calls": dict(clock.calls.most_common()),
+            "hot": [{"seconds": secs, "share": secs / total, "label": label, "where": _where(key)}
+                    for secs, label, key in hot]}
 
 
-def _resume(peer: TablePeer, now: float) -> None:
+def _resume(peer: TablePeer, now: float) -> dict[str, Any]:
     """Time seat 0 coming back from its journal at the game's end: from its last checkpoint, and whole."""
     records = list(peer.journal or [])
     times = []
@@ -484,10 +496,11 @@ def _resume(peer: TablePeer, now: float) -> None:
         times.append(time.perf_counter() - start)
     print(f"  resume     {times[0]:.2f} s from the last checkpoint, {times[1]:.2f} s replaying the whole journal "
           f"({len(records)} records)")
+    return {"resume_s": times[0], "resume_whole_s": times[1], "journal_records": len(records)}
 
 
-def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int) -> float:
-    """Print one game's figures; return its everything-else / crypto ratio (plain-run estimate)."""
+def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int) -> dict[str, Any]:
+    """Print one game's figures; the same figures (its everything-else / crypto ratio, plain-run estimate, too)."""
     peer = plain.peer
     status = "finished" if peer.finished else f"NOT finished ({peer.stopped or 'stalled'})"
     print(f"{name}, {players} players: {status}, {peer.round} rounds, totals {list(peer.game.totals)}")
@@ -495,15 +508,21 @@ def report(name: str, players: int, plain: GameRun, profiled: GameRun, top: int)
           f"virtual game time {plain.net.now:.1f} s")
     print(f"  per round  {plain.cpu / max(peer.round, 1):.2f} s CPU, "
           f"{len(plain.net.frames) / max(peer.round, 1):.0f} messages")
-    _traffic(plain)
-    _resume(profiled.peer, profiled.net.now)  # the plain run's keys are wrapped to be timed
+    row: dict[str, Any] = {"game": name, "players": players, "finished": peer.finished, "stopped": peer.stopped,
+                           "rounds": peer.round, "totals": list(peer.game.totals), "wall_s": plain.wall,
+                           "cpu_s": plain.cpu, "virtual_s": plain.net.now,
+                           "cpu_s_per_round": plain.cpu / max(peer.round, 1),
+                           "messages_per_round": len(plain.net.frames) / max(peer.round, 1)}
+    row |= _traffic(plain)
+    row |= _resume(profiled.peer, profiled.net.now)  # the plain run's keys are wrapped to be timed
+    row["profiled_messages"] = len(profiled.net.frames)
     if len(plain.net.frames) != len(profiled.net.frames):
         print(f"  (the profiled replay sent {len(profiled.net.frames)} messages, not the same game)")
     assert profiled.stats is not None
-    return _split(Attribution(profiled.stats), plain, top)
+    return row | _split(Attribution(profiled.stats), plain, top)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Figures:
     """Play each chosen game plain and under the profiler, and print its figures."""
     tables = chosen_tables(args)
     check_host_options("crisp", {"limit": args.limit})  # before anything is printed
@@ -517,15 +536,17 @@ def run(args: argparse.Namespace) -> int:
     print("crypto share is conservative. The plain run times every libsodium and Ed25519 call (CPU clock")
     print("around each); the plain-run estimate adds to those the plain run's remaining CPU, split between")
     print("categories as the profile splits its Python time.")
-    ratios: list[str] = []
+    rows: list[dict[str, Any]] = []
     for name, players in tables:
         options: dict[str, Any] = {"limit": args.limit} if name == "crisp" else {}
         print(flush=True)
         with Progress(f"{name}, {players} players", total=2.0) as progress:
             plain = play(name, players, options, args.seed, args.bots, profile=False, progress=progress)
             profiled = play(name, players, options, args.seed, args.bots, profile=True, progress=progress)
-        ratio = report(name, players, plain, profiled, args.top)
-        ratios.append(f"{name} {ratio:.2f}")
+        rows.append(report(name, players, plain, profiled, args.top))
     print()
-    print("everything else / crypto, plain-run estimate (goal: below 1): " + ", ".join(ratios))
-    return 0
+    print("everything else / crypto, plain-run estimate (goal: below 1): "
+          + ", ".join(f"{row['game']} {row['else_over_crypto_estimate']:.2f}" for row in rows))
+    params = {"game": args.game, "crisp_players": args.crisp_players, "crescendo_players": args.crescendo_players,
+              "limit": args.limit, "seed": args.seed, "bots": args.bots, "top": args.top}
+    return Figures(params, rows)

@@ -40,6 +40,8 @@ one frame in five, next to the same table with no slow link: the game's length o
 clock, a draw's and a move's time until shown (median, ms) for the slow seat and for the others,
 and any blame (there should be none: protocol.md, "Timed calls over a slow link").
 
+`--json FILE` writes the same figures as numbers (`row_line` prints a row from them), with the options.
+
 The timed windows of the rules (Crisp's 3 s crisp window, Crescendo's 2 s number window) are
 part of a game's wall time: compare set-up times and CPU, not game times, across sizes.
 """
@@ -58,6 +60,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..bench import Figures
 from ..bots.base import Bot
 from ..errors import InputError
 from ..games.crisp import MAX_LIMIT
@@ -163,24 +166,37 @@ def play_cores(game: str, n: int, limit: int) -> dict[str, Any]:
             "cpu": sum(net.cpu) / n, "finished": sum(p.finished for p in net.peers), "latency": net.latency}
 
 
-def _median_ms(times: list[list[float]]) -> str:
-    """The median of all of `times` in ms, or `-`."""
+def _median_ms(times: list[list[float]]) -> float | None:
+    """The median of all of `times` in ms, or None when there are none."""
     flat = [t for ts in times for t in ts]
-    return f"{statistics.median(flat) * 1000:.0f}" if flat else "-"
+    return statistics.median(flat) * 1000 if flat else None
 
 
-def slow_link(game: str, limit: int, slow: float) -> None:
-    """Print what one slow seat costs, in memory: no slow link, a slow link, spikes."""
-    models = {"none": {}, f"{slow:g} s": {1: LinkModel(delay=slow, jitter=0.1)},
-              f"{slow:g} s spikes": {1: LinkModel(spike=0.2, spike_s=slow)}}
-    for name, seat_links in models.items():
+def _ms(value: float | None) -> str:
+    """A figure in ms as a row shows it, `-` for none."""
+    return "-" if value is None else f"{value:.0f}"
+
+
+def slow_link(game: str, limit: int, slow: float) -> list[dict[str, Any]]:
+    """Print what one slow seat costs, in memory: no slow link, a slow link, spikes; each row's figures."""
+    models: list[tuple[str, dict[int, LinkModel], float, bool]] = [
+        ("none", {}, 0.0, False), (f"{slow:g} s", {1: LinkModel(delay=slow, jitter=0.1)}, slow, False),
+        (f"{slow:g} s spikes", {1: LinkModel(spike=0.2, spike_s=slow)}, slow, True)]
+    rows = []
+    for name, seat_links, slow_s, spikes in models:
         net = play_table(game, 3, {"limit": limit} if game == "crisp" else {}, seed=4, seat_links=seat_links)
         draws = [net.latency[i].get("draw", []) for i in range(3)]
         moves = [[t for times in net.latency[i].values() for t in times] for i in range(3)]
-        blamed = sum(len(p.faults) for p in net.peers)
-        print(f"{game:<10} {name:<14} {net.now:>8.0f} {_median_ms(draws[1:2]):>9} {_median_ms(draws[::2]):>9} "
-              f"{_median_ms(moves[1:2]):>9} {_median_ms(moves[::2]):>9} {blamed:>6}  {sum(p.finished for p in net.peers)}/3",
-              flush=True)
+        row: dict[str, Any] = {
+            "game": game, "slow_s": slow_s, "spikes": spikes, "game_s": net.now,
+            "draw_ms_slow": _median_ms(draws[1:2]), "draw_ms_others": _median_ms(draws[::2]),
+            "move_ms_slow": _median_ms(moves[1:2]), "move_ms_others": _median_ms(moves[::2]),
+            "faults": sum(len(p.faults) for p in net.peers), "finished": sum(p.finished for p in net.peers), "of": 3}
+        rows.append(row)
+        print(f"{game:<10} {name:<14} {row['game_s']:>8.0f} {_ms(row['draw_ms_slow']):>9} "
+              f"{_ms(row['draw_ms_others']):>9} {_ms(row['move_ms_slow']):>9} {_ms(row['move_ms_others']):>9} "
+              f"{row['faults']:>6}  {row['finished']}/3", flush=True)
+    return rows
 
 
 def _latencies(per_peer: list[dict[str, list[float]]]) -> tuple[list[float], list[float]]:
@@ -190,17 +206,31 @@ def _latencies(per_peer: list[dict[str, list[float]]]) -> tuple[list[float], lis
     return draws, moves
 
 
-def percentiles(times: list[float]) -> str:
-    """`median/p99` of `times` (seconds) in ms, or `-` when there are none."""
+def latency_ms(times: list[float]) -> tuple[float, float] | None:
+    """The median and the 99th percentile (nearest rank) of `times` (seconds), in ms; None when there are none."""
     if not times:
-        return "-"
+        return None
     ordered = sorted(times)
     p99 = ordered[(99 * len(ordered) + 99) // 100 - 1]  # nearest rank: the ceil(0.99 n)-th smallest
-    return f"{statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}"
+    return statistics.median(ordered) * 1000, p99 * 1000
 
 
-def _net_row(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) -> str:
-    """One row of figures for `games`, each every peer's summary of one game between processes."""
+def percentiles(times: list[float]) -> str:
+    """`median/p99` of `times` (seconds) in ms, or `-` when there are none."""
+    ms = latency_ms(times)
+    return "-" if ms is None else f"{ms[0]:.0f}/{ms[1]:.0f}"
+
+
+def _latency_figures(draws: list[float], moves: list[float]) -> dict[str, Any]:
+    """A row's draws and its latencies in ms (None: no draw, or no move)."""
+    draw, move = latency_ms(draws), latency_ms(moves)
+    return {"draws": len(draws), "draw_ms_p50": None if draw is None else draw[0],
+            "draw_ms_p99": None if draw is None else draw[1], "move_ms_p50": None if move is None else move[0],
+            "move_ms_p99": None if move is None else move[1]}
+
+
+def net_figures(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) -> dict[str, Any]:
+    """The figures of one row for `games`, each every peer's summary of one game between processes."""
     setups, walls = [], []
     for rs in games:
         seated = rs[0]["ready_at"]
@@ -208,26 +238,45 @@ def _net_row(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) ->
         setups.append(max(firsts) - seated if seated and len(firsts) == n else float("nan"))
         walls.append(max(r["end_at"] for r in rs) - seated if seated else float("nan"))
     peers = [r for rs in games for r in rs]
-    draws, moves = _latencies([r.get("latency", {}) for r in peers])
-    return (f"{game:<10} {n:>5} {kind:<6} {statistics.median(setups):>9.2f} {statistics.median(walls):>8.1f} "
-            f"{statistics.mean(r['cpu_s'] for r in peers):>11.2f} {max(r['peak_rss_kib'] for r in peers) / 1024:>9.0f} "
-            f"{statistics.mean(r['frames_out'] for r in peers):>12.0f} "
-            f"{statistics.mean(r['bytes_out'] for r in peers) / 1024:>9.0f} "
-            f"{len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
-            f"{sum(bool(r.get('finished')) for r in peers)}/{len(peers)}")
+    return {"game": game, "peers": n, "kind": kind, "games": len(games), "setup_s": statistics.median(setups),
+            "game_s": statistics.median(walls), "cpu_s_per_peer": statistics.mean(r["cpu_s"] for r in peers),
+            "peak_mib": max(r["peak_rss_kib"] for r in peers) / 1024,
+            "frames_per_peer": statistics.mean(r["frames_out"] for r in peers),
+            "kib_per_peer": statistics.mean(r["bytes_out"] for r in peers) / 1024,
+            **_latency_figures(*_latencies([r.get("latency", {}) for r in peers])),
+            "finished": sum(bool(r.get("finished")) for r in peers), "of": len(peers)}
 
 
-def _memory_row(n: int, games: list[dict[str, Any]], kind: str = "memory") -> str:
-    """A row under it: `games`, each one game of the same table in memory (`play_memory` or `play_cores`)."""
-    draws, moves = _latencies([lat for m in games for lat in m["latency"]])
-    return (f"{'':<10} {'':>5} {kind:<6} {statistics.median(m['setup'] for m in games):>9.2f} "
-            f"{statistics.median(m['game'] for m in games):>8.1f} {statistics.mean(m['cpu'] for m in games):>11.2f} "
-            f"{'':>9} {'':>12} {'':>9} {len(draws):>6} {percentiles(draws):>15} {percentiles(moves):>15}  "
-            f"{sum(m['finished'] for m in games)}/{n * len(games)}")
+def memory_figures(game: str, n: int, games: list[dict[str, Any]], kind: str = "memory") -> dict[str, Any]:
+    """The figures of a row under it: `games`, each one game of the same table in memory (`play_memory` or
+    `play_cores`); no memory or traffic of its own (None)."""
+    return {"game": game, "peers": n, "kind": kind, "games": len(games),
+            "setup_s": statistics.median(m["setup"] for m in games),
+            "game_s": statistics.median(m["game"] for m in games),
+            "cpu_s_per_peer": statistics.mean(m["cpu"] for m in games), "peak_mib": None, "frames_per_peer": None,
+            "kib_per_peer": None, **_latency_figures(*_latencies([lat for m in games for lat in m["latency"]])),
+            "finished": sum(m["finished"] for m in games), "of": n * len(games)}
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print one row per game and table size."""
+def _p(row: dict[str, Any], what: str) -> str:
+    """A row's `median/p99` of draws or moves in ms, or `-`."""
+    return "-" if row[f"{what}_ms_p50"] is None else f"{row[f'{what}_ms_p50']:.0f}/{row[f'{what}_ms_p99']:.0f}"
+
+
+def row_line(row: dict[str, Any]) -> str:
+    """A row as printed: a tcp row in full, a row in memory under it without its game, size, memory and traffic."""
+    if row["peak_mib"] is None:
+        head = f"{'':<10} {'':>5} {row['kind']:<6} "
+        traffic = f"{'':>9} {'':>12} {'':>9}"
+    else:
+        head = f"{row['game']:<10} {row['peers']:>5} {row['kind']:<6} "
+        traffic = f"{row['peak_mib']:>9.0f} {row['frames_per_peer']:>12.0f} {row['kib_per_peer']:>9.0f}"
+    return (f"{head}{row['setup_s']:>9.2f} {row['game_s']:>8.1f} {row['cpu_s_per_peer']:>11.2f} {traffic} "
+            f"{row['draws']:>6} {_p(row, 'draw'):>15} {_p(row, 'move'):>15}  {row['finished']}/{row['of']}")
+
+
+def run(args: argparse.Namespace) -> Figures:
+    """Print one row per game and table size, each with its rows in memory under it (and their figures)."""
     games = [g for g in args.games.split(",") if g]
     try:
         sizes = [int(s) for s in args.peers.split(",") if s]
@@ -252,18 +301,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'game':<10} {'peers':>5} {'':<6} {'set-up s':>9} {'game s':>8} {'CPU s/peer':>11} "
           f"{'peak MiB':>9} {'frames/peer':>12} {'KiB/peer':>9} {'draws':>6} {'draw ms p50/99':>15} {'move ms p50/99':>15}"
           "  finished")
+    rows: list[dict[str, Any]] = []
     for game in games:
         for n in sizes:
             if n > SEATS[game][1]:
                 continue
-            print(_net_row(game, n, [play_net(game, n, args.limit, journal=args.journal) for _ in range(args.repeat)],
-                           "tcp+j" if args.journal else "tcp"), flush=True)
-            print(_memory_row(n, [play_memory(game, n, args.limit) for _ in range(args.repeat)]), flush=True)
-            print(_memory_row(n, [play_cores(game, n, args.limit) for _ in range(args.repeat)], "cores"), flush=True)
+            for row in (
+                    net_figures(game, n, [play_net(game, n, args.limit, journal=args.journal)
+                                          for _ in range(args.repeat)], "tcp+j" if args.journal else "tcp"),
+                    memory_figures(game, n, [play_memory(game, n, args.limit) for _ in range(args.repeat)]),
+                    memory_figures(game, n, [play_cores(game, n, args.limit) for _ in range(args.repeat)], "cores")):
+                rows.append(row)
+                print(row_line(row), flush=True)
+    slow: list[dict[str, Any]] = []
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
         print(f"{'game':<10} {'slow link':<14} {'game s':>8} {'draw s1':>9} {'draw oth':>9} {'move s1':>9} "
               f"{'move oth':>9} {'faults':>6}  finished")
         for game in games:
-            slow_link(game, args.limit, args.slow)
-    return 0
+            slow += slow_link(game, args.limit, args.slow)
+    params = {"games": games, "peers": sizes, "limit": args.limit, "repeat": args.repeat, "journal": args.journal,
+              "slow": args.slow, "lan_delay_s": LAN_DELAY_S, "lan_jitter_s": LAN_JITTER_S}
+    return Figures(params, rows, {"slow_link": slow})

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from p2pcards.errors import InputError
-from p2pcards.net.bench import _memory_row, _net_row, percentiles, run
+from p2pcards.net.bench import memory_figures, net_figures, percentiles, row_line, run
 
 
 def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
@@ -37,8 +37,9 @@ def test_bench_net_refuses_what_it_cannot_run(games: str, peers: str, limit: int
 
 @pytest.mark.slow  # a whole game between two processes
 def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False, repeat=1)) == 0
+    figures = run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False, repeat=1))
     out = capsys.readouterr().out.splitlines()
+    assert [row_line(row) for row in figures.rows] == out[2:5] and len(figures.more["slow_link"]) == 3
     slow = [line.split() for line in out[out.index("") + 3:]]
     assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
     assert all(row[-2] == "0" and row[-1] == "3/3" for row in slow), out  # a slow link blames no one
@@ -59,7 +60,7 @@ def test_bench_net_with_journals_plays_the_same_game_and_leaves_no_state(capsys:
         return set(Path(tempfile.gettempdir()).glob("p2pcards-bench-*"))
 
     before = states()  # a bench killed earlier may have left its own
-    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=True, repeat=1)) == 0
+    assert run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=0, journal=True, repeat=1)).rows
     out = capsys.readouterr().out.splitlines()
     row = out[2].split()
     assert row[:3] == ["crisp", "2", "tcp+j"] and row[-1] == "2/2" and row[-3] != "-", out
@@ -74,11 +75,12 @@ def _peer(draws: list[float], cpu: float, finished: bool = True) -> dict[str, ob
 def test_a_row_pools_the_draws_of_every_game() -> None:
     one = [_peer([0.001, 0.002], 1.0), _peer([0.003], 3.0)]
     two = [_peer([0.004], 2.0), _peer([], 2.0, finished=False)]
-    row = _net_row("crisp", 2, [one, two], "tcp").split()
+    row = row_line(net_figures("crisp", 2, [one, two], "tcp")).split()
     assert row[:3] == ["crisp", "2", "tcp"] and row[3:5] == ["1.00", "10.0"] and row[5] == "2.00"  # mean CPU
     assert row[-4:] == ["4", "2/4", "252/500", "3/4"]  # moves: the draws and 4 swaps
-    memory = _memory_row(2, [{"setup": 1.0, "game": 5.0, "cpu": 1.0, "finished": 2, "latency": [{"draw": [0.001]}]},
-                             {"setup": 3.0, "game": 7.0, "cpu": 2.0, "finished": 1, "latency": [{"draw": [0.009]}]}])
+    memory = row_line(memory_figures("crisp", 2, [
+        {"setup": 1.0, "game": 5.0, "cpu": 1.0, "finished": 2, "latency": [{"draw": [0.001]}]},
+        {"setup": 3.0, "game": 7.0, "cpu": 2.0, "finished": 1, "latency": [{"draw": [0.009]}]}]))
     assert memory.split() == ["memory", "2.00", "6.0", "1.50", "2", "5/9", "5/9", "3/4"]
 
 
