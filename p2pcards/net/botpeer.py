@@ -154,12 +154,18 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
                 "stopped": peer.stopped,
                 "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.round,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
-                "faults": [f"{n.detail} [{n.blame}]" for n in peer.faults], "blamed": [n.blame for n in peer.faults],
+                **fault_keys(peer.faults),
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],
                 "port": node.links.port, "ready_at": node.seat.started, "first_turn_at": node.seat.shell.first_turn,
                 "end_at": time.time(), "cpu_s": time.process_time(),
                 "latency": {action: list(times) for action, times in node.seat.shell.latency.items()},
                 "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **node.links.traffic()}
+
+
+def fault_keys(faults: Sequence[Note]) -> dict[str, list[Any]]:
+    """The summary's faults, one entry per fault in each key: as text, whom it blamed, and a report's claim."""
+    return {"faults": [f"{n.detail} [{n.blame}]" for n in faults], "blamed": [n.blame for n in faults],
+            "claims": [None if n.claim is None else n.claim.to_json() for n in faults]}
 
 
 # ---------------------------------------------------------------- the command
@@ -211,6 +217,8 @@ SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with
            "voted_out": "why (or null)", "stopped": "why the table stopped (or null)", "names": "the seats' names",
            "totals": "the scores", "rounds": "rounds played", "log": "the last round's log hash (hex)",
            "faults": "each fault as text with its blame", "blamed": "whom each fault blamed (null: no one)",
+           "claims": "for each fault that blames no one on a report's word only, {reporter, blames}: whom that "
+                     "report's sender blamed (else null)",
            "notes": "what it printed", "port": "its TCP port",
            "ready_at, first_turn_at, end_at": "Unix times", "cpu_s": "its CPU seconds",
            "latency": "per action, seconds until shown", "peak_rss_kib": "peak memory",

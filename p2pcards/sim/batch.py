@@ -44,6 +44,8 @@ class GameReport:
     blamed: dict[str, list[str]]  # honest peer -> whom its faults and rejections blamed, in order (first 5)
     fault_blame: dict[str, str | None]  # honest peer that stopped -> whom its first fault blamed
     totals: dict[str, list[int]]  # honest peer -> its totals
+    # honest peer whose first fault blames no one, on a report's word only -> {"reporter": …, "blames": …}
+    fault_claim: dict[str, dict[str, str]] = field(default_factory=dict)
     cheat: str | None = None
     cheater: int | None = None
     fired: bool = False  # the cheat had its chance
@@ -95,6 +97,7 @@ def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None,
         ended={o.name: "finished" if o.finished else o.stopped or "still waiting" for o in honest},
         blamed={o.name: o.blames[:5] for o in honest},
         fault_blame={o.name: o.faults[0].blame for o in honest if o.faults},
+        fault_claim={o.name: claim.to_json() for o in honest if o.faults and (claim := o.faults[0].claim) is not None},
         totals={o.name: list(o.totals) for o in honest}, **traffic)
     if cheat is not None and cheater is not None:
         report.cheat, report.cheater, report.fired = cheat.name, cheater, fired
@@ -252,12 +255,18 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
         lines.append(f"cheat {cheat.name} ({cheat.what}; expected: {cheat.expect}): "
                      f"caught in {s['cheat_caught']}/{n} games")
         for r in reports:
-            who = ", ".join(f"{peer} blamed {r.fault_blame[peer] or 'nobody'}" if peer in r.fault_blame
+            who = ", ".join(f"{peer} blamed {r.fault_blame[peer] or 'nobody'}" + _claimed(r.fault_claim.get(peer))
+                            if peer in r.fault_blame
                             else f"{peer} rejected moves of {', '.join(sorted(set(b))) or 'nobody'}"
                             for peer, b in r.blamed.items())
             state = "caught" if r.fired and r.verdict is None else f"NOT CAUGHT: {r.verdict}"
             lines.append(f"  seed {r.seed}: {state}; {who}")
     return lines
+
+
+def _claimed(claim: Mapping[str, str] | None) -> str:
+    """What a report's claim adds to whom a peer blamed: whom its reporter blamed, on its word only."""
+    return "" if claim is None else f" ({claim['reporter']} blamed {claim['blames']}, on its word only)"
 
 
 def batch_json(params: Mapping[str, Any], reports: Sequence[GameReport]) -> dict[str, Any]:

@@ -421,7 +421,7 @@ def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[
             if p.stopped is None or not p.faults:
                 return f"{who} did not stop the table ({'finished' if p.finished else 'still waiting'})"
             first = p.faults[0]
-            claim = expect == "void-claim" and first.blame is None and f"blaming {name} on its word only" in first.detail
+            claim = expect == "void-claim" and first.claim is not None and first.claim.blames == name
             if first.blame != name and not claim:
                 return f"{who}'s first fault blames {first.blame or 'nobody'}, not {name}"
             continue

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..table.outputs import Note
+from ..table.outputs import Claim, Note
 from ..table.peer import TablePeer
 
 JUDGED = ("rejected", "fault", "audit")  # the notes a verdict reads: those that may blame a seat
@@ -36,19 +36,29 @@ class Outcome:
         """A JSON-able map (what a seat process prints)."""
         return {"name": self.name, "finished": self.finished, "stopped": self.stopped, "totals": list(self.totals),
                 "winners": list(self.winners), "rounds": self.rounds,
-                "notes": [[n.kind, n.detail, n.blame] for n in self.notes],
-                "faults": [[n.kind, n.detail, n.blame] for n in self.faults]}
+                "notes": [_note_json(n) for n in self.notes], "faults": [_note_json(n) for n in self.faults]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         """Back from `to_json`."""
         return cls(data["name"], data["finished"], data["stopped"], tuple(data["totals"]), tuple(data["winners"]),
-                   data["rounds"], tuple(Note(*n) for n in data["notes"]), tuple(Note(*n) for n in data["faults"]))
+                   data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]))
 
     @property
     def blames(self) -> list[str]:
         """Every seat it blamed, in order (rejected moves, dropped frames, audits and faults)."""
         return [n.blame for n in self.notes if n.blame is not None]
+
+
+def _note_json(note: Note) -> list[Any]:
+    """A note as a seat process prints it: [kind, detail, blame, claim or null]."""
+    return [note.kind, note.detail, note.blame, None if note.claim is None else note.claim.to_json()]
+
+
+def _note(data: list[Any]) -> Note:
+    """Back from `_note_json`."""
+    kind, detail, blame, claim = data
+    return Note(kind, detail, blame, None if claim is None else Claim(claim["reporter"], claim["blames"]))
 
 
 def agreed(outcomes: Sequence[Outcome]) -> bool:

@@ -15,8 +15,10 @@ JSON_HELP = (
     "print one JSON object instead of the text (also for a file that cannot be read, with the error line on "
     "standard error as well); its keys: status (verified, fault, incomplete, not-record or unreadable), exit (the "
     "exit status), file, error (unreadable only), game, table (hex), players, frames, rounds (each table, round, "
-    "scores, audit), refused (moves the rules refused, by seat), fault (detail, blame or null, clocked: judged by "
-    "the file's unsigned times, unclocked: the fault by the signed frames alone), waiting_on (incomplete: the "
+    "scores, audit), refused (moves the rules refused, by seat), fault (detail, blame or null, claim: when the "
+    "table stopped on a report whose blame nothing in the file bears out, {reporter, blames}: whom its reporter "
+    "blamed, on its word only, else null; clocked: judged by the file's unsigned times, unclocked: the fault by the "
+    "signed frames alone), waiting_on (incomplete: the "
     "seats), not_the_games (frames that are not the game's, by reason), totals and winners (verified only), "
     "lines (the text)")
 
@@ -51,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fault(note: Note | None) -> dict[str, Any] | None:
-    """A fault as JSON: what it is and whom it blames (None: no seat named)."""
-    return None if note is None else {"detail": note.detail, "blame": note.blame}
+    """A fault as JSON: what it is, whom it blames (None: no seat named) and a report's claim it blames on no one."""
+    return None if note is None else {"detail": note.detail, "blame": note.blame,
+                                      "claim": None if note.claim is None else note.claim.to_json()}
 
 
 def as_json(path: str, transcript: Transcript, verdict: Verdict) -> dict[str, Any]:

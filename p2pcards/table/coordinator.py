@@ -262,7 +262,8 @@ class Coordinator:
         what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
         view = View(self.watchdog.waited(self.now), sorted(self._owed()[0]), self.absences.now, what)
         # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
-        self.emit.fault(*weigh(self.names, seat, body, view))
+        detail, blame, claim = weigh(self.names, seat, body, view)
+        self.emit.fault(detail, blame, claim=claim)
 
     # ------------------------------------------------------------ rounds
 

@@ -29,12 +29,27 @@ class Send:
 
 
 @dataclass(frozen=True, slots=True)
+class Claim:
+    """A fault report's blame that nothing we hold bears out (protocol.md §14, step 4): whom its reporter blamed,
+    on its word only (we blame no one)."""
+
+    reporter: str
+    blames: str
+
+    def to_json(self) -> dict[str, str]:
+        """{"reporter": …, "blames": …}, as every JSON output that lists faults gives it."""
+        return {"reporter": self.reporter, "blames": self.blames}
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
-    """Something a user or a log should hear of, and whom it blames (a seat's name) if anyone."""
+    """Something a user or a log should hear of, whom it blames (a seat's name) if anyone, and, for a fault that
+    blames no one on a report's word only, that report's claim."""
 
     kind: NoteKind
     detail: str
     blame: str | None = None
+    claim: Claim | None = None
 
 
 Output = Send | Note
@@ -90,21 +105,23 @@ class Emitter:
         if self.on_sign is not None:
             self.on_sign(signed.frame)
 
-    def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
-        """Tell the user something, blaming seat `blame` if not None."""
-        note = Note(kind, detail, None if blame is None else self.names[blame])
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None, claim: Claim | None = None) -> None:
+        """Tell the user something, blaming seat `blame` if not None (or noting a report's `claim`)."""
+        note = Note(kind, detail, None if blame is None else self.names[blame], claim)
         self.notes.append(note)
         self.out.append(note)
         if kind == "fault":
             self.faults.append(note)
 
-    def fault(self, detail: str, blame: int | None, stall: bool = False, evidence: Sequence[bytes] = ()) -> None:
-        """A peer broke the protocol (`stall`: it held us up too long): the round is void and the table stops.
+    def fault(self, detail: str, blame: int | None, stall: bool = False, evidence: Sequence[bytes] = (),
+              claim: Claim | None = None) -> None:
+        """A peer broke the protocol (`stall`: it held us up too long): the round is void and the table stops
+        (`claim`: on a report whose blame we take as its reporter's word only).
 
         The report carries `evidence` (signed frames), else the frame in hand, so that each receiver
         checks the fault for itself instead of taking our word for it.
         """
-        self.note("fault", detail, blame)
+        self.note("fault", detail, blame, claim)
         if self.stopped is None:
             self.stopped = detail
             self.note("void", f"round {self.round()} is void; the table stops")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .bodies import Fault
+from .outputs import Claim
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,17 @@ class View:
     what: str = ""  # what the seats we waited on owe, as " (…)", or nothing
 
 
-def weigh(names: Sequence[str], reporter: int, report: Fault, view: View) -> tuple[str, int | None]:
-    """Our own fault in answer to `reporter`'s report: its detail and whom we blame (protocol.md §14, 2 to 4)."""
+def weigh(names: Sequence[str], reporter: int, report: Fault, view: View) -> tuple[str, int | None, Claim | None]:
+    """Our own fault in answer to `reporter`'s report: its detail, whom we blame, and the report's claim when we
+    blame no one on its word only (protocol.md §14, 2 to 4)."""
     waiting = list(view.waited)
     if not waiting and report.stall and report.blame not in view.owed and reporter in view.owed:
         waiting = [reporter]  # a time-out we do not see, from the seat we wait on: it stalls us itself
     who = names[reporter]
     if waiting:
         return (f"{who} stopped the table ({report.why}); we were waiting on "
-                f"{', '.join(names[s] for s in waiting)}{view.what}", waiting[0])
+                f"{', '.join(names[s] for s in waiting)}{view.what}", waiting[0], None)
     if report.stall and report.blame in view.owed or report.blame is None or view.missing(report.blame):
-        return f"{who} stopped the table: {report.why}", report.blame
-    return f"{who} stopped the table, blaming {names[report.blame]} on its word only: {report.why}", None
+        return f"{who} stopped the table: {report.why}", report.blame, None
+    claim = Claim(who, names[report.blame])
+    return f"{who} stopped the table, blaming {claim.blames} on its word only: {report.why}", None, claim

@@ -168,3 +168,18 @@ def test_a_peer_voted_out_says_so_and_does_not_claim_it_finished(
     out, _ = capsys.readouterr()
     assert status == 1 and "voted out while we were missing: every other seat voted us gone" in out \
         and "finished" not in out, out
+
+
+def test_peer_json_gives_a_fault_on_a_reports_word_only_as_a_claim_and_documents_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from p2pcards.net.botpeer import SUMMARY, fault_keys
+    from p2pcards.table.outputs import Claim, Note
+
+    faults = [Note("fault", "p0 stopped the table, blaming p1 on its word only: a bad box", None, Claim("p0", "p1")),
+              Note("fault", "p1 stopped the table: gone", "p1")]
+    keys = fault_keys(faults)
+    assert keys["blamed"] == [None, "p1"] and keys["claims"] == [{"reporter": "p0", "blames": "p1"}, None]
+    documented = {k for names in SUMMARY for k in names.split(", ")}
+    assert set(keys) <= documented
+    assert main(["peer", "--help"]) == 0
+    assert "claims: for each fault that blames no one on a report's word only" in " ".join(capsys.readouterr().out.split())

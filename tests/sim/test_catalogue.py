@@ -11,11 +11,11 @@ import pytest
 from p2pcards.bots.base import View
 from p2pcards.cli import main
 from p2pcards.games.base import Move
-from p2pcards.sim.batch import play_batch, report_from
+from p2pcards.sim.batch import batch_json, play_batch, report_from, report_lines
 from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge, turned_legal
 from p2pcards.sim.outcome import Outcome
 from p2pcards.sim.transcript import Transcript, record, verify
-from p2pcards.table.outputs import Note
+from p2pcards.table.outputs import Claim, Note
 
 CRISP = {"limit": 30}
 
@@ -88,7 +88,7 @@ def test_every_cheat_is_caught_in_every_game_of_a_seeded_batch(kind: str, game: 
             # (a lie in a box sealed to one seat is that seat's word only, to a witness as to a peer: protocol.md §14)
             first = w.faults[0] if w.faults else None
             assert (first is not None and (first.blame == "p1" or (
-                first.blame is None and "blaming p1 on its word only" in first.detail))) \
+                first.blame is None and first.claim is not None and first.claim.blames == "p1"))) \
                 or verdict.lines[-1].startswith("INCOMPLETE"), verdict.lines
 
 
@@ -195,21 +195,40 @@ def test_a_cheat_with_no_chance_says_what_would_give_it_one() -> None:
     assert report_from(done, 30, CATALOGUE["king-swap"], 2, fired=False, **traffic).verdict == "the cheat had no chance"
 
 
+def stopped(name: str, blame: str | None, detail: str, claim: Claim | None = None) -> Outcome:
+    """An honest peer that stopped the table on one fault."""
+    return Outcome(name, False, "stopped", (0, 0, 0), (0,), 1, (), (Note("fault", detail, blame, claim),))
+
+
 def test_a_lie_in_a_box_may_reach_a_peer_as_the_reporters_word_only() -> None:
     # Over TCP the report of the seat that opened a lying box can reach a third seat before its own box does:
     # that seat stops blaming no one, naming p1 on the reporter's word (protocol.md §14, step 4).
-    def stopped(name: str, blame: str | None, detail: str) -> Outcome:
-        return Outcome(name, False, "stopped", (0, 0, 0), (0,), 1, (), (Note("fault", detail, blame),))
-
     seen = stopped("p0", "p1", "a box from p1 holds shares whose proofs fail")
-    word = stopped("p2", None, "p0 stopped the table, blaming p1 on its word only: a box from p1 holds bad shares")
+    word = stopped("p2", None, "p0 stopped the table, blaming p1 on its word only: a box from p1 holds bad shares",
+                   Claim("p0", "p1"))
     assert CATALOGUE["lying-share"].expect == "void-claim"
     assert judge([seen, word], "p1", "void-claim") is None
     assert judge([seen, word], "p1", "void") is not None  # where everyone sees the fault, a word is not enough
     assert judge([word, dataclasses.replace(word, name="p0")], "p1", "void-claim") == \
         "no honest peer found the fault of p1 itself"
-    other = stopped("p2", None, "p0 stopped the table, blaming p3 on its word only: …")
+    other = stopped("p2", None, "p0 stopped the table, blaming p3 on its word only: …", Claim("p0", "p3"))
     assert judge([seen, other], "p1", "void-claim") is not None
+    # The words alone are no claim: the judge reads the claim, which every JSON output gives (fault_claim here).
+    assert judge([seen, stopped("p2", None, word.faults[0].detail)], "p1", "void-claim") is not None
+
+
+def test_the_sims_json_and_report_give_a_claim_on_the_reporters_word_apart_from_a_blame() -> None:
+    seen = stopped("p0", "p1", "a box from p1 holds shares whose proofs fail")
+    word = stopped("p2", None, "p0 stopped the table, blaming p1 on its word only: bad shares", Claim("p0", "p1"))
+    traffic = {"moves": 0, "frames": 0, "bytes": 0, "wall_s": 0.0, "table_s": 0.0, "cpu_s": [0.0] * 3}
+    report = report_from([seen, stopped("p1", None, "lied"), word], 30, CATALOGUE["lying-share"], 1, fired=True,
+                         **traffic)
+    assert report.verdict is None and report.fault_blame == {"p0": "p1", "p2": None}
+    game = batch_json({}, [report])["games"][0]
+    assert game["fault_claim"] == {"p2": {"reporter": "p0", "blames": "p1"}}
+    assert "p2 blamed nobody (p0 blamed p1, on its word only)" in report_lines([report], CATALOGUE["lying-share"])[-1]
+    # Over tcp a seat process hands its outcome over as JSON: the claim comes through it.
+    assert Outcome.from_json(json.loads(json.dumps(word.to_json()))) == word
 
 
 def test_the_help_explains_every_outcome_the_catalogue_expects(capsys: pytest.CaptureFixture[str]) -> None:

@@ -427,4 +427,5 @@ def test_verify_json_counts_the_frames_not_the_games_and_names_a_fault_and_its_b
                     unclocked=None)
     data = as_json("f", t, fault)
     assert (data["status"], data["exit"]) == ("fault", 1)
-    assert data["fault"] == {"detail": "BadPass: pass repeats a point", "blame": "p1", "clocked": True, "unclocked": None}
+    assert data["fault"] == {"detail": "BadPass: pass repeats a point", "blame": "p1", "claim": None, "clocked": True,
+                             "unclocked": None}

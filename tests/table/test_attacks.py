@@ -18,8 +18,9 @@ from p2pcards.sim.cheaters import (Run, Withhold, WithholdingPeer, frame_type, r
                                    withhold_public)
 from p2pcards.sim.table_game import make_table
 from p2pcards.sim.transcript import Transcript, record, verify
+from p2pcards.sim.verify_cli import as_json
 from p2pcards.table.bodies import Shares
-from p2pcards.table.outputs import Output, Send
+from p2pcards.table.outputs import Claim, Output, Send
 from p2pcards.table.peer import TablePeer
 from p2pcards.table.reveals import Reveals
 
@@ -182,9 +183,13 @@ def test_a_false_fault_report_does_not_get_the_honest_seat_it_names_blamed(dress
         assert p.stopped is not None and p.faults, p.notes[-4:]  # the stop is certain ...
         assert all(n.blame != "p0" for n in p.faults + p.notes), p.faults  # ... the blame is not
         assert "on its word only" in p.faults[0].detail and cheat.names[CHEATER] in p.faults[0].detail
-    # A witness of the table's transcript reads the report the same way.
-    verdict = verify(Transcript.from_bytes(recorded[0].to_bytes()))
+        assert p.faults[0].claim == Claim(cheat.names[CHEATER], "p0")  # the report's claim, apart from any blame
+    # A witness of the table's transcript reads the report the same way, and `verify --json` says so as a claim.
+    transcript = Transcript.from_bytes(recorded[0].to_bytes())
+    verdict = verify(transcript)
     assert verdict.fault is not None and verdict.fault.blame is None and "on its word only" in verdict.fault.detail
+    fault = as_json("t", transcript, verdict)["fault"]
+    assert fault["blame"] is None and fault["claim"] == {"reporter": cheat.names[CHEATER], "blames": "p0"}
 
 
 def test_a_fault_report_carries_the_evidence_a_peer_that_saw_nothing_checks_for_itself() -> None:

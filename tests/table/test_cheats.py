@@ -93,7 +93,7 @@ def assert_void_or_claim(run: Run, name: str) -> None:
     for p in honest(run):
         assert p.stopped is not None and p.faults, (p.names[p.me], p.notes[-5:])
         first = p.faults[0]
-        assert first.blame == name or (first.blame is None and f"blaming {name} on its word only" in first.detail), \
+        assert first.blame == name or (first.blame is None and first.claim is not None and first.claim.blames == name), \
             (p.names[p.me], p.faults)
         blamers += first.blame == name
         assert set(blamed(p)) <= {name}, (p.names[p.me], blamed(p))
