@@ -18,7 +18,7 @@ from typing import Any
 from ..bots.base import Bot
 from ..errors import InputError
 from ..table.peer import TablePeer
-from .catalogue import CheatKind, cheat_moves, fired, judge
+from .catalogue import CheatKind, cheat_moves, fired, judge, never_deals
 from .outcome import Outcome, agreed
 from .cheaters import Run, run_table
 from .faults import FaultSpec, FaultTap, restart_last_seat
@@ -193,6 +193,8 @@ def check_cheat(cheat: CheatKind | None, game: str, players: int, cheater: int) 
             raise InputError(f"--cheater: a seat from 0 to {players - 1}, not {cheater}")
         if cheat.not_at is not None and cheat.not_at[0] == cheater:
             raise InputError(f"--cheat {cheat.name} --cheater {cheater}: {cheat.not_at[1]}")
+        if (why := never_deals(cheat, game, cheater)) is not None:
+            raise InputError(f"--cheat {cheat.name} --cheater {cheater}: {why}")
 
 
 def peak_memory_mib() -> float:

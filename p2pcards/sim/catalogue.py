@@ -29,6 +29,7 @@ from ..crypto.encoding import Value
 from ..crypto.envelope import Envelope, parse
 from ..errors import MalformedMessage
 from ..games.base import Move
+from ..games.crescendo import ROUNDS as CRESCENDO_ROUNDS
 from ..games.crescendo import CrescendoView
 from ..table.config import TableConfig
 from ..table.outputs import Note
@@ -309,9 +310,29 @@ class CheatKind:
     rig: Rig
     not_at: tuple[int, str] | None = None  # a seat that can never play it, and why
     chance: str = ""  # what gives it its chance, said when it had none
+    orders: bool = False  # a cheat of the round's orderer: only a round its seat deals gives it its chance
 
 
-ORDERS: Final = "its seat orders a round only in a game long enough (a higher --limit gives it one)"
+# The orderer is the round's dealer, and a sim table's first round is dealt by seat 0: seat S deals round S + 1 first.
+ORDERS: Final = ("its seat orders only the rounds it deals, seat S round S + 1 first: the game was over before; "
+                 "a higher --limit gives it one")
+CHEAT_LIMIT: Final = 30  # Crisp's limit at a cheating table (a round or two: a cheat needs one) when none is given
+
+
+def cheat_limit(cheat: CheatKind, cheater: int) -> int:
+    """Crisp's limit for `cheat` from seat `cheater` when none is given: CHEAT_LIMIT, or, for a cheat of the
+    orderer, CHEAT_LIMIT for each round until its seat deals, so that the game reaches that round (at random bots
+    a round scores about 20 at most, so CHEAT_LIMIT × (S + 1) lasts S + 1 rounds or more)."""
+    return CHEAT_LIMIT * (cheater + 1) if cheat.orders else CHEAT_LIMIT
+
+
+def never_deals(cheat: CheatKind, game: str, cheater: int) -> str | None:
+    """Why `cheater` can never give `cheat` its chance in `game` (Crescendo's rounds are three, dealt by seats 0
+    to 2), or None."""
+    if cheat.orders and game == "crescendo" and cheater >= CRESCENDO_ROUNDS:
+        return (f"a cheat of the round's orderer, and crescendo's {CRESCENDO_ROUNDS} rounds are dealt by seats 0 to "
+                f"{CRESCENDO_ROUNDS - 1}: seat {cheater} never orders one")
+    return None
 
 
 def _kinds(*kinds: CheatKind) -> dict[str, CheatKind]:
@@ -355,9 +376,9 @@ CATALOGUE = _kinds(
               # the cheat tries again, so that one of its claims stands alone.
               _bot(claim_unheld, limit=3)),
     CheatKind("early-timeout", BOTH, "as orderer, ticks a deadline (a window's close) before it comes", "void",
-              _peer(EarlyTicker), chance=ORDERS),
+              _peer(EarlyTicker), chance=ORDERS, orders=True),
     CheatKind("bad-stamp", BOTH, "as orderer, stamps a move five seconds after the truth", "void",
-              _rewrite("order", far_stamp), chance=ORDERS),
+              _rewrite("order", far_stamp), chance=ORDERS, orders=True),
     CheatKind("other-opening", BOTH, "opens its seed commitment with another seed", "void",
               _rewrite("open", other_opening)),
     CheatKind("small-order-key", BOTH, "a round key with a small-order component", "void",

@@ -6,6 +6,7 @@ import argparse
 
 from ..cli import whole
 from ..errors import InputError
+from ..games.crescendo import ROUNDS as CRESCENDO_ROUNDS
 from .catalogue import CATALOGUE, CheatKind
 
 
@@ -13,7 +14,11 @@ def catalogue_lines() -> list[str]:
     """One line per cheat: its name, the games it fits, what it does and what honest peers must do."""
     width = max(map(len, CATALOGUE))
     return [f"{k.name:<{width}}  {' or '.join(k.games):<19}{k.what} ({k.expect})"
-            + ("" if k.not_at is None else f"; never from seat {k.not_at[0]}") for k in CATALOGUE.values()]
+            + ("" if k.not_at is None else f"; never from seat {k.not_at[0]}")
+            + ("" if not k.orders else "; only in a round its seat deals (seat S deals round S + 1: crisp's default "
+               f"--limit lasts that long; crescendo's {CRESCENDO_ROUNDS} rounds are dealt by seats 0 to "
+               f"{CRESCENDO_ROUNDS - 1})")
+            for k in CATALOGUE.values()]
 
 
 # What every honest peer must do, for each outcome a cheat of the catalogue expects (catalogue.Expect).
@@ -47,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cheat", metavar="KIND",
                         help="one seat cheats this way (at a table of random bots), and the report says whom each "
                              "honest peer blamed; `--cheat list` prints the catalogue, also below")
-    parser.add_argument("--cheater", type=whole(0), default=None, help="with --cheat: the cheating seat (default 1)")
+    parser.add_argument("--cheater", type=whole(0), default=None,
+                        help="with --cheat: the cheating seat (default 1); a cheat of the round's orderer "
+                             "(early-timeout, bad-stamp) has its chance only once SEAT deals, in round SEAT + 1")
     parser.epilog = legend() + "\n  " + "\n  ".join(catalogue_lines())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -25,7 +25,7 @@ from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
 from .batch import GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
-from .catalogue import CheatKind
+from .catalogue import CHEAT_LIMIT, CheatKind, cheat_limit
 from .cheaters import Run
 from .faults import FaultSpec
 from .load import load_lines, run_tables
@@ -42,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "clock; tcp: every peer a process of its own, linked by real TCP on 127.0.0.1 in real "
                              "time (faults through a proxy between them; a cheat runs in the cheater's own process)")
     parser.add_argument("--limit", type=whole(1), default=None,
-                        help="Crisp's game limit (default 100; 30 with --cheat)")
+                        help=f"Crisp's game limit (default 100; {CHEAT_LIMIT} with --cheat, and with a cheat of the "
+                             f"round's orderer {CHEAT_LIMIT} × (SEAT + 1), so that the game reaches the round the "
+                             "cheater's SEAT deals)")
     parser.add_argument("--delay-ms", type=amount(0), default=None,
                         help="memory: per-link delay in ms (default 4)")
     parser.add_argument("--jitter-ms", type=amount(0), default=None,
@@ -135,9 +137,9 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
         raise InputError(f"--limit: limit is not an option of {args.game}")
     if args.tables is not None and args.good is not None:
         raise InputError("--good: not with --tables (a load table seats random bots)")
-    limit = args.limit if args.limit is not None else (30 if cheat is not None else None)
-    options = {"limit": limit} if limit is not None and args.game == "crisp" else {}
     cheater = 1 if args.cheater is None else args.cheater
+    limit = args.limit if args.limit is not None or cheat is None else cheat_limit(cheat, cheater)
+    options = {"limit": limit} if limit is not None and args.game == "crisp" else {}
     check_cheat(cheat, args.game, args.players, cheater)
     if faults is not None and faults.partition is not None:
         faults.partition.side(args.players)

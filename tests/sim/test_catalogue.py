@@ -116,6 +116,8 @@ def test_cheat_list_is_one_line_per_cheat(capsys: pytest.CaptureFixture[str]) ->
     (["sim", "crisp", "--games", "2", "--record", "x"], "--record: one game only"),
     (["sim", "crisp", "--cheater", "1"], "--cheater: only with --cheat"),
     (["sim", "crisp", "--cheat", "pass-mark", "--cheater", "0"], "seat 0 shuffles first, from the public deck"),
+    (["sim", "crescendo", "--players", "4", "--cheat", "bad-stamp", "--cheater", "3"],
+     "crescendo's 3 rounds are dealt by seats 0 to 2: seat 3 never orders one"),
 ])
 def test_a_cheat_that_does_not_fit_is_one_line_and_status_2(argv: list[str], err: str,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -229,6 +231,30 @@ def test_the_sims_json_and_report_give_a_claim_on_the_reporters_word_apart_from_
     assert "p2 blamed nobody (p0 blamed p1, on its word only)" in report_lines([report], CATALOGUE["lying-share"])[-1]
     # Over tcp a seat process hands its outcome over as JSON: the claim comes through it.
     assert Outcome.from_json(json.loads(json.dumps(word.to_json()))) == word
+
+
+def test_a_cheat_of_the_orderer_from_a_late_seat_gets_a_game_long_enough_for_its_seat_to_deal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Seat 2 deals round 3: at the cheating table's old limit of 30 a Crisp game ends after a round or two, so
+    # bad-stamp from seat 2 had no chance in any of 30 seeds. Its default limit is now one that reaches round 3.
+    assert main(["sim", "crisp", "--cheat", "bad-stamp", "--cheater", "2", "--seed", "1", "--quiet", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["params"]["options"] == {"limit": 90} and data["params"]["cheater"] == 2
+    [game] = data["games"]
+    assert game["seed"] == 1 and game["fired"] and game["verdict"] is None and game["rounds"] >= 3
+    assert game["fault_blame"] == {"p0": "p2", "p1": "p2"} and "caught in 1/1 games" in err
+
+
+def test_the_help_says_up_front_which_seat_a_cheat_of_the_orderer_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--help"]) == 0
+    text = capsys.readouterr().out
+    orders = [k for k, c in CATALOGUE.items() if c.orders]
+    assert orders == ["early-timeout", "bad-stamp"]
+    for line in text.splitlines():
+        if line.split()[:1] in ([k] for k in orders):
+            assert "only in a round its seat deals (seat S deals round S + 1" in line, line
+    assert "round SEAT + 1" in " ".join(text.split())  # --cheater says it too
 
 
 def test_the_help_explains_every_outcome_the_catalogue_expects(capsys: pytest.CaptureFixture[str]) -> None:

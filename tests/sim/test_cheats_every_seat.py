@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from p2pcards.sim.batch import play_batch
-from p2pcards.sim.catalogue import CATALOGUE, ORDERS
+from p2pcards.sim.catalogue import CATALOGUE, cheat_limit
 
 CASES = [(kind, game, seat) for kind, cheat in CATALOGUE.items() for game in cheat.games for seat in (0, 2)
          if cheat.not_at is None or cheat.not_at[0] != seat]
@@ -18,7 +18,7 @@ def test_every_cheat_from_the_first_or_the_last_seat_is_caught_and_blamed_on_it(
                                                                                  seat: int) -> None:
     cheat = CATALOGUE[kind]
     # A cheat of the orderer needs its seat to order a round: seat 2 does so only in a game long enough.
-    options = {} if game == "crescendo" else {"limit": 100 if cheat.chance == ORDERS else 30}
+    options = {} if game == "crescendo" else {"limit": cheat_limit(cheat, seat)}
     [report] = play_batch(game, 3, options, 1, 1, cheat=cheat, cheater=seat, timeout=3.0, until=1800.0)
     assert report.fired, (kind, game, seat)
     assert report.verdict is None and report.agreed, report.verdict
