@@ -396,11 +396,18 @@ class TableClient:
         return rows + legend + status
 
     def _seat(self, view: View, seat: int, name_w: int, score_w: int) -> Line:
-        """A row's start: the turn marker, seat number, name and running score (`*` marks ours)."""
+        """A row's start: the turn marker, seat number, name and running score (`*` marks ours): 5 + name_w + score_w
+        columns. The `*` has a space on either side, so that it runs into neither a name as long as its column (at 40
+        columns "Tess*") nor the longest total (`score_w` is one more than it: "Tess*-14")."""
         turn = view.turn == seat
         return [("class:turn" if turn else "", f"{'▶' if turn else ' '}{seat + 1}"),
                 ("class:me" if seat == view.me else "", f" {view.players[seat][:name_w]:<{name_w}}"),
-                ("", f"{'*' if seat == view.me else ' '}{view.totals[seat]:>{score_w}}")]
+                ("", f" {'*' if seat == view.me else ' '}{view.totals[seat]:>{score_w}}")]
+
+    @staticmethod
+    def _score_w(view: View, least: int) -> int:
+        """The score column after our `*`: the longest total and a space before it, at least `least` columns."""
+        return max(least, 1 + max((len(str(t)) for t in view.totals), default=1))
 
     def _tags(self, view: View, seat: int, called: str) -> Line:
         """What is said next to a player's name: their call, and whether their memory aid is on (everyone sees it)."""
@@ -412,8 +419,9 @@ class TableClient:
         # Card states are told by their brackets, never by colour alone.
         cards = bool(view.round and view.known)
         # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
-        name_w = max(4, min(8, width - 36))
-        head = f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'score':>6}"
+        score_w = self._score_w(view, 4)  # with the `*` and a space before it, room for the heading's " score"
+        name_w = max(4, min(8, width - 32 - score_w))
+        head = f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'score':>{score_w + 2}}"
         legend = "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
         rows: list[Line] = []
         under: list[Line] = []
@@ -423,7 +431,7 @@ class TableClient:
             keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen")]
             rows, under = [[("class:dim", head)]], flow(keys, width, lead="   ")
         for seat in range(len(view.players)):
-            line = self._seat(view, seat, name_w, 5)
+            line = self._seat(view, seat, name_w, score_w)
             for pos in range(3 if cards else 0):
                 line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
             rows += tagged(line, self._tags(view, seat, "called CRISP"), width)
@@ -433,14 +441,13 @@ class TableClient:
         """The heading and every seat's row, and the legend's lines."""
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
-        # A total like -14 takes a column more, so that our `*` never runs into it ("Tess*-14").
-        score_w = max(3, 1 + max((len(str(t)) for t in view.totals), default=0))
+        score_w = self._score_w(view, 2)  # with the `*` and a space before it, room for the heading's " pts"
         # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
-        name_w = max(4, min(8, width - 7 - score_w - CELL * most))
-        # Marker and seat 2, name 1 + name_w, `*` and score 1 + score_w, pile 2 and a space (the mark may take it).
-        prefix = 7 + score_w + name_w
+        name_w = max(4, min(8, width - 8 - score_w - CELL * most))
+        # Marker and seat 2, name 1 + name_w, `*` 2, score score_w, pile 2 and a space (the mark may take it).
+        prefix = 8 + score_w + name_w
         per_line = max(1, (width - prefix) // CELL)
-        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>{score_w + 1}}{'pl':>3}"
+        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>{score_w + 2}}{'pl':>3}"
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):

@@ -302,7 +302,7 @@ def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
 def test_every_crisp_card_shows_in_40_columns() -> None:
     client, _ = crisp_client(names=("you", "Bartholomew"))
     rows = [line for line in screen(client, width=40, height=12).splitlines() if " L " in line]
-    assert rows[0] == "▶1 you *    0  L (A♠)   M [ ? ]  R (5♠)"
+    assert rows[0] == "▶1 you  *   0  L (A♠)   M [ ? ]  R (5♠)"
     assert rows[1] == " 2 Bart     0  L [ ? ]  M [ ? ]  R [ ? ]"
 
 
@@ -894,3 +894,20 @@ def test_in_40_columns_the_scores_of_a_long_game_keep_the_total_and_add_up() -> 
     head = next(line for line in lines if line.rstrip().endswith("total"))
     assert head.split() == ["R1-5", "R6", "R7", "total"] and all(len(line) <= 40 for line in lines)
     assert next(line for line in lines if line.startswith(" you ") and "70" in line).split()[1:] == ["50", "10", "10", "70"]
+
+
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+@pytest.mark.parametrize("totals", [(0, 0), (105, -2), (-14, 7)])
+def test_in_40_columns_our_mark_never_touches_a_four_letter_name(game: str, totals: tuple[int, int]) -> None:
+    # In 40 columns the name column is 4 letters wide: our row read "Tess*    0", the `*` glued to the name.
+    deck = DECK if game == "crisp" else list(CRESCENDO_DECK)
+    session = RefereeSession(game, ("Tess", "Bart"), deck, dealer=1)
+    scored = replace(session.view(), totals=totals)
+    session.view = lambda: scored  # type: ignore[method-assign]
+    lines = screen(TableClient(session), width=40).splitlines()
+    ours = next(line for line in lines if line[1:].startswith("1 Tess"))
+    assert ours.split()[1:4] == ["Tess", "*", str(totals[0])] and all(len(line) <= 40 for line in lines)
+    head = next(line for line in lines if line.startswith("   name"))
+    column = "score" if game == "crisp" else "pts"
+    end = head.index(column) + len(column)
+    assert ours[end - 1] == str(totals[0])[-1] and ours[end - len(str(totals[0])) - 1] == " "  # under its heading
