@@ -538,25 +538,32 @@ class TableClient:
         out = flow([[("class:title", f" Round {self.panel_round} revealed ")], *legend], width, gap="  ")
         rows = [revealed_words(game, snap.known[seat] if seat < len(snap.known) else ())
                 for seat in range(len(snap.players))]
-        cards_w = max([16, *map(len, rows)])
+        # A long row (a Crescendo row grows with each wrong NUMBER) goes on under itself, its cards never cut.
+        cards_room = max(8, width - 13)
+        cards = [wrap(row, cards_room) or [""] for row in rows]
+        cards_w = max([min(16, cards_room), *(len(line) for lines in cards for line in lines)])
         # A row is its name, cards, round score and how that came about; what does not fit the width goes under it
         # when the screen has the lines to spare (the scores below come first): never cut to a stray letter.
-        heads: list[Line] = []
+        heads: list[list[Line]] = []
         tails: list[str] = []
         for seat, name in enumerate(snap.players):
             score = f"round {total(self.panel_round - 1, name) - total(self.panel_round - 2, name):+d}"
             why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
-            start: Line = [("class:me" if seat == snap.me else "", f" {name[:10]:<10} "),
-                           ("", f"{rows[seat]:<{cards_w}} ")]
+            ours = "class:me" if seat == snap.me else ""
+            lines: list[Line] = [[("", " " * 12) if i else (ours, f" {name[:10]:<10} "), ("", f"{line:<{cards_w}} ")]
+                                 for i, line in enumerate(cards[seat])]
+            start = lines[-1]
             if sum(len(t) for _, t in start) + len(score) <= width:
                 start.append(("", score))
                 score = ""
-            heads.append(start)
+            heads.append(lines)
             tails.append("  ".join(t for t in (score, why) if t))
-        under = [wrap(tail, width - 4) if sum(len(t) for _, t in start) + 2 + len(tail) > width else []
-                 for start, tail in zip(heads, tails)]
-        spare = len(out) + len(heads) + sum(map(len, under)) + len(snap.players) + 2 <= room
-        for start, tail, below in zip(heads, tails, under):
+        under = [wrap(tail, width - 4) if sum(len(t) for _, t in lines[-1]) + 2 + len(tail) > width else []
+                 for lines, tail in zip(heads, tails)]
+        spare = len(out) + sum(map(len, heads)) + sum(map(len, under)) + len(snap.players) + 2 <= room
+        for lines, tail, below in zip(heads, tails, under):
+            out += lines[:-1]
+            start = lines[-1]
             if below and spare:
                 out += [start] + [[("class:dim", f"    {t}")] for t in below]
             else:

@@ -17,7 +17,7 @@ from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import PEEK_S, TableClient, plain
 from p2pcards.ui.session import Progress, Stall
-from p2pcards.ui.words import back_word
+from p2pcards.ui.words import back_word, revealed_words
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 
 
@@ -911,3 +911,21 @@ def test_in_40_columns_our_mark_never_touches_a_four_letter_name(game: str, tota
     column = "score" if game == "crisp" else "pts"
     end = head.index(column) + len(column)
     assert ours[end - 1] == str(totals[0])[-1] and ours[end - len(str(totals[0])) - 1] == " "  # under its heading
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_a_long_crescendo_row_goes_on_under_itself_in_the_reveal_never_cut(width: int) -> None:
+    # In 40 columns a row grown by wrong NUMBER claims read "45 52 80 65↓ 60↓ 66 20↓ 95 4": its last cards were cut.
+    session = RefereeSession("crescendo", ("you", "Bo"), list(CRESCENDO_DECK), dealer=1)
+    client = TableClient(session)
+    grown = (67, 99, 25, 55, 62, 97, 81, 60, 7, 100, 3, 58, 12, 90, 44, 71, 70, 98, 1, 33, 85, 86, 20, 64)
+    long = grown[:24 if width == 80 else 12]
+    over = replace(session.view(), turn=None, rounds_played=1, over=True, known=(long, (30, 41, 22, 97, 50, 51, 52)))
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    lines = screen(client, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    you = next(i for i, line in enumerate(lines) if line.startswith(" you "))
+    rows = [line[12:].split("round")[0] for line in lines[you:you + 3] if not line.startswith("    round")]
+    assert " ".join(" ".join(rows).split()) == revealed_words("crescendo", long)  # every card in order, marks kept
+    assert len(rows) == 2 and "Scores" in "\n".join(lines)
