@@ -720,12 +720,15 @@ class TableClient:
         else:
             text = self.rules(game, dict(self.session.options))
         wrapped = wrap(text, width - 2)
-        self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 3)))
-        body = wrapped[self.rules_top: self.rules_top + height - 3]
+        # The keys flow onto the lines they need: in 40 columns one line cut "back to the table" and our turn's call.
+        turn = self._turn_call()
+        keys = flow([[("class:key", "↑↓ PgUp PgDn"), ("", " scroll")], [("class:key", "Esc"), ("", " back to the table")],
+                     *([turn] if turn else [])], width, gap="   ", lead=" ")
+        rows = max(1, height - 2 - len(keys))
+        self.rules_top = min(self.rules_top, max(0, len(wrapped) - rows))
+        body = wrapped[self.rules_top: self.rules_top + rows]
         return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
-                + [[]] * (height - 3 - len(body))
-                + [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back to the table"),
-                    *self._turn_call()]])
+                + [[]] * (rows - len(body)) + keys)
 
     def _turn_call(self) -> Line:
         """While the rules hide the table: that our turn has come, with the time left when draws are timed."""
@@ -734,7 +737,7 @@ class TableClient:
             return []
         until = view.draw_until if isinstance(view, CrispView) else None
         left = f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
-        return [("", "   "), ("class:warn", f"Your turn{left}")]
+        return [("class:warn", f"Your turn{left}")]
 
 
 def stall_words(stall: Stall) -> list[str]:

@@ -929,3 +929,15 @@ def test_a_long_crescendo_row_goes_on_under_itself_in_the_reveal_never_cut(width
     rows = [line[12:].split("round")[0] for line in lines[you:you + 3] if not line.startswith("    round")]
     assert " ".join(" ".join(rows).split()) == revealed_words("crescendo", long)  # every card in order, marks kept
     assert len(rows) == 2 and "Scores" in "\n".join(lines)
+
+
+def test_in_40_columns_the_rules_screen_keeps_its_keys_and_our_turns_call_whole() -> None:
+    # In 40 columns the rules' key line read "↑↓ PgUp PgDn scroll   Esc back to the t": our turn's call was cut off.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=0)
+    client = TableClient(session, rules=rules_text)
+    client.key("?")
+    session.others(0.5)
+    lines = screen(client, 3.5, width=40).splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    assert "Esc back to the table" in "\n".join(lines[-2:]) and "Your turn (29 s left)" in "\n".join(lines[-2:])
+    assert lines[0].strip() == "Rules of Crisp" and lines[1].strip()  # the text starts right under the title
