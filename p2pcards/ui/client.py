@@ -630,7 +630,8 @@ class TableClient:
             out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
             # The next round goes on behind the reveal: say so when it waits on us.
-            ours: Line = [("class:warn", f"Your turn in round {view.round}: ")] if (
+            # With the time its draw has left: a timed draw runs out behind the reveal as behind the rules.
+            ours: Line = [("class:warn", f"Your turn in round {view.round}{self._draw_left(view)}: ")] if (
                 view.turn == view.me and view.round > self.panel_round) else []
             leave: list[Line] = [self._over_keys()] if view.over else []
             out += flow([[*ours, ("class:key", "Enter"), ("", " back to the table")], *leave], width, lead=" ")
@@ -735,9 +736,13 @@ class TableClient:
         view = self.view()
         if view is None or view.over or view.turn != view.me:
             return []
+        return [("class:warn", f"Your turn{self._draw_left(view)}")]
+
+    def _draw_left(self, view: View) -> str:
+        """The time our turn's draw has left, when draws are timed (" (29 s left)"), for a screen that hides the
+        table's own clock."""
         until = view.draw_until if isinstance(view, CrispView) else None
-        left = f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
-        return [("class:warn", f"Your turn{left}")]
+        return f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
 
 
 def stall_words(stall: Stall) -> list[str]:

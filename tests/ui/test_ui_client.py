@@ -12,6 +12,7 @@ from prompt_toolkit.output import DummyOutput
 from p2pcards.cards import CRESCENDO_DECK, CRISP_DECK
 from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Move
+from p2pcards.games.crisp import CrispView
 from p2pcards.rulestext import rules_text
 from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
@@ -941,3 +942,21 @@ def test_in_40_columns_the_rules_screen_keeps_its_keys_and_our_turns_call_whole(
     assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
     assert "Esc back to the table" in "\n".join(lines[-2:]) and "Your turn (29 s left)" in "\n".join(lines[-2:])
     assert lines[0].strip() == "Rules of Crisp" and lines[1].strip()  # the text starts right under the title
+
+
+def test_the_reveal_says_how_long_our_timed_draw_has_left_when_our_turn_came_behind_it() -> None:
+    # The reveal hides the table's clock: it said "Your turn in round 2:" while the 30 s of our draw ran out unseen.
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
+    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))
+    client = TableClient(session)
+    for move in (Move("you", "draw", source="pile"), Move("you", "discard"), Move("you", "crisp")):
+        session.play(move)
+    now = 0.0
+    while session.view().rounds_played < 1:
+        now += 5.0
+        session.others(now)
+    view = session.view()
+    assert view.round == 2 and view.turn == 0 and isinstance(view, CrispView) and view.draw_until is not None
+    left = view.draw_until - (now + 4.0)
+    assert 10 < left < 30
+    assert f"Your turn in round 2 ({left:.0f} s left): Enter back to the table" in screen(client, now + 4.0)
