@@ -89,8 +89,10 @@ class Chooser:
         return None
 
     def options(self, f: str) -> list[object]:
-        """The values field `f` may still take, in order."""
-        return sorted({getattr(m, f) for m in self.remaining()}, key=str)
+        """The values field `f` may still take, in order: positions by number (10 after 9, not after 1), names by
+        name."""
+        return sorted({getattr(m, f) for m in self.remaining()},
+                      key=lambda v: (0, v, "") if isinstance(v, int) else (1, 0, str(v)))
 
     def move(self) -> Move | None:
         """The move once every field is chosen."""

@@ -960,3 +960,16 @@ def test_the_reveal_says_how_long_our_timed_draw_has_left_when_our_turn_came_beh
     left = view.draw_until - (now + 4.0)
     assert 10 < left < 30
     assert f"Your turn in round 2 ({left:.0f} s left): Enter back to the table" in screen(client, now + 4.0)
+
+
+def test_a_row_of_more_than_nine_cards_is_offered_in_order() -> None:
+    # A Crescendo row grown by wrong NUMBER claims was offered as "1  2  11  12  3  4 ...": sorted as text.
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    client.key("d")
+    drawn = session.view()
+    grown = replace(drawn, legal=(Move("you", "discard"), *(Move("you", "replace", pos=i) for i in range(12))))
+    session.view = lambda: grown  # type: ignore[method-assign]
+    client.key("1")  # 1, 10, 11 or 12: the chooser waits for the next digit
+    assert "which of your cards? 1  2  3  4  5  6  7  8  9  10  11  12 " in screen(client)
