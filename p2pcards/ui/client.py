@@ -626,8 +626,14 @@ class TableClient:
             out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
-            typed = f"  [{self.chooser.typed}]" if self.chooser.typed else ""
-            out += flow([[("class:key", text + typed)], [("", "Esc cancel")]], width, lead=" ")
+            # A digit that begins a longer choice (1 of 10-12) waits: say for what, so that it is not taken for lost.
+            typed = self.chooser.typed
+            waits: list[Line] = []
+            if typed:
+                text += f"  [{typed}…]"
+                if int(typed) in {label_number(f, v, view.players) for v in self.chooser.options(f)}:
+                    waits = [[("class:key", "Enter"), ("", f" takes {typed}, or type its next digit")]]
+            out += flow([[("class:key", text)], *waits, [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
             # The next round goes on behind the reveal: say so when it waits on us.
             # With the time its draw has left: a timed draw runs out behind the reveal as behind the rules.
@@ -678,7 +684,7 @@ class TableClient:
         top = card_word(view.discard[0], game) if view.discard else ""
         groups: list[Line] = []
         row = len(view.known[view.me]) if view.known else 0
-        digits = f"1-{min(row, 9)}" if row > 1 else "1"
+        digits = f"1-{row}" if row > 1 else "1"  # past 9, two digits (the chooser asks for the second)
         for aid in seen:
             if aid == "replace":
                 where = "left/middle/right" if game == "crisp" else "at that position"
