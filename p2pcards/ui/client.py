@@ -232,8 +232,10 @@ class TableClient:
         for action in DIGIT_ACTIONS:
             moves = [m for m in view.legal if m.action == action]
             if moves and not self.session.busy():
-                self.chooser = Chooser(action, moves)
+                self.chooser = ch = Chooser(action, moves)
                 self._choose(k, view)
+                if self.chooser is ch and not ch.chosen and not ch.typed:
+                    self.chooser = None  # a digit that is no choice opens none: the other keys stay open
                 return
         self.status = ("class:warn", why_not(view, DIGIT_ACTIONS[:1] if view.turn == view.me else DIGIT_ACTIONS[1:],
                                              self.session.busy(), self.now))

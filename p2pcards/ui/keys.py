@@ -194,6 +194,10 @@ def _why_not_crescendo(view: CrescendoView, aids: Sequence[str]) -> str:
         return "Wait: the NUMBER window is open; your turn begins when it closes."
     if view.phase == "drawn":
         return "Swap the drawn card into your row (its position) or discard it (x)."
+    if aid in ("replace", "discard"):  # a digit or x before the draw
+        take = " (or t to take the top discard)" if any(m.action == "draw" and m.source == "discard"
+                                                          for m in view.legal) else ""
+        return f"Draw first: press d{take}; then a digit swaps the drawn card in, x discards it."
     if view.phase == "final":
         return "On a final turn you may only draw or pass."
     if "crescendo" in aids:

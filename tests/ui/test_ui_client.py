@@ -992,3 +992,26 @@ def test_past_nine_cards_the_keys_say_so_and_a_first_digit_says_what_it_waits_fo
     assert "12 [1…] Enter takes 1, or type its next digit Esc cancel" in " ".join(screen(client).split())
     client.key("enter")
     assert session.played[-1] == Move("you", "replace", pos=0)
+
+
+def test_a_digit_before_the_draw_says_draw_first() -> None:
+    # In Crescendo a digit on our turn before drawing said only "That is not open now."
+    client, session = crescendo_client()
+    client.key("p")
+    session.others(0.0)
+    for k in ("3", "x"):
+        client.key(k)
+        assert client.status[1] == ("Draw first: press d (or t to take the top discard); "
+                                    "then a digit swaps the drawn card in, x discards it.")
+    assert client.chooser is None and session.played == [Move("you", "setup_pass")]
+
+
+def test_a_digit_that_is_no_choice_leaves_the_other_keys_open() -> None:
+    # "4" with three cards asked "which of your cards?" and shut x behind "Type one of the numbers shown".
+    client, session = crisp_client(crisp_deck(["AS", "2S", "3S", "4S", "5S", "6S", "7S"]))  # we draw 7♠
+    client.key("d")
+    client.key("4")
+    assert client.status[1] == "4 is not one of the choices: 1, 2, 3."
+    assert "which of your cards" not in screen(client) and "x discard it" in screen(client)
+    client.key("x")
+    assert session.played[-1] == Move("you", "discard")
