@@ -454,10 +454,14 @@ class TableClient:
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         for seat in range(len(view.players)):
             line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3}" if cards else "")]
-            for pos in range(len(view.known[seat]) if cards else 0):
+            size = len(view.known[seat]) if cards else 0
+            for pos in range(size):
                 if pos and pos % per_line == 0:
                     rows.append(line)
-                    line = [("", " " * prefix)]
+                    # The heading numbers the first line's cards only: a line that goes on says which cards it holds.
+                    last = min(size, pos + per_line)
+                    held = f"cards {pos + 1}-{last}" if last > pos + 1 else f"card {pos + 1}"
+                    line = [("class:dim", f"{held:>{prefix - 2}}  ")]
                 line.append(self._cell_crescendo(view, seat, pos, ended))
             rows += tagged(line, self._tags(view, seat, "called CRESCENDO"), width)
         legend = [[("class:back", "81-90P"), ("", " unseen: its back's range and action (P peek, S swap, L lock)")],

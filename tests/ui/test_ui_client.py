@@ -1015,3 +1015,14 @@ def test_a_digit_that_is_no_choice_leaves_the_other_keys_open() -> None:
     assert "which of your cards" not in screen(client) and "x discard it" in screen(client)
     client.key("x")
     assert session.played[-1] == Move("you", "discard")
+
+
+def test_in_40_columns_a_crescendo_row_that_goes_on_says_which_cards_each_line_holds() -> None:
+    # The heading numbers three cards; the lines under them held cards 4 to 8 with nothing to tell their numbers.
+    client, session = crescendo_client()
+    lines = screen(client, width=40).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    ours = next(i for i, line in enumerate(lines) if line.startswith("▶1 you"))
+    backs = [back_word(b) for b in session.view().backs[0]]
+    assert lines[ours + 1].split() == ["cards", "4-6", *backs[3:6]]
+    assert lines[ours + 2].split() == ["cards", "7-8", *backs[6:8]]
