@@ -62,7 +62,8 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.game != "crisp":
         wrong = [k for k, v in crisp.items() if v is not None]
         if wrong:
-            raise InputError(f"{', '.join(wrong)} is not an option of {args.game}")
+            flags = ", ".join("--" + k.replace("_", "-") for k in wrong)  # as typed: --discard-draw, not discard_draw
+            raise InputError(f"{flags} {'is not an option' if len(wrong) == 1 else 'are not options'} of {args.game}")
         return {}
     options = {k: v for k, v in crisp.items() if v is not None}
     check_host_options(args.game, options)

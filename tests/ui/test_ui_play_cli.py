@@ -11,14 +11,16 @@ from p2pcards.cli import main
     (["play", "--bots", "8"], "crisp takes 2 to 8 players: --bots must be 1 to 7"),
     (["play", "--bots", "0"], "--bots must be 1 to 7"),
     (["play", "--game", "crescendo", "--bots", "6"], "crescendo takes 2 to 6 players: --bots must be 1 to 5"),
-    (["play", "--game", "crescendo", "--limit", "50", "--bots", "2"], "limit is not an option of crescendo"),
-    (["play", "--game", "crescendo", "--discard-draw", "--bots", "2"], "discard_draw is not an option of crescendo"),
+    (["play", "--game", "crescendo", "--limit", "50", "--bots", "2"], "--limit is not an option of crescendo"),
+    (["play", "--game", "crescendo", "--discard-draw", "--bots", "2"], "--discard-draw is not an option of crescendo"),
+    (["play", "--game", "crescendo", "--limit", "50", "--draw-seconds", "30", "--bots", "2"],
+     "--limit, --draw-seconds are not options of crescendo"),
     (["play", "--peer", "127.0.0.1:4242", "--bots", "2"], "--bots plays on this machine only"),
     (["play", "--peer", "nowhere"], "--peer wants HOST:PORT, not 'nowhere'"),
     (["play", "--bots", "2"], "needs a terminal"),  # pytest's stdin is not one
     (["rules", "crescendo", "--number-window", "5"], "unrecognized arguments: --number-window 5"),  # no host option
     (["rules", "crisp", "--number-window", "5"], "unrecognized arguments: --number-window 5"),
-    (["rules", "crescendo", "--limit", "50"], "limit is not an option of crescendo"),
+    (["rules", "crescendo", "--limit", "50"], "--limit is not an option of crescendo"),
 ])
 def test_bad_play_input_is_one_line_and_status_2(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
