@@ -20,8 +20,8 @@ from ..games.crisp import CrispView
 from ..table.config import SEATS
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import (DOWN, RED_SUITS, back_word, card_word, goes_on, note_words, revealed_words, score_why,
-                    winners_words)
+from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, goes_on, note_words, revealed_words,
+                    score_why, winners_words)
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -69,6 +69,7 @@ class TableClient:
     back_to_lobby: bool = False  # came through the lobby: leaving the table goes back there, Ctrl-C quits
     again: bool = False  # once the game is over, `n` asks for a new one (our own bots' table)
     outcome: str = ""  # how the player left: "leave" (Q), "quit" (Ctrl-C) or "again" (n at game over)
+    turns: TurnsSince = field(default_factory=TurnsSince)  # who began a turn since whose: said with a late crisp call
     _moment: tuple[object, ...] = ()  # where the table stood (`_at`) when the status was last set or checked
 
     @property
@@ -103,7 +104,8 @@ class TableClient:
         me = view.players[view.me]
         for note in self.session.take_notes():
             over = note.kind == "over" and not goes_on(note)
-            words = note_words(note, view.players, self.session.game, me, self._why_over(view) if over else "")
+            begun = self.turns.follow(note.detail, view.players) if note.kind == "event" else ()
+            words = note_words(note, view.players, self.session.game, me, self._why_over(view) if over else "", begun)
             if over:
                 won = winners_words(note.detail, view.players, me)
                 self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."

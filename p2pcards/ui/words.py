@@ -43,6 +43,36 @@ def _split_player(text: str, names: Sequence[str]) -> tuple[str | None, str]:
     return None, text
 
 
+def _and(names: Sequence[str]) -> str:
+    """Names as said: "Ada", "Ada and Bo", "Ada, Bo and Cy"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+class TurnsSince:
+    """Follows the turns of a round through its events, to tell who had begun a turn after a crisp caller's turn
+    ended and before the call (those turns are their players' final ones)."""
+
+    def __init__(self) -> None:
+        self.turns: list[list[object]] = []  # [player, begun] for each turn opened this round, in order
+
+    def follow(self, text: str, names: Sequence[str]) -> tuple[str, ...]:
+        """Take one event; for a crisp call, the players who began a turn since the caller's ended."""
+        who, rest = _split_player(text, names)
+        kind = rest.partition(" ")[0]
+        if kind == "deal":
+            self.turns = []  # the round's first turn opens at the deal, with no turn event of its own
+        elif kind == "turn" and who is not None:
+            self.turns.append([who, False])
+        elif kind == "crisp" and who is not None:
+            # The call is for the caller's last turn that ended: never the one open now (the last opened).
+            ended = [i for i, (name, _) in enumerate(self.turns[:-1]) if name == who]
+            since = self.turns[ended[-1] + 1:] if ended else self.turns
+            return tuple(str(name) for name, begun in since if begun)
+        elif who is not None and self.turns and self.turns[-1][0] == who:
+            self.turns[-1][1] = True
+        return ()
+
+
 def _slot(token: str, game: str) -> str:
     """A position word: Crisp's slot names stay, Crescendo's 0-based positions are counted from 1."""
     if game == "crescendo" and token.lstrip("-").isdigit():
@@ -50,8 +80,9 @@ def _slot(token: str, game: str) -> str:
     return token
 
 
-def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | None:
-    """One engine event (its compact text form) in plain words; None for events not worth a line."""
+def event_words(text: str, names: Sequence[str], game: str, me: str, begun: Sequence[str] = ()) -> str | None:
+    """One engine event (its compact text form) in plain words; None for events not worth a line. `begun`: for a
+    crisp call, the players who began a turn after the caller's ended and before the call (`TurnsSince`)."""
     who, rest = _split_player(text, names)
     kind, _, tail = rest.partition(" ")
     args = tail.split(" ") if tail else []
@@ -93,9 +124,11 @@ def event_words(text: str, names: Sequence[str], game: str, me: str) -> str | No
     if kind == "lock":
         return f"{p} locked {their} {_slot(args[0], game)}: {c(1)}, face up and safe from Swap."
     if kind == "crisp":
-        # A call may come late, as the next player starts: the turns ended since the caller's count as final.
-        since = "yours" if who == me else f"{who}'s"
-        return f"{p} called CRISP! Everyone else has one final turn (a turn taken since {since} counts)."
+        # A call may come late, as the next player starts: a turn begun since the caller's is that player's final one.
+        late = [("you", "yours") if n == me else (n, f"{n}'s") for n in begun]
+        said = "" if not late else (f", and the turn {late[0][0]} began before the call is {late[0][1]}" if len(late) == 1
+                                    else f", and the turns {_and([n for n, _ in late])} began before the call are theirs")
+        return f"{p} called CRISP! Everyone else has one final turn{said}."
     if kind == "crescendo":
         return f"{p} called CRESCENDO! Everyone else has one final turn."
     if kind == "turn":
@@ -195,12 +228,13 @@ def _sentence(text: str, names: Sequence[str], me: str) -> str:
     return f"{who} {rest}."
 
 
-def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: str = "") -> tuple[str, str] | None:
+def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: str = "",
+               begun: Sequence[str] = ()) -> tuple[str, str] | None:
     """A table note as (style, plain words); None for notes a player need not read. `why_over`: why the game
-    ended, said after who won."""
+    ended, said after who won; `begun`: as for `event_words`."""
     blame = f" ({note.blame} is blamed)" if note.blame else ""
     if note.kind == "event":
-        words = event_words(note.detail, names, game, me)
+        words = event_words(note.detail, names, game, me, begun)
         return None if words is None else ("", words)
     if note.kind == "rejected":
         if note.detail.startswith("message dropped: message for table") and not note.blame:

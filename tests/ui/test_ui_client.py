@@ -1026,3 +1026,19 @@ def test_in_40_columns_a_crescendo_row_that_goes_on_says_which_cards_each_line_h
     backs = [back_word(b) for b in session.view().backs[0]]
     assert lines[ours + 1].split() == ["cards", "4-6", *backs[3:6]]
     assert lines[ours + 2].split() == ["cards", "7-8", *backs[6:8]]
+
+
+def test_a_crisp_call_says_whose_turn_begun_before_it_is_final_and_nothing_when_none_had_begun() -> None:
+    # Every call read "Everyone else has one final turn (a turn taken since Bo's counts)", a riddle when none had.
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("d")
+    client.key("x")
+    session.others(2.5)  # Bo begins and ends his turn while our crisp window still runs
+    client.key("c")
+    assert "You called CRISP! Everyone else has one final turn, and the turn Bo began before the call is Bo's." \
+        in " ".join(screen(client, 2.5).split())
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("d")
+    client.key("x")
+    client.key("c")
+    assert "You called CRISP! Everyone else has one final turn. " in " ".join(screen(client).split()) + " "

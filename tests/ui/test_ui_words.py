@@ -37,12 +37,14 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
     assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Bo") == "You used Queen: your middle ⇄ Cy's right (blind)."
 
 
-def test_a_crisp_call_says_the_turns_taken_since_the_callers_count_as_final() -> None:
-    """A late call (as the next player starts) leaves fewer final turns: the words must not promise everyone one."""
-    assert event_words("Cy crisp", NAMES, "crisp", "Bo") == \
-        "Cy called CRISP! Everyone else has one final turn (a turn taken since Cy's counts)."
-    assert event_words("Bo crisp", NAMES, "crisp", "Bo") == \
-        "You called CRISP! Everyone else has one final turn (a turn taken since yours counts)."
+def test_a_crisp_call_says_which_turns_begun_before_it_are_final() -> None:
+    """A late call (as the next player starts) leaves fewer final turns: the words say whose turn already counts,
+    and say nothing of it when no turn had begun (it read "(a turn taken since Cy's counts)" every time)."""
+    assert event_words("Cy crisp", NAMES, "crisp", "Bo") == "Cy called CRISP! Everyone else has one final turn."
+    assert event_words("Cy crisp", NAMES, "crisp", "Bo", ("Bo",)) == \
+        "Cy called CRISP! Everyone else has one final turn, and the turn you began before the call is yours."
+    assert event_words("Bo crisp", NAMES, "crisp", "Bo", ("Mary Ann",)) == \
+        "You called CRISP! Everyone else has one final turn, and the turn Mary Ann began before the call is Mary Ann's."
 
 
 def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
