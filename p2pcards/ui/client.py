@@ -387,17 +387,36 @@ class TableClient:
         LOG_MIN lines), the legend goes first, then the last rows; the piles and the turn line stay."""
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
         if isinstance(view, CrescendoView):
-            rows, legend = self._crescendo_rows(view, width, ended)
+            head, seats, legend = self._crescendo_rows(view, width, ended)
         else:
-            rows, legend = self._crisp_rows(view, width, ended)
+            head, seats, legend = self._crisp_rows(view, width, ended)
         status = self._piles(view, width) + self._timers(view, width)
         # The legend gives way to the last lines of the log too: what the others did (a blind swap of our card) matters.
-        if len(rows) + len(legend) + len(status) > room - LOG_MIN:
+        if len(head) + sum(map(len, seats)) + len(legend) + len(status) > room - LOG_MIN:
             legend = []
-        rows = rows[:max(0, room - len(status))]
+        rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
+        rows = head + rows if rows else []
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
             return rows[:1] + legend + rows[1:] + status
         return rows + legend + status
+
+    @staticmethod
+    def _seats_that_fit(view: View, seats: list[list[Line]], room: int, width: int) -> list[Line]:
+        """Every seat's lines, or those that fit `room` whole and a line naming the seats left out: ours always
+        first among them (a row cut short showed a seat with too few cards, and one left out was not said)."""
+        if sum(map(len, seats)) <= room:
+            return [line for lines in seats for line in lines]
+        shown: list[int] = []
+        for seat in [view.me] + [s for s in range(len(seats)) if s != view.me]:
+            if sum(len(seats[s]) for s in shown) + len(seats[seat]) <= room - 1:
+                shown.append(seat)
+        left = [view.players[s] for s in range(len(seats)) if s not in shown]
+        n = len(left)
+        seats_word = f" +{n} more seat{'s' if n > 1 else ''}"
+        notes = [f"{seats_word}: {', '.join(left)} (the terminal is too small)", f"{seats_word}: {', '.join(left)}",
+                 seats_word]
+        note: Line = [("class:warn", next((t for t in notes if len(t) <= width), notes[-1]))]
+        return [line for s in sorted(shown) for line in seats[s]] + ([note] if room > 0 else [])
 
     def _seat(self, view: View, seat: int, name_w: int, score_w: int) -> Line:
         """A row's start: the turn marker, seat number, name and running score (`*` marks ours): 5 + name_w + score_w
@@ -418,8 +437,8 @@ class TableClient:
         tags: Line = [("class:warn", called)] if view.caller == seat else []
         return tags + [(AID_STYLE, AID_TAG)] if seat in self.session.aided() else tags
 
-    def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> tuple[list[Line], list[Line]]:
-        """The heading and every seat's row; the legend's lines when it does not fit on the heading's line."""
+    def _crisp_rows(self, view: CrispView, width: int, ended: bool) -> tuple[list[Line], list[list[Line]], list[Line]]:
+        """The heading, each seat's lines, and the legend's lines when it does not fit on the heading's line."""
         # Card states are told by their brackets, never by colour alone.
         cards = bool(view.round and view.known)
         # Names give way (down to 4 letters) so that the right card still shows in 40 columns.
@@ -434,15 +453,17 @@ class TableClient:
         elif cards:  # too narrow for one line: the legend flows under the heading
             keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen")]
             rows, under = [[("class:dim", head)]], flow(keys, width, lead="   ")
+        seats: list[list[Line]] = []
         for seat in range(len(view.players)):
             line = self._seat(view, seat, name_w, score_w)
             for pos in range(3 if cards else 0):
                 line += [("class:dim", f"  {'LMR'[pos]} "), self._cell_crisp(view, seat, pos, ended)]
-            rows += tagged(line, self._tags(view, seat, "called CRISP"), width)
-        return rows, under
+            seats.append(tagged(line, self._tags(view, seat, "called CRISP"), width))
+        return rows, seats, under
 
-    def _crescendo_rows(self, view: CrescendoView, width: int, ended: bool) -> tuple[list[Line], list[Line]]:
-        """The heading and every seat's row, and the legend's lines."""
+    def _crescendo_rows(self, view: CrescendoView, width: int,
+                        ended: bool) -> tuple[list[Line], list[list[Line]], list[Line]]:
+        """The heading, each seat's lines, and the legend's lines."""
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
         score_w = self._score_w(view, 2)  # with the `*` and a space before it, room for the heading's " pts"
@@ -454,23 +475,25 @@ class TableClient:
         head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>{score_w + 2}}{'pl':>3}"
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
+        seats: list[list[Line]] = []
         for seat in range(len(view.players)):
+            lines: list[Line] = []
             line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3}" if cards else "")]
             size = len(view.known[seat]) if cards else 0
             for pos in range(size):
                 if pos and pos % per_line == 0:
-                    rows.append(line)
+                    lines.append(line)
                     # The heading numbers the first line's cards only: a line that goes on says which cards it holds.
                     last = min(size, pos + per_line)
                     held = f"cards {pos + 1}-{last}" if last > pos + 1 else f"card {pos + 1}"
                     line = [("class:dim", f"{held:>{prefix - 2}}  ")]
                 line.append(self._cell_crescendo(view, seat, pos, ended))
-            rows += tagged(line, self._tags(view, seat, "called CRESCENDO"), width)
+            seats.append(lines + tagged(line, self._tags(view, seat, "called CRESCENDO"), width))
         legend = [[("class:back", "81-90P"), ("", " unseen: its back's range and action (P peek, S swap, L lock)")],
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
-        return rows, (flow(legend, width, lead="   ") if cards else [])
+        return rows, seats, (flow(legend, width, lead="   ") if cards else [])
 
     def _piles(self, view: View, width: int) -> list[Line]:
         game = self.session.game

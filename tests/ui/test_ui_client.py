@@ -1042,3 +1042,22 @@ def test_a_crisp_call_says_whose_turn_begun_before_it_is_final_and_nothing_when_
     client.key("x")
     client.key("c")
     assert "You called CRISP! Everyone else has one final turn. " in " ".join(screen(client).split()) + " "
+
+
+@pytest.mark.parametrize("seats", [5, 6])
+def test_seats_that_do_not_fit_go_whole_and_are_named_ours_always_shown(seats: int) -> None:
+    # At 40x24 six Crescendo seats take 18 lines: the fifth showed 3 of its 7 cards, the sixth (maybe ours) nothing.
+    names = ("Bo", "Cy", "Di", "Ed", "Flo", "you")[-seats:]
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=seats - 1)
+    session.me = seats - 1  # ours is the last seat
+    client = TableClient(session)
+    lines = screen(client, width=40).splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    starts = {line.split()[1]: i for i, line in enumerate(lines) if line[1:2].isdigit()}
+    assert "you" in starts
+    for name, i in starts.items():  # each seat shown shows its whole row: 7 cards, on three lines
+        assert lines[i + 1].startswith("   cards 4-6") and lines[i + 2].startswith("      card 7")
+    note = next(line for line in lines if line.startswith(" +"))
+    left = [n for n in names if n not in starts]
+    assert left and note.startswith(f" +{len(left)} more seat{'s' if len(left) > 1 else ''}: {', '.join(left)}")
+
