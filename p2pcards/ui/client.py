@@ -344,13 +344,20 @@ class TableClient:
         shuffling = " (shuffling)" if prog is not None and not view.over else ""
         if game == "crisp":
             assert isinstance(view, CrispView)
-            info = f"Crisp · round {rnd}{shuffling} · lowest total wins · game ends at {view.options.limit}"
+            infos = [f"Crisp · round {rnd}{shuffling} · lowest total wins · game ends at {view.options.limit}",
+                     f"Crisp · round {rnd}{shuffling} · game ends at {view.options.limit}"]
         else:
-            info = f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high"
+            infos = [f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high",
+                     f"Crescendo · round {rnd} of 3{shuffling}"]
+        # A narrow screen keeps the header to a line each, for the rows: the title's reminder goes (the first hint and
+        # the rules say it), and our name (our row shows it, with our *).
+        info = next((i for i in infos if len(i) + 2 <= width), infos[0])
         aid = "ON" if self.memory_aid else "off"
         keys = [[("class:key", "?"), ("", " rules")], [("class:key", "m"), ("", f" memory aid: {aid}")],
-                [("class:key", "Q"), ("", " leave" if self.back_to_lobby else " quit")], [("", f" you: {me}")]]
-        return wrap_line([("class:title", f" {info} ")], width) + flow(keys, width, gap="  ")
+                [("class:key", "Q"), ("", " leave" if self.back_to_lobby else " quit")]]
+        named = flow([*keys, [("", f" you: {me}")]], width, gap="  ")
+        keys_lines = named if len(named) == 1 else flow(keys, width, gap="  ")
+        return wrap_line([("class:title", f" {info} ")], width) + keys_lines
 
     def _cell_crisp(self, view: CrispView, seat: int, pos: int, ended: bool) -> Fragment:
         face = view.known[seat][pos] if seat < len(view.known) else None

@@ -873,12 +873,13 @@ def test_the_reserve_and_its_top_back_stay_on_one_line(width: int) -> None:
     assert f"(top back {back}" in reserve
 
 
-def test_in_40_by_20_the_log_keeps_its_last_lines_before_the_legend() -> None:
+def test_in_40_by_18_the_log_keeps_its_last_lines_before_the_legend() -> None:
     # At 40x20 with three seats the legend took every line of the log: a blind swap of our card went unsaid.
+    # (Since the header keeps to two lines in 40 columns, 40x20 has room for both: 18 lines are as short.)
     client, session = crisp_client(names=("you", "Bo", "Cy"))
     client.key("d")
     client.key("x")
-    text = screen(client, width=40, height=20)
+    text = screen(client, width=40, height=18)
     assert "You discarded 9♦." in text and "seen, hidden again" not in text
     assert "seen, hidden again" in screen(client, width=40, height=40)  # with room, the legend is back
 
@@ -1061,3 +1062,14 @@ def test_seats_that_do_not_fit_go_whole_and_are_named_ours_always_shown(seats: i
     left = [n for n in names if n not in starts]
     assert left and note.startswith(f" +{len(left)} more seat{'s' if len(left) > 1 else ''}: {', '.join(left)}")
 
+
+def test_in_40_columns_the_header_keeps_to_a_line_each_for_the_rows() -> None:
+    # "Crisp · round 1 · lowest total wins · game ends at 100" and the keys with our name took four lines.
+    client, _ = crisp_client()
+    lines = screen(client, width=40).splitlines()
+    assert lines[0] == " Crisp · round 1 · game ends at 100" and lines[1] == "? rules  m memory aid: off  Q quit"
+    assert lines[2].startswith("   name score")
+    lines = screen(crescendo_client()[0], width=40).splitlines()
+    assert lines[0] == " Crescendo · round 1 of 3" and lines[2].startswith("   name pts")
+    wide = screen(client, width=80).splitlines()
+    assert wide[0].strip() == "Crisp · round 1 · lowest total wins · game ends at 100" and "you: you" in wide[1]
