@@ -33,6 +33,9 @@ AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
 SEEN_MARK = "·"
+# A key without a letter, as its keycap says it (the app names it "enter", "pageup" ...).
+KEY_WORDS = {"enter": "Enter", "backspace": "Backspace", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
+             " ": "Space"}
 # Under the keys when the table first shows: what a newcomer needs before the first move ({left}: seconds), in one
 # line, the shorter words where the longer do not fit (none where neither does: the table keeps its rows).
 FIRST_HINT = {
@@ -194,7 +197,8 @@ class TableClient:
             return None
         aids = KEYS[self.session.game].get(k)
         if aids is None:
-            self.status = ("class:warn", f"The key {k!r} does nothing here. The keys open now are at the bottom.")
+            said = KEY_WORDS.get(k, f"The key {k!r}")
+            self.status = ("class:warn", f"{said} does nothing here. The keys open now are at the bottom.")
             return None
         moves = [m for m in view.legal if action_id(m) in aids]
         if not moves or self.session.busy():

@@ -1073,3 +1073,11 @@ def test_in_40_columns_the_header_keeps_to_a_line_each_for_the_rows() -> None:
     assert lines[0] == " Crescendo · round 1 of 3" and lines[2].startswith("   name pts")
     wide = screen(client, width=80).splitlines()
     assert wide[0].strip() == "Crisp · round 1 · lowest total wins · game ends at 100" and "you: you" in wide[1]
+
+
+@pytest.mark.parametrize("key,said", [("enter", "Enter"), ("pagedown", "PgDn"), (" ", "Space")])
+def test_a_key_that_does_nothing_is_named_as_its_keycap(key: str, said: str) -> None:
+    # Enter at the table read "The key 'enter' does nothing here.": the program's name for it, not the keycap's.
+    client, _ = crisp_client()
+    client.key(key)
+    assert client.status[1] == f"{said} does nothing here. The keys open now are at the bottom."
