@@ -635,8 +635,11 @@ class TableClient:
         for item in reversed(self.log):
             wrapped = wrap_line([item], width)
             if len(lines) + len(wrapped) > room:
-                if not lines:  # one item longer than the room: its start, rather than nothing
-                    lines = wrapped[:room]
+                if not lines and room > 0:  # one item longer than the room: its start, rather than nothing,
+                    lines = wrapped[:room]  # ending in "…" so that it is not taken for the whole
+                    style, text = lines[-1][-1]
+                    lines[-1] = lines[-1][:-1] + [(style, (text if len(text) + 2 <= width else
+                                                           text[:max(0, width - 2)].rstrip()) + " …")]
                 break
             lines[:0] = wrapped
         return lines + [[] for _ in range(room - len(lines))]

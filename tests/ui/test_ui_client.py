@@ -1081,3 +1081,18 @@ def test_a_key_that_does_nothing_is_named_as_its_keycap(key: str, said: str) -> 
     client, _ = crisp_client()
     client.key(key)
     assert client.status[1] == f"{said} does nothing here. The keys open now are at the bottom."
+
+
+def test_a_log_item_longer_than_the_room_left_says_it_goes_on() -> None:
+    # At game over in 40 columns the log's last line read "played: the most points wins; a tie": cut, and not said.
+    client, _ = crisp_client()
+    long = "Game over: Bo wins (three rounds played: the most points wins; a tie goes to the points of CRESCENDO calls)."
+    client.log.append(("", long))
+    for height in range(8, 24):
+        lines = screen(client, width=40, height=height).splitlines()
+        shown = [line for line in lines if line and (line.startswith("Game over") or line in long)]
+        if shown and "calls)." not in shown[-1]:
+            assert shown[-1].endswith(" …") and len(shown[-1]) <= 40
+            break
+    else:
+        raise AssertionError("no height left the item cut")
