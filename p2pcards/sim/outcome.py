@@ -45,6 +45,15 @@ class Outcome:
                    data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]))
 
     @property
+    def named(self) -> str | None:
+        """The seat its first fault names: the one it blames, or the one a report it stopped on blames (a peer
+        that a seat's report reached before its own check could stops on the report's word, protocol.md §14)."""
+        if not self.faults:
+            return None
+        first = self.faults[0]
+        return first.blame if first.blame is not None or first.claim is None else first.claim.blames
+
+    @property
     def blames(self) -> list[str]:
         """Every seat it blamed, in order (rejected moves, dropped frames, audits and faults)."""
         return [n.blame for n in self.notes if n.blame is not None]
@@ -62,9 +71,9 @@ def _note(data: list[Any]) -> Note:
 
 
 def agreed(outcomes: Sequence[Outcome]) -> bool:
-    """Every peer finished with the same totals and winners, or every one stopped blaming the same seat first."""
+    """Every peer finished with the same totals and winners, or every one stopped naming the same seat first."""
     if all(o.finished for o in outcomes):
         return len({(o.totals, o.winners) for o in outcomes}) == 1
     if all(o.stopped is not None for o in outcomes):
-        return len({o.faults[0].blame if o.faults else None for o in outcomes}) == 1
+        return len({o.named for o in outcomes}) == 1
     return False

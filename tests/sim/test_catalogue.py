@@ -226,6 +226,11 @@ def test_the_sims_json_and_report_give_a_claim_on_the_reporters_word_apart_from_
     report = report_from([seen, stopped("p1", None, "lied"), word], 30, CATALOGUE["lying-share"], 1, fired=True,
                          **traffic)
     assert report.verdict is None and report.fault_blame == {"p0": "p1", "p2": None}
+    # Both name p1: the honest peers agree, and the run passes (it failed as "the honest peers disagreed").
+    assert report.agreed and report.ok
+    other = stopped("p2", None, "p0 stopped the table, blaming p3 on its word only: …", Claim("p0", "p3"))
+    assert not report_from([seen, stopped("p1", None, "lied"), other], 30, CATALOGUE["lying-share"], 1, fired=True,
+                           **traffic).agreed
     game = batch_json({}, [report])["games"][0]
     assert game["fault_claim"] == {"p2": {"reporter": "p0", "blames": "p1"}}
     assert "p2 blamed nobody (p0 blamed p1, on its word only)" in report_lines([report], CATALOGUE["lying-share"])[-1]
