@@ -112,7 +112,9 @@ class Decks:
                 try:
                     dk.verify_pass(self.ctx, self.keys, chain[-1], new)
                 except DeckFault as exc:
-                    self.port.deck_fault(exc, stage)
+                    # The evidence is the pass and the one it follows, not the frame in hand (which may be the
+                    # one before, come late): a peer the report reaches first checks the pass itself (protocol.md §14).
+                    self.port.deck_fault(exc, stage, self.evidence(deck_id, stage + 1))
                     return
                 chain.append(new)
                 progress = True
@@ -120,6 +122,11 @@ class Decks:
                     self.finished(deck_id)
                     if self.port.stopped:
                         return
+
+    def evidence(self, deck_id: int, stage: int) -> list[bytes]:
+        """The signed frames a check of the pass at (`deck_id`, `stage`) rests on: the pass before it (none at
+        stage 1: it follows the public deck) and that pass, those we hold."""
+        return [f for s in (stage - 1, stage) if (f := self.frames.get((deck_id, s)))]
 
     def shuffle(self, prev: dk.EncryptedDeck) -> dk.EncryptedDeck:
         """Our pass on `prev`."""

@@ -71,8 +71,9 @@ class Port(Protocol):
     def fault(self, detail: str, blame: int | None) -> None:
         """A peer broke the protocol: the round is void and the table stops."""
 
-    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
-        """A proof, pass or point that failed: blame the seat the deck names, else `fallback`."""
+    def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
+        """A proof, pass or point that failed: blame the seat the deck names, else `fallback`; the report carries
+        `evidence` (the frames the check rests on), else the frame in hand."""
 
 
 class Emitter:
@@ -134,10 +135,11 @@ class Emitter:
             self.send(self.round(), "fault", {"blame": blame, "why": reason(detail), "stall": stall,
                                               "evidence": list[Value](frames)})
 
-    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
-        """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`."""
+    def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
+        """A proof, pass or point that failed: blame the seat the deck names (its prover or passer), else `fallback`;
+        the report carries `evidence`, else the frame in hand."""
         seat = exc.seat if isinstance(exc.seat, int) and 0 <= exc.seat < len(self.names) else fallback
-        self.fault(f"{type(exc).__name__}: {exc}", seat)
+        self.fault(f"{type(exc).__name__}: {exc}", seat, evidence=evidence)
 
     def blame(self, exc: RemoteProtocolError, mtype: str, seat: int) -> None:
         """`seat`'s message of type `mtype` could not be taken (`exc`): the fault that is."""
@@ -181,6 +183,6 @@ class RoundPort:
         """Stop the table."""
         self.emitter.fault(detail, blame)
 
-    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
-        """Stop the table over a deck fault."""
-        self.emitter.deck_fault(exc, fallback)
+    def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
+        """Stop the table over a deck fault, the report carrying `evidence` (else the frame in hand)."""
+        self.emitter.deck_fault(exc, fallback, evidence)

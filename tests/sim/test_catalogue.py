@@ -42,6 +42,14 @@ def test_a_cheat_of_each_outcome_is_caught_with_the_right_blame(kind: str) -> No
             assert "p1" not in blames
 
 
+def test_a_bad_pass_is_blamed_by_every_honest_peer_even_one_a_report_reaches_before_the_pass() -> None:
+    # Seed 1005 at 5 seats: p3 gets p1's bad pass before p0's and finds it once p0's comes; p4 gets p3's report
+    # before p1's pass. The report carried p0's pass only, so p4 blamed no one on p3's word (the run failed).
+    [report] = play_batch("crisp", 5, CRISP, 1005, 1, cheat=CATALOGUE["pass-substitute"], cheater=1)
+    assert report.fired and report.verdict is None, report.verdict
+    assert report.fault_blame == {"p0": "p1", "p2": "p1", "p3": "p1", "p4": "p1"} and not report.fault_claim
+
+
 def test_a_withheld_share_of_a_card_face_up_is_blamed_on_its_withholder_not_on_a_grant_waiting_for_its_face() -> None:
     # p1 draws a Jack and peeks with it: p0, who has not seen the Jack, must learn it from everyone's public share
     # before it grants the peek, and p2 withholds its share. p1, who saw the Jack, owes p2 nothing and sees p0

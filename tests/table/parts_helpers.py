@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from p2pcards.crypto import deck as dk
@@ -21,6 +22,7 @@ class RecordingPort:
     sent: list[tuple[str, dict[str, Value]]] = field(default_factory=list)
     notes: list[tuple[NoteKind, str, int | None]] = field(default_factory=list)
     faults: list[tuple[str, int | None]] = field(default_factory=list)
+    evidence: list[list[bytes]] = field(default_factory=list)  # each deck fault's evidence
 
     @property
     def stopped(self) -> bool:
@@ -35,8 +37,9 @@ class RecordingPort:
     def fault(self, detail: str, blame: int | None) -> None:
         self.faults.append((detail, blame))
 
-    def deck_fault(self, exc: DeckFault, fallback: int | None) -> None:
+    def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
         self.fault(str(exc), exc.seat if exc.seat is not None else fallback)
+        self.evidence.append(list(evidence))
 
     def of_type(self, mtype: str) -> list[dict[str, Value]]:
         return [body for t, body in self.sent if t == mtype]

@@ -54,6 +54,25 @@ def test_a_bad_pass_is_its_passers_fault() -> None:
         decks[1].take_pass(1, mine)  # seat 1 claims seat 0's stage
 
 
+def test_a_bad_pass_checked_once_the_one_it_follows_comes_carries_both_passes_as_evidence() -> None:
+    # The fault is found while taking seat 0's pass, come late: the report carried that frame (the one in hand),
+    # so a peer it reached with seat 1's bad pass not yet in blamed no one, on the reporter's word only.
+    decks, ports, _ = make_decks(3, CRISP_DECK)
+    exchange(decks, ports)
+    late, late_ports, _ = make_decks(3, CRISP_DECK)
+    for d in decks:
+        late[2].take_key(d.me, d.announcement())
+    chain = decks[0].chains[0]
+    forged = dataclasses.replace(chain[2], c1=chain[2].c1[:1] * 2 + chain[2].c1[2:])
+    late[2].take_pass(1, forged, b"bad pass of seat 1")
+    late[2].advance()
+    assert not late_ports[2].faults
+    late[2].take_pass(0, chain[1], b"pass of seat 0")
+    late[2].advance()
+    assert late_ports[2].faults[0][1] == 1
+    assert late_ports[2].evidence == [[b"pass of seat 0", b"bad pass of seat 1"]]
+
+
 def test_a_second_key_or_a_key_for_another_seat_is_malformed() -> None:
     decks, _, _ = make_decks(2, CRISP_DECK)
     ann = decks[0].announcement()
