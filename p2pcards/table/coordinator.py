@@ -127,7 +127,16 @@ class Coordinator:
         if came < self.now:
             self._journal.record(clock_record(self.now))
         self._journal.record(frame_record(came, signed.frame, self.chains.live))
-        self._handle(signed)
+        self._handle_in_hand(signed)
+
+    def _handle_in_hand(self, signed: Signed) -> None:
+        """Handle a frame of another seat with it in hand: a fault it shows carries it as the evidence, not the frame
+        whose taking let it through (one that filled the gap it was held at, or began the round it waited for)."""
+        outer, self.emit.in_hand = self.emit.in_hand, signed.frame
+        try:
+            self._handle(signed)
+        finally:
+            self.emit.in_hand = outer
 
     def _first_hand(self, frame: bytes, came: float) -> None:
         """A frame we took sent again came first hand at `came`: a move not ordered yet is judged by that
@@ -290,7 +299,7 @@ class Coordinator:
             self.emit.send(number, "key", rs.decks.announcement().to_wire())
         later, self.chains.later = self.chains.later, []
         for signed in later:
-            self._handle(signed)
+            self._handle_in_hand(signed)
 
     # ------------------------------------------------------------ the loop
 

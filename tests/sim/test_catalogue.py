@@ -13,6 +13,7 @@ from p2pcards.cli import main
 from p2pcards.games.base import Move
 from p2pcards.sim.batch import batch_json, play_batch, report_from, report_lines
 from p2pcards.sim.catalogue import CATALOGUE, CheatKind, _bot, judge, turned_legal
+from p2pcards.sim.memnet import LinkModel
 from p2pcards.sim.outcome import Outcome
 from p2pcards.sim.transcript import Transcript, record, verify
 from p2pcards.table.outputs import Claim, Note
@@ -48,6 +49,17 @@ def test_a_bad_pass_is_blamed_by_every_honest_peer_even_one_a_report_reaches_bef
     [report] = play_batch("crisp", 5, CRISP, 1005, 1, cheat=CATALOGUE["pass-substitute"], cheater=1)
     assert report.fired and report.verdict is None, report.verdict
     assert report.fault_blame == {"p0": "p1", "p2": "p1", "p3": "p1", "p4": "p1"} and not report.fault_claim
+
+
+def test_a_report_held_ahead_of_its_chain_is_the_evidence_of_the_stop_it_leads_to() -> None:
+    # Seed 9 at 8 seats, 50 ms of jitter: p3 gets p0's report before p0's box before it, and stops once the box
+    # comes; its report carried that box (the frame in hand), not p0's report, so p6, reached by p3's report
+    # first, blamed nobody at all (sim: 'the honest peers disagreed'). Now p6 weighs p0's report itself.
+    [report] = play_batch("crisp", 8, CRISP, 9, 1, cheat=CATALOGUE["lying-share"], cheater=1,
+                          link=LinkModel(0.004, 0.050))
+    assert report.fired and report.verdict is None and report.agreed, report.verdict
+    assert all(b == "p1" or report.fault_claim[p] == {"reporter": "p0", "blames": "p1"}
+               for p, b in report.fault_blame.items())
 
 
 def test_a_withheld_share_of_a_card_face_up_is_blamed_on_its_withholder_not_on_a_grant_waiting_for_its_face() -> None:
