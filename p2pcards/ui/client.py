@@ -478,18 +478,22 @@ class TableClient:
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
         score_w = self._score_w(view, 2)  # with the `*` and a space before it, room for the heading's " pts"
-        # Names give way (down to 4 letters) so that a whole row fits one line: 8 cards in 80 columns.
-        name_w = max(4, min(8, width - 8 - score_w - CELL * most))
-        # Marker and seat 2, name 1 + name_w, `*` 2, score score_w, pile 2 and a space (the mark may take it).
-        prefix = 8 + score_w + name_w
+        # Names give way (down to 4 letters, 3 where that last letter is all the row lacks) so that a whole row fits
+        # one line: 8 cards in 80 columns.
+        spare = width - 9 - score_w - CELL * most
+        name_w = min(8, spare) if spare >= 3 else 4
+        # Marker and seat 2, name 1 + name_w, `*` 2, score score_w, pile 3 and a space: the first card's seen mark
+        # never touches the pile's count ("0·1-10P" read as one word).
+        prefix = 9 + score_w + name_w
         per_line = max(1, (width - prefix) // CELL)
-        head = (f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'pts':>{score_w + 2}}{'pl':>3}"
+        named = "player" if name_w >= 6 else "name" if name_w >= 4 else ""  # three letters: the names speak for it
+        head = (f"{'':2} {named:<{name_w}}{'pts':>{score_w + 2}}{'pl':>3} "
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
         seats: list[list[Line]] = []
         for seat in range(len(view.players)):
             lines: list[Line] = []
-            line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3}" if cards else "")]
+            line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3} " if cards else "")]
             size = len(view.known[seat]) if cards else 0
             for pos in range(size):
                 if pos and pos % per_line == 0:

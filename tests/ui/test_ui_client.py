@@ -399,7 +399,7 @@ def test_nothing_is_cut_at_80_columns_the_call_the_aid_and_a_long_name_in_a_late
     title = "Crescendo · round 2 of 3 (shuffling) · sort your row from low to high" if game == "crescendo" \
         else "Crisp · round 2 (shuffling) · lowest total wins · game ends at 100"
     assert title in text and f"you: {me}" in text
-    last = next(i for i, line in enumerate(lines) if line[1:].startswith(f"{seats} player"))
+    last = next(i for i, line in enumerate(lines) if line[1:].startswith(f"{seats} playe"))  # 5 letters of 8 cards
     tags = lines[last] + lines[last + 1]
     assert f"called {game.upper()}" in tags and "memory aid on" in tags
 
@@ -1057,7 +1057,7 @@ def test_seats_that_do_not_fit_go_whole_and_are_named_ours_always_shown(seats: i
     starts = {line.split()[1]: i for i, line in enumerate(lines) if line[1:2].isdigit()}
     assert "you" in starts
     for name, i in starts.items():  # each seat shown shows its whole row: 7 cards, on three lines
-        assert lines[i + 1].startswith("   cards 4-6") and lines[i + 2].startswith("      card 7")
+        assert lines[i + 1].startswith("    cards 4-6") and lines[i + 2].startswith("       card 7")
     note = next(line for line in lines if line.startswith(" +"))
     left = [n for n in names if n not in starts]
     assert left and note.startswith(f" +{len(left)} more seat{'s' if len(left) > 1 else ''}: {', '.join(left)}")
@@ -1096,3 +1096,19 @@ def test_a_log_item_longer_than_the_room_left_says_it_goes_on() -> None:
             break
     else:
         raise AssertionError("no height left the item cut")
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_a_pile_count_never_touches_the_seen_mark_of_the_first_card(width: int) -> None:
+    # Our first card seen and hidden again read "0·1-10P": the pile count and the card as one token.
+    client, session = crescendo_client()
+    client.key("l")
+    client.key("1")
+    screen(client, now=1.0, width=width)
+    lines = screen(client, now=1.0 + PEEK_S, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    ours = next(line for line in lines if line.startswith("▶1 you") or line.startswith(" 1 you"))
+    assert ours.split()[1:5] == ["you", "*", "0", "0"]
+    assert ours.split()[5] == "·" + back_word(session.view().backs[0][0])
+    head = next(line for line in lines if " pts " in line)
+    assert ours[head.index(" 1 ")] == "·" and ours[head.index(" 1 ") - 1] == " "  # the card under its number
