@@ -18,10 +18,11 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from ..table.config import SEATS
+from ..table.peer import Note
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, goes_on, note_words, revealed_words,
-                    score_why, winners_words)
+from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
+                    revealed_words, score_why, winners_words)
 
 View = CrispView | CrescendoView
 Fragment = tuple[str, str]
@@ -113,6 +114,10 @@ class TableClient:
                 won = winners_words(note.detail, view.players, me)
                 self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."
             if words is not None:
+                dealt = dealt_round(note, view.players)
+                if dealt is not None and self.log and self.log[-1] == note_words(
+                        Note("round", f"round {dealt} begins"), view.players, self.session.game, me):
+                    self.log.pop()  # the shuffle it announced is done: who deals says the round began, in one line
                 self.log.append(words)
         if self._at(view) != self._moment:
             # A word about a key pressed earlier ("wait a moment", "it is Bo's turn") is stale once the table moved on.

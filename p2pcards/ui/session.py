@@ -156,6 +156,7 @@ class NetTable:
     _round_views: list[View] = field(default_factory=list)
     _transcript: Transcript | None = None
     _events_seen: int = 0
+    _dealt: int = 0  # the last round whose deal the notes said
     _following: TablePeer | None = None  # the peer whose seats and events we show
     _started: bool = False
     _closed: bool = False
@@ -376,9 +377,16 @@ class NetTable:
         if peer is not self._following:  # the table went on without a seat (protocol.md §14.9): its seats
             self._following = peer
             self.names, self.me = peer.cfg.names, peer.me
-            self._events_seen = 0
+            self._events_seen = self._dealt = 0
         game = peer.game
-        while self._events_seen < len(game.events):
+        while True:
+            if game.round_no > self._dealt and self._events_seen >= game.round_events:
+                # A table deals blind (rules.deal) and logs no deal event: said here, as a referee's engine logs it,
+                # so that the log tells who deals each round.
+                self._dealt = game.round_no
+                self._notes.append(Note("event", f"{game.players[game.dealer_of(game.round_no)]} deal {game.round_no}"))
+            if self._events_seen >= len(game.events):
+                break
             if game.faces_owed(peer.me, self._events_seen) and peer.stopped is None:
                 break
             self._notes.append(Note("event", str(game.event_for(peer.me, self._events_seen))))

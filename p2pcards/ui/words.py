@@ -73,6 +73,13 @@ class TurnsSince:
         return ()
 
 
+def dealt_round(note: Note, names: Sequence[str]) -> int | None:
+    """The round a deal event note deals ("Bo deal 2": 2); None for another note."""
+    who, rest = _split_player(note.detail, names) if note.kind == "event" else (None, "")
+    kind, _, tail = rest.partition(" ")
+    return int(tail) if who is not None and kind == "deal" and tail.isdigit() else None
+
+
 def _slot(token: str, game: str) -> str:
     """A position word: Crisp's slot names stay, Crescendo's 0-based positions are counted from 1."""
     if game == "crescendo" and token.lstrip("-").isdigit():

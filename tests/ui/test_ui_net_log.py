@@ -1,0 +1,46 @@
+"""The log of a table on the network tells what a referee's log tells: who deals each round."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from p2pcards.crypto.identity import generate
+from p2pcards.games.crisp import CrispGame, CrispOptions
+from p2pcards.table.peer import Note
+from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.session import NetTable
+from p2pcards.ui.words import note_words
+from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
+from test_ui_client import DECK
+
+NAMES = ("ann", "bo", "cy")
+
+
+def test_a_table_on_the_network_says_who_deals_each_round() -> None:
+    # Against bots the log read "Round 1 begins: shuffling and dealing" and then the first moves: no dealer.
+    game = CrispGame(NAMES, CrispOptions(), 1)
+    game.deal({}, 0.0)  # dealt blind, as a table's rules.deal does: the engine's deal event goes nowhere
+    peer = SimpleNamespace(game=game, me=0, stopped=None, carry=(None, 0), view=lambda: game.view("ann"),
+                           cfg=SimpleNamespace(names=NAMES))
+    session = NetTable(generate("ann"), node=SimpleNamespace(seat=SimpleNamespace(peer=peer)))  # type: ignore[arg-type]
+    session._following = peer  # type: ignore[assignment]
+    said = [note_words(n, NAMES, "crisp", "ann") for n in session.take_notes()]
+    assert ("", "— Round 1: bo deals —") in said
+    assert not any(words and "deal" in words[1] for words in [note_words(n, NAMES, "crisp", "ann")
+                                                              for n in session.take_notes()])  # said once
+    game.dealer_of = lambda n: 0  # type: ignore[method-assign]  # as if round 2 came, dealt by ann
+    game.round_no += 1
+    assert ("", "— Round 2: you deal —") in [note_words(n, NAMES, "crisp", "ann") for n in session.take_notes()]
+
+
+def test_the_rounds_banner_gives_way_to_who_deals_once_the_deal_is_done() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    client = TableClient(session)
+    client.absorb(0.0)
+    session.pending.append(Note("round", "round 2 begins"))
+    client.absorb(0.0)
+    assert "Round 2 begins: shuffling and dealing" in plain(client.lines(80, 24, 0.0))
+    session.pending.append(Note("event", "you deal 2"))
+    client.absorb(0.0)
+    text = plain(client.lines(80, 24, 0.0))
+    assert "— Round 2: you deal —" in text and "Round 2 begins" not in text
