@@ -571,8 +571,12 @@ class TableClient:
             setup = view.setup
             # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
             number = view.turn_number if view.drawn_from is not None else view.turn_number + 1
-            parts.append([("", "setup: each player may look at one card or swap two" if setup
-                           else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
+            if setup:  # on the line of whose turn it is, in the shorter words where the longer do not fit
+                used = 1 + sum(len(t) + 2 for part in parts for _, t in part)
+                words = ("setup: each player may look at one card or swap two",
+                         "setup: each may look at a card or swap two", "setup: look at a card or swap two")
+                said = next((w for w in words if used + len(w) <= width), words[-1])
+            parts.append([("", said if setup else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
         return flow(parts, width, lead=" ")
 
     def _round_panel(self, view: View, width: int = 80, room: int = 24) -> list[Line]:

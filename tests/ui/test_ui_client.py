@@ -1112,3 +1112,16 @@ def test_a_pile_count_never_touches_the_seen_mark_of_the_first_card(width: int) 
     assert ours.split()[5] == "·" + back_word(session.view().backs[0][0])
     head = next(line for line in lines if " pts " in line)
     assert ours[head.index(" 1 ")] == "·" and ours[head.index(" 1 ") - 1] == " "  # the card under its number
+
+
+@pytest.mark.parametrize("width", [60, 40])
+def test_the_setup_line_keeps_to_one_line_beside_whose_turn_it_is(width: int) -> None:
+    # In 40 columns "setup: each player may look at one card or swap two" took two lines under "You are to play".
+    client, _ = crescendo_client()
+    lines = screen(client, width=width).splitlines()
+    turn = next(i for i, line in enumerate(lines) if "You are to play" in line)
+    if width == 40:
+        assert lines[turn:turn + 2] == [" You are to play", " setup: look at a card or swap two"]
+    else:
+        assert lines[turn] == " You are to play   setup: look at a card or swap two"
+    assert "setup: each player may look at one card or swap two" in screen(client, width=80)
