@@ -30,6 +30,7 @@ Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
 LOG_MIN = 2  # lines of the log kept on a small screen before the legend
+LOG_LAST = 1  # lines of the log kept before the other seats' rows (ours stays before it)
 AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
@@ -407,10 +408,14 @@ class TableClient:
         else:
             head, seats, legend = self._crisp_rows(view, width, ended)
         status = self._piles(view, width) + self._timers(view, width)
-        # The legend gives way to the last lines of the log too: what the others did (a blind swap of our card) matters.
-        if len(head) + sum(map(len, seats)) + len(legend) + len(status) > room - LOG_MIN:
+        # The log keeps its last lines: what the others did (a blind swap of our card) matters more than the legend,
+        # and its last line more than the other seats' rows (they are named); our own row stays before it.
+        if len(head) + sum(map(len, seats)) + len(legend) + len(status) > room - min(LOG_MIN, len(self.log)):
             legend = []
-        rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
+        keep = min(LOG_LAST, len(self.log))
+        rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
+        if not any(line is seats[view.me][0] for line in rows):  # our row before the log's lines
+            rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
         rows = head + rows if rows else []
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
             return rows[:1] + legend + rows[1:] + status
@@ -419,16 +424,17 @@ class TableClient:
     @staticmethod
     def _seats_that_fit(view: View, seats: list[list[Line]], room: int, width: int) -> list[Line]:
         """Every seat's lines, or those that fit `room` whole and a line naming the seats left out: ours always
-        first among them (a row cut short showed a seat with too few cards, and one left out was not said)."""
+        first among them, and none without ours (a row cut short showed a seat with too few cards, and one left out
+        was not said); [] when not even that line fits."""
         if sum(map(len, seats)) <= room:
             return [line for lines in seats for line in lines]
         shown: list[int] = []
         for seat in [view.me] + [s for s in range(len(seats)) if s != view.me]:
-            if sum(len(seats[s]) for s in shown) + len(seats[seat]) <= room - 1:
+            if (seat == view.me or shown) and sum(len(seats[s]) for s in shown) + len(seats[seat]) <= room - 1:
                 shown.append(seat)
         left = [view.players[s] for s in range(len(seats)) if s not in shown]
         n = len(left)
-        seats_word = f" +{n} more seat{'s' if n > 1 else ''}"
+        seats_word = f" +{n} more seat{'s' if n > 1 else ''}" if shown else f" {n} seats not shown"
         notes = [f"{seats_word}: {', '.join(left)} (the terminal is too small)", f"{seats_word}: {', '.join(left)}",
                  seats_word]
         note: Line = [("class:warn", next((t for t in notes if len(t) <= width), notes[-1]))]

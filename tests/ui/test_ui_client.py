@@ -1125,3 +1125,16 @@ def test_the_setup_line_keeps_to_one_line_beside_whose_turn_it_is(width: int) ->
     else:
         assert lines[turn] == " You are to play   setup: look at a card or swap two"
     assert "setup: each player may look at one card or swap two" in screen(client, width=80)
+
+
+def test_a_short_terminal_keeps_the_logs_last_line_before_the_other_seats_rows() -> None:
+    # At 80x12 five Crisp seats and the legend on their heading took every line left: the log was not shown at all.
+    client, session = crisp_client(names=("you", "Bo", "Cy", "Di", "Ed"))
+    client.key("d")
+    lines = screen(client, width=80, height=12).splitlines()
+    assert len(lines) <= 12 and "You drew from the draw pile." in lines
+    assert lines[3].startswith("▶1 you")  # our row stays
+    assert any(line.startswith(" +") and "more seats" in line for line in lines)  # the others left out are named
+    lines = screen(client, width=80, height=9).splitlines()  # shorter still: our row before the log
+    assert lines[3].startswith("▶1 you") and "You drew from the draw pile." not in lines
+    assert " k King: 2 more draws" in lines
