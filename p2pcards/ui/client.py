@@ -35,6 +35,7 @@ AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
 CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
 SEEN_MARK = "·"
+SHORT_HELD = 7  # columns of "10-13:", which cards a Crescendo row's further line holds, in its short form
 # A key without a letter, as its keycap says it (the app names it "enter", "pageup" ...).
 KEY_WORDS = {"enter": "Enter", "backspace": "Backspace", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
              " ": "Space"}
@@ -501,18 +502,27 @@ class TableClient:
         head = (f"{'':2} {named:<{name_w}}{'pts':>{score_w + 2}}{'pl':>3} "
                 + "".join(f" {i + 1:<{CELL - 1}}" for i in range(min(most, per_line))))
         rows: list[Line] = [[("class:dim", head)]] if cards else []
+        # The heading numbers the first line's cards only: a line that goes on says which cards it holds, under the
+        # first line's ("cards 4-6"), or from its start ("4-7:") where that takes the longest row fewer lines: in 40
+        # columns a row of 7 takes two lines, not three, and six seats fit 24 lines.
+        short = max(1, (width - SHORT_HELD) // CELL)
+        beyond = max(0, most - per_line)
+        more = short if -(-beyond // short) < -(-beyond // per_line) else per_line
         seats: list[list[Line]] = []
         for seat in range(len(view.players)):
             lines: list[Line] = []
             line = self._seat(view, seat, name_w, score_w) + [("", f"{view.piles[seat]:>3} " if cards else "")]
             size = len(view.known[seat]) if cards else 0
             for pos in range(size):
-                if pos and pos % per_line == 0:
+                if pos >= per_line and (pos - per_line) % more == 0:
                     lines.append(line)
-                    # The heading numbers the first line's cards only: a line that goes on says which cards it holds.
-                    last = min(size, pos + per_line)
-                    held = f"cards {pos + 1}-{last}" if last > pos + 1 else f"card {pos + 1}"
-                    line = [("class:dim", f"{held:>{prefix - 2}}  ")]
+                    last = min(size, pos + more)
+                    if more > per_line:
+                        held = f"{pos + 1}-{last}:" if last > pos + 1 else f"{pos + 1}:"
+                        line = [("class:dim", f"{held:>{SHORT_HELD}}")]
+                    else:
+                        held = f"cards {pos + 1}-{last}" if last > pos + 1 else f"card {pos + 1}"
+                        line = [("class:dim", f"{held:>{prefix - 2}}  ")]
                 line.append(self._cell_crescendo(view, seat, pos, ended))
             seats.append(lines + tagged(line, self._tags(view, seat, "called CRESCENDO"), width))
         legend = [[("class:back", "81-90P"), ("", " unseen: its back's range and action (P peek, S swap, L lock)")],

@@ -1027,6 +1027,7 @@ def test_in_40_columns_a_crescendo_row_that_goes_on_says_which_cards_each_line_h
     backs = [back_word(b) for b in session.view().backs[0]]
     assert lines[ours + 1].split() == ["cards", "4-6", *backs[3:6]]
     assert lines[ours + 2].split() == ["cards", "7-8", *backs[6:8]]
+    # A row of 8 takes three lines either way: the short form ("4-7:") is kept for where it saves one (six seats).
 
 
 def test_a_crisp_call_says_whose_turn_begun_before_it_is_final_and_nothing_when_none_had_begun() -> None:
@@ -1047,17 +1048,17 @@ def test_a_crisp_call_says_whose_turn_begun_before_it_is_final_and_nothing_when_
 
 @pytest.mark.parametrize("seats", [5, 6])
 def test_seats_that_do_not_fit_go_whole_and_are_named_ours_always_shown(seats: int) -> None:
-    # At 40x24 six Crescendo seats take 18 lines: the fifth showed 3 of its 7 cards, the sixth (maybe ours) nothing.
+    # At 40x24 six Crescendo seats took 18 lines: the fifth showed 3 of its 7 cards, the sixth (maybe ours) nothing.
     names = ("Bo", "Cy", "Di", "Ed", "Flo", "you")[-seats:]
     session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=seats - 1)
     session.me = seats - 1  # ours is the last seat
     client = TableClient(session)
-    lines = screen(client, width=40).splitlines()
-    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    lines = screen(client, width=40, height=18).splitlines()
+    assert len(lines) <= 18 and all(len(line) <= 40 for line in lines)
     starts = {line.split()[1]: i for i, line in enumerate(lines) if line[1:2].isdigit()}
     assert "you" in starts
-    for name, i in starts.items():  # each seat shown shows its whole row: 7 cards, on three lines
-        assert lines[i + 1].startswith("    cards 4-6") and lines[i + 2].startswith("       card 7")
+    for name, i in starts.items():  # each seat shown shows its whole row: 7 cards, on two lines
+        assert lines[i + 1].startswith("   4-7: ") and len(lines[i + 1].split()) == 5
     note = next(line for line in lines if line.startswith(" +"))
     left = [n for n in names if n not in starts]
     assert left and note.startswith(f" +{len(left)} more seat{'s' if len(left) > 1 else ''}: {', '.join(left)}")
@@ -1138,3 +1139,18 @@ def test_a_short_terminal_keeps_the_logs_last_line_before_the_other_seats_rows()
     lines = screen(client, width=80, height=9).splitlines()  # shorter still: our row before the log
     assert lines[3].startswith("▶1 you") and "You drew from the draw pile." not in lines
     assert " k King: 2 more draws" in lines
+
+
+def test_six_crescendo_seats_fit_40_by_24_every_card_shown_with_the_logs_last_lines() -> None:
+    # At 40x24 a row of 7 took three lines ("cards 4-6", "card 7"): two of six seats were left out, and the log.
+    names = ("you", "Bo", "Cy", "Di", "Ed", "Flo")
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    lines = screen(client, width=40).splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    view = session.view()
+    for seat, name in enumerate(names):
+        i = next(i for i, line in enumerate(lines) if line[1:].startswith(f"{seat + 1} {name} "))
+        shown = lines[i].split()[-3:] + lines[i + 1].split()[1:]
+        assert lines[i + 1].startswith("   4-7: ") and shown == [back_word(b) for b in view.backs[seat]]
+    assert "— Round 1: Flo deals —" in lines and not any("more seat" in line for line in lines)
