@@ -29,6 +29,7 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
+MIN_SIZE = (40, 10)  # columns and lines the table needs: a Crisp row is 40 columns, the keys and turn 10 lines
 LOG_MIN = 2  # lines of the log kept on a small screen before the legend
 LOG_LAST = 1  # lines of the log kept before the other seats' rows (ours stays before it)
 AID_TAG = "memory aid on"
@@ -327,6 +328,8 @@ class TableClient:
     def lines(self, width: int, height: int, now: float) -> list[Line]:
         """The whole screen for a terminal of `width` x `height`."""
         self.now = now
+        if width < MIN_SIZE[0] or height < MIN_SIZE[1]:
+            return self._too_small(width, height)
         if self.show_rules:
             return fit(self._rules_lines(width, height), width, height)
         view = self.view()
@@ -346,6 +349,16 @@ class TableClient:
         log = self._log_lines(room - len(middle), width) if room > len(middle) else []
         lines = top + middle + log + bottom
         return fit(lines[max(0, len(lines) - height):], width, height)
+
+    def _too_small(self, width: int, height: int) -> list[Line]:
+        """A terminal smaller than MIN_SIZE: what size the table needs, whether our turn came, and a question asked."""
+        view = self.view()
+        said = [("class:warn", f"Terminal too small: need at least {MIN_SIZE[0]}x{MIN_SIZE[1]} (now {width}x{height}).")]
+        if self.confirm_quit:
+            said.append(("class:warn", "Leave the table? y yes, n stay."))
+        elif view is not None and view.turn == view.me and not view.over:
+            said.append(("class:warn", "Your turn."))
+        return fit([[(style, t)] for style, text in said for t in wrap(text, max(1, width))], width, height)
 
     def _header(self, view: View, width: int) -> list[Line]:
         game = self.session.game
@@ -417,7 +430,8 @@ class TableClient:
         rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
         if not any(line is seats[view.me][0] for line in rows):  # our row before the log's lines
             rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
-        rows = head + rows if rows else []
+        if any(line is lines[0] for lines in seats for line in rows):  # a heading over no row says nothing
+            rows = head + rows
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
             return rows[:1] + legend + rows[1:] + status
         return rows + legend + status
@@ -435,9 +449,9 @@ class TableClient:
                 shown.append(seat)
         left = [view.players[s] for s in range(len(seats)) if s not in shown]
         n = len(left)
-        seats_word = f" +{n} more seat{'s' if n > 1 else ''}" if shown else f" {n} seats not shown"
-        notes = [f"{seats_word}: {', '.join(left)} (the terminal is too small)", f"{seats_word}: {', '.join(left)}",
-                 seats_word]
+        seats_word = f" +{n} more seat{'s' if n > 1 else ''}"
+        notes = ([f"{seats_word}: {', '.join(left)} (the terminal is too small)", f"{seats_word}: {', '.join(left)}",
+                  seats_word] if shown else [" The rows need a taller terminal.", " No room for the rows."])
         note: Line = [("class:warn", next((t for t in notes if len(t) <= width), notes[-1]))]
         return [line for s in sorted(shown) for line in seats[s]] + ([note] if room > 0 else [])
 

@@ -287,7 +287,7 @@ def test_quitting_asks_first() -> None:
     assert client.key("y") == "leave"
 
 
-@pytest.mark.parametrize("width,height", [(80, 24), (60, 20), (120, 40), (30, 10)])
+@pytest.mark.parametrize("width,height", [(80, 24), (60, 20), (120, 40), (40, 10)])
 def test_eight_crisp_seats_fit_any_size(width: int, height: int) -> None:
     names = tuple(f"player{i}" for i in range(8))
     client, _ = crisp_client(crisp_deck([]), names)
@@ -1136,9 +1136,9 @@ def test_a_short_terminal_keeps_the_logs_last_line_before_the_other_seats_rows()
     assert len(lines) <= 12 and "You drew from the draw pile." in lines
     assert lines[3].startswith("▶1 you")  # our row stays
     assert any(line.startswith(" +") and "more seats" in line for line in lines)  # the others left out are named
-    lines = screen(client, width=80, height=9).splitlines()  # shorter still: our row before the log
-    assert lines[3].startswith("▶1 you") and "You drew from the draw pile." not in lines
-    assert " k King: 2 more draws" in lines
+    lines = screen(client, width=80, height=10).splitlines()  # the shortest: our row, the log's last line, the keys
+    assert lines[3].startswith("▶1 you") and lines[4].startswith(" +4 more seats")
+    assert "You drew from the draw pile." in lines and " k King: 2 more draws" in lines
 
 
 def test_six_crescendo_seats_fit_40_by_24_every_card_shown_with_the_logs_last_lines() -> None:
@@ -1154,3 +1154,33 @@ def test_six_crescendo_seats_fit_40_by_24_every_card_shown_with_the_logs_last_li
         shown = lines[i].split()[-3:] + lines[i + 1].split()[1:]
         assert lines[i + 1].startswith("   4-7: ") and shown == [back_word(b) for b in view.backs[seat]]
     assert "— Round 1: Flo deals —" in lines and not any("more seat" in line for line in lines)
+
+
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+@pytest.mark.parametrize("width,height", [(30, 12), (20, 8), (39, 24), (80, 9), (8, 3), (1, 1), (0, 0)])
+def test_a_terminal_too_small_says_the_size_it_needs_and_nothing_cut(game: str, width: int, height: int) -> None:
+    # At 30x12 a Crisp table read "+4 more seats" with no row at all, and its title on three lines; at 20x8 a
+    # Crescendo table showed the keys and no card.
+    deck = DECK if game == "crisp" else list(CRESCENDO_DECK)
+    session = RefereeSession(game, ("you", "Bo", "Cy", "Di"), deck, dealer=3)
+    client = TableClient(session)
+    for asked in ("", "Q"):
+        if asked:
+            client.key(asked)
+        lines = screen(client, width=width, height=height).splitlines()
+        assert len(lines) <= height and all(len(line) <= width for line in lines)
+        said = " ".join(" ".join(lines).split())
+        if width >= 20 and height >= 8:
+            assert said.startswith(f"Terminal too small: need at least 40x10 (now {width}x{height}).")
+            assert said.endswith("Leave the table? y yes, n stay." if asked else "Your turn.")
+    assert client.key("y") == "leave"  # the keys still work
+
+
+def test_a_short_crescendo_table_says_why_no_row_shows_rather_than_a_heading_over_nothing() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Cy", "Di", "Ed", "Flo"), list(CRESCENDO_DECK), dealer=5)
+    client = TableClient(session)
+    client.key("p")
+    session.others(0.0)
+    client.key("d")
+    lines = screen(client, width=40, height=12).splitlines()
+    assert lines[2] == " The rows need a taller terminal." and not any(" pts " in line for line in lines)
