@@ -353,12 +353,9 @@ class TableClient:
     def _too_small(self, width: int, height: int) -> list[Line]:
         """A terminal smaller than MIN_SIZE: what size the table needs, whether our turn came, and a question asked."""
         view = self.view()
-        said = [("class:warn", f"Terminal too small: need at least {MIN_SIZE[0]}x{MIN_SIZE[1]} (now {width}x{height}).")]
-        if self.confirm_quit:
-            said.append(("class:warn", "Leave the table? y yes, n stay."))
-        elif view is not None and view.turn == view.me and not view.over:
-            said.append(("class:warn", "Your turn."))
-        return fit([[(style, t)] for style, text in said for t in wrap(text, max(1, width))], width, height)
+        said = ("Leave the table? y yes, n stay." if self.confirm_quit
+                else "Your turn." if view is not None and view.turn == view.me and not view.over else "")
+        return too_small(width, height, said)
 
     def _header(self, view: View, width: int) -> list[Line]:
         game = self.session.game
@@ -837,6 +834,12 @@ class TableClient:
         table's own clock."""
         until = view.draw_until if isinstance(view, CrispView) else None
         return f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
+
+
+def too_small(width: int, height: int, said: str = "") -> list[Line]:
+    """The screen of a terminal smaller than MIN_SIZE: the size needed, then `said`, wrapped and cut to fit."""
+    text = [f"Terminal too small: need at least {MIN_SIZE[0]}x{MIN_SIZE[1]} (now {width}x{height}).", said]
+    return fit([[("class:warn", t)] for words in text if words for t in wrap(words, max(1, width))], width, height)
 
 
 def stall_words(stall: Stall) -> list[str]:

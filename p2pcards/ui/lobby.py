@@ -30,7 +30,7 @@ from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import Lock, clear
-from .client import Line, TableClient, fit, flow, wrap, wrap_line
+from .client import MIN_SIZE, Line, TableClient, fit, flow, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 
@@ -375,6 +375,8 @@ class LobbyClient:
 
     def lines(self, width: int, height: int) -> list[Line]:
         """The whole lobby screen."""
+        if width < MIN_SIZE[0] or height < MIN_SIZE[1]:  # a fingerprint cut short is worse than none
+            return too_small(width, height)
         if self.identity is None:
             return fit([[("class:title", " p2pcards: welcome ")], [],
                         [("", " Your name, as the other players will see it: "), ("class:known", self.typed + "▏")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -12,7 +13,7 @@ from p2pcards.crypto.identity import generate
 from p2pcards.net.node import Node
 from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
-from p2pcards.ui.lobby import BotGame, Lan, LobbyClient, PeerDirectory, TableAd, run_lobby_app
+from p2pcards.ui.lobby import BotGame, Lan, LobbyClient, NoDirectory, PeerDirectory, TableAd, run_lobby_app
 from p2pcards.ui.session import NetTable
 
 
@@ -371,3 +372,13 @@ def test_in_40_columns_the_lobby_cuts_no_fingerprint_no_sentence_and_no_key() ->
     assert "its table shows when you join" in words[0] and "a join by address" in screens[0]
     assert "1 Crisp 2 Crescendo Esc back" in words[1] and "1-7 Esc back" in words[2]
     assert hana.fingerprint in screens[3] and "Esc close the table" in screens[3]
+
+
+@pytest.mark.parametrize("width,height", [(30, 12), (20, 8), (1, 1), (0, 0)])
+def test_a_lobby_too_small_says_the_size_it_needs_and_never_a_cut_fingerprint(width: int, height: int) -> None:
+    # At 30x12 the fingerprint read "56300 15150 96339 95198 1735": one digit cut, to be compared aloud.
+    lobby = LobbyClient(generate("zoe"), NoDirectory())
+    lines = plain(lobby.lines(width, height)).splitlines()
+    assert len(lines) <= height and all(len(line) <= width for line in lines)
+    if width >= 20:
+        assert " ".join(" ".join(lines).split()) == f"Terminal too small: need at least 40x10 (now {width}x{height})."
