@@ -366,13 +366,13 @@ class TableClient:
         if game == "crisp":
             assert isinstance(view, CrispView)
             infos = [f"Crisp · round {rnd}{shuffling} · lowest total wins · game ends at {view.options.limit}",
-                     f"Crisp · round {rnd}{shuffling} · game ends at {view.options.limit}"]
+                     f"Crisp · round {rnd}{shuffling} · game ends at {view.options.limit}", f"Crisp · round {rnd}{shuffling}"]
         else:
             infos = [f"Crescendo · round {rnd} of 3{shuffling} · sort your row from low to high",
                      f"Crescendo · round {rnd} of 3{shuffling}"]
         # A narrow screen keeps the header to a line each, for the rows: the title's reminder goes (the first hint and
         # the rules say it), and our name (our row shows it, with our *).
-        info = next((i for i in infos if len(i) + 2 <= width), infos[0])
+        info = next((i for i in infos if len(i) + 2 <= width), infos[-1])
         aid = "ON" if self.memory_aid else "off"
         keys = [[("class:key", "?"), ("", " rules")], [("class:key", "m"), ("", f" memory aid: {aid}")],
                 [("class:key", "Q"), ("", " leave" if self.back_to_lobby else " quit")]]

@@ -1184,3 +1184,15 @@ def test_a_short_crescendo_table_says_why_no_row_shows_rather_than_a_heading_ove
     client.key("d")
     lines = screen(client, width=40, height=12).splitlines()
     assert lines[2] == " The rows need a taller terminal." and not any(" pts " in line for line in lines)
+
+
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_in_40_columns_the_title_keeps_to_one_line_while_the_next_round_shuffles(game: str) -> None:
+    # Behind a round's reveal the title read "Crisp · round 2 (shuffling) · lowest" and "total wins · game ends at 50".
+    deck = DECK if game == "crisp" else list(CRESCENDO_DECK)
+    session = RefereeSession(game, ("you", "Bo"), deck, {"limit": 50} if game == "crisp" else {}, dealer=1)
+    session.shuffling = Progress(2, 2, 1, 2)
+    lines = screen(TableClient(session), width=40).splitlines()
+    assert lines[0].strip() == ("Crisp · round 2 (shuffling)" if game == "crisp"
+                                else "Crescendo · round 2 of 3 (shuffling)")
+    assert lines[1].startswith("? rules")
