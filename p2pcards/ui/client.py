@@ -649,7 +649,11 @@ class TableClient:
             if below and spare:
                 out += [start] + [[("class:dim", f"    {t}")] for t in below]
             else:
-                out.append(start + ([("class:dim", f"  {tail}")] if tail else []))
+                # Without the lines to spare, what fits whole: the round's score is in the Scores below too, and a
+                # cut one read "rou" in 40 columns.
+                used = sum(len(t) for _, t in start)
+                said = next((t for t in (tail, tail.split("  ")[0]) if t and used + 2 + len(t) <= width), "")
+                out.append(start + ([("class:dim", f"  {said}")] if said else []))
         # The last rounds that fit beside a name, a sum column and the total (at most six): in 40 columns the
         # total was cut off the screen.
         first = max(0, len(history) - max(1, min(6, (width - 25) // 6)), self.resumed_after)

@@ -1196,3 +1196,21 @@ def test_in_40_columns_the_title_keeps_to_one_line_while_the_next_round_shuffles
     assert lines[0].strip() == ("Crisp · round 2 (shuffling)" if game == "crisp"
                                 else "Crescendo · round 2 of 3 (shuffling)")
     assert lines[1].startswith("? rules")
+
+
+def test_in_40_by_24_a_reveal_of_six_seats_cuts_no_round_score_to_a_stray_letter() -> None:
+    # Six Crescendo seats' reveal at 40x24 ended each row in "rou": the round score cut, with no lines to spare.
+    names = ("Me", "Ada", "Cy", "Ed", "Bo", "Di")
+    session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=5)
+    rows = ((43, 22, 64, 30, 85, 81, 35), (41, 59, 5, 25, 67, 84), (37, 52, 51, 62, 66, 71, 93),
+            (31, 50, 61, 89, 4, 92), (3, 15, 60, 65, 88), (100, 19, 28, 55, 97, 2, 78))
+    over = replace(session.view(), turn=None, rounds_played=1, known=rows, totals=(-2, 0, 0, 1, 7, -1))
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    lines = screen(TableClient(session), width=40).splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    for name, row in zip(names, rows):
+        line = next(line for line in lines if line.startswith(f" {name} ") and "R1" not in line)
+        assert line.split()[1:len(row) + 1] == revealed_words("crescendo", row).split()
+        assert line.split()[len(row) + 1:] in ([], ["round", line.split()[-1]])  # the score whole, or not at all
+    assert lines[-1] == " Enter back to the table"
