@@ -198,7 +198,7 @@ def score_why(parts: Sequence[tuple[str, int]]) -> str:
     the cards' total (or nothing is known: a round that ended before a crash)."""
     if len(parts) < 2 and not (parts and parts[0][0] != "cards"):
         return ""
-    return ", ".join(f"{what} {'+' if points >= 0 else '−'}{abs(points)}" for what, points in parts)
+    return ", ".join(f"{what} {'+' if points >= 0 else '-'}{abs(points)}" for what, points in parts)
 
 
 def winners_words(detail: str, names: Sequence[str], me: str) -> str | None:

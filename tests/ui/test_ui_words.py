@@ -105,9 +105,10 @@ def test_a_rounds_score_says_how_it_came_about() -> None:
     assert revealed_words("crescendo", [29, 9, 77, 96, 87]) == "29 9↓ 77 96 87↓"
     assert revealed_words("crescendo", [40, "J1", 30, 35]) == "40 Joker 30↓ 35"  # as the engine counts: Jokers left out
     assert revealed_words("crescendo", [40, None, 30]) == "40 ? 30"  # a face unknown: nothing marked
-    assert score_why((("called", -3), ("2 out of order", -2))) == "called −3, 2 out of order −2"
+    # The same minus sign as the round score and the totals beside it ("round -4", not "round -4 … −5").
+    assert score_why((("called", -3), ("2 out of order", -2))) == "called -3, 2 out of order -2"
     assert score_why((("in order", 3),)) == "in order +3"
-    assert score_why((("cards", 16), ("called crisp, lowest", -5))) == "cards +16, called crisp, lowest −5"
+    assert score_why((("cards", 16), ("called crisp, lowest", -5))) == "cards +16, called crisp, lowest -5"
     assert score_why((("cards", 9),)) == ""  # nothing beyond the cards' total
     assert score_why(()) == ""  # a round that ended before a crash
 
