@@ -87,6 +87,7 @@ class CrescendoRoundResult:
     call_points: tuple[int, ...]
     rows: tuple[tuple[CrescendoCard, ...], ...]
     parts: tuple[ScoreParts, ...] = ()  # per seat, how its score came about
+    revealed: tuple[tuple[CrescendoCard, ...], ...] = ()  # the rows as revealed, Jokers still in them
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,7 @@ class CrescendoView:
     number_shut: str | None = None  # why no NUMBER claim is open now, in `check`'s words (None while one is)
     setup: bool = False  # setup choices are still open this round, whoever's (`phase` shows ours only)
     scored: tuple[ScoreParts, ...] = ()  # per seat, how its score of the last round played came about
+    revealed: tuple[tuple[CrescendoCard, ...], ...] = ()  # the last round played's rows as revealed, Jokers in them
 
 
 @dataclass
@@ -724,6 +726,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         r = self.r
         assert r is not None
         start = r.caller if r.caller is not None else r.first
+        revealed = tuple(tuple(self.faces.need(h) for h in row) for row in r.rows)
         for k in range(self.n):
             seat = (start + k) % self.n
             row = r.rows[seat]
@@ -758,7 +761,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             self.totals[seat] += score
         self.results.append(CrescendoRoundResult(
             tuple(scores), r.caller, tuple(incorrect), tuple(len(p) for p in r.piles), tuple(call_points),
-            tuple(tuple(self.faces.need(h) for h in row) for row in r.rows), tuple(parts),
+            tuple(tuple(self.faces.need(h) for h in row) for row in r.rows), tuple(parts), revealed,
         ))
         events = [Event("round_end", None, tuple(scores))]
         return events + self._game_over_or_next(when, self._winners() if self.round_no >= ROUNDS else None)
@@ -861,6 +864,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             totals=tuple(self.totals),
             rounds_played=len(self.results),
             scored=self.results[-1].parts if self.results else (),
+            revealed=self.results[-1].revealed if self.results else (),
             over=self.over,
             legal=legal,
             options=self.options,

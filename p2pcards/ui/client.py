@@ -616,10 +616,13 @@ class TableClient:
             """`name`'s running total after round i + 1 (0 before the first)."""
             return history[i].get(name, 0) if i >= 0 else 0
 
+        # A Crescendo row as it was revealed, its Jokers in it: they leave it for the discard pile as it is scored.
+        shown = snap.revealed if isinstance(snap, CrescendoView) and snap.revealed else snap.known
+        jokers = any(card_word(f, game) == "Joker" for row in shown for f in row if f is not None)
         legend = [[("class:dim", f"{DOWN} lower than the card before it")]] if game == "crescendo" else []
+        legend += [[("class:dim", "a Joker counts for nothing")]] if jokers else []
         out = flow([[("class:title", f" Round {self.panel_round} revealed ")], *legend], width, gap="  ")
-        rows = [revealed_words(game, snap.known[seat] if seat < len(snap.known) else ())
-                for seat in range(len(snap.players))]
+        rows = [revealed_words(game, shown[seat] if seat < len(shown) else ()) for seat in range(len(snap.players))]
         # A long row (a Crescendo row grows with each wrong NUMBER) goes on under itself, its cards never cut.
         cards_room = max(8, width - 13)
         cards = [wrap(row, cards_room) or [""] for row in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -14,12 +15,15 @@ from p2pcards.errors import IllegalMove
 from p2pcards.games.base import Move
 from p2pcards.games.crisp import CrispView
 from p2pcards.rulestext import rules_text
+from p2pcards.scenario import build, load, parse_move
 from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import PEEK_S, TableClient, plain
 from p2pcards.ui.session import Progress, Stall
 from p2pcards.ui.words import back_word, revealed_words
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
+
+SCENARIOS = Path(__file__).parents[1] / "scenarios"
 
 
 def crisp_deck(top: list[str]) -> list[str]:
@@ -666,7 +670,7 @@ def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
     text = screen(client, now=3.0)
     assert "Round 1 revealed" in text
     row = next(line for line in text.splitlines() if line.startswith(" you "))
-    assert "round +4" in row and row.endswith("cards +9, called crisp, lowest −5")
+    assert "round +4" in row and row.endswith("cards +9, called crisp, lowest -5")
 
 
 def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
@@ -794,7 +798,7 @@ def test_in_40_columns_the_reveal_says_how_a_score_came_about_under_its_row_not_
     session.others(3.0)
     lines = screen(client, now=3.0, width=40).splitlines()
     row = next(i for i, line in enumerate(lines) if line.startswith(" you "))
-    assert lines[row].endswith("round +4") and lines[row + 1] == "    cards +9, called crisp, lowest −5"
+    assert lines[row].endswith("round +4") and lines[row + 1] == "    cards +9, called crisp, lowest -5"
     assert "Scores" in "\n".join(lines) and all(len(line) <= 40 for line in lines)
 
 
@@ -1214,3 +1218,38 @@ def test_in_40_by_24_a_reveal_of_six_seats_cuts_no_round_score_to_a_stray_letter
         assert line.split()[1:len(row) + 1] == revealed_words("crescendo", row).split()
         assert line.split()[len(row) + 1:] in ([], ["round", line.split()[-1]])  # the score whole, or not at all
     assert lines[-1] == " Enter back to the table"
+
+
+def test_a_crescendo_reveal_shows_each_joker_where_it_stood_in_its_row() -> None:
+    # Jokers leave a row as it is scored, and the reveal drew the rows after that: a row a card short of the one
+    # just on the table, with nothing said.
+    client, session = crescendo_client()
+    ended = replace(session.view(), turn=None, rounds_played=1, totals=(-1, 3), known=((1, 5, 3), (2, 4, 6)),
+                    revealed=((1, "J2", 5, 3), (2, 4, 6)), scored=((("1 out of order", -1),), (("in order", 3),)))
+    session.snaps.append(ended)
+    session.view = lambda: ended  # type: ignore[method-assign]
+    text = screen(client)
+    row = next(line for line in text.splitlines() if line.startswith(" you "))
+    assert "1 Joker 5 3↓" in row
+    assert "a Joker counts for nothing" in text
+    # A round with no Joker says nothing of them.
+    plain_end = replace(ended, revealed=ended.known)
+    client, session = crescendo_client()
+    session.snaps.append(plain_end)
+    session.view = lambda: plain_end  # type: ignore[method-assign]
+    assert "Joker" not in screen(client)
+
+
+def test_a_crescendo_result_keeps_the_rows_as_revealed_jokers_in_them() -> None:
+    # The rules' reveal: a Joker leaves its row for the discard pile, "one fewer card to consider".
+    data = load(SCENARIOS / "crescendo" / "reveal-jokers-leave-locks-stay.json")
+    engine = build(data)
+    for raw in data["moves"]:
+        move = parse_move(engine, raw, 0)
+        assert isinstance(move, Move)
+        engine.apply(move)
+    [result] = engine.results
+    ann = engine.seat("ann")
+    assert "J3" in result.revealed[ann] and "J3" not in result.rows[ann]
+    assert [c for c in result.revealed[ann] if isinstance(c, int)] == list(result.rows[ann])
+    assert engine.view("ann").revealed == result.revealed == engine.view("bob").revealed
