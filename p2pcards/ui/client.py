@@ -50,6 +50,12 @@ FIRST_HINT = {
 }
 
 
+def tenths(seconds: float) -> str:
+    """A countdown's time left, in tenths of a second rounded up: "0.1" until the moment it ends, never a
+    "0.0" that is still open."""
+    return f"{math.ceil(max(0.0, seconds) * 10 - 1e-9) / 10:.1f}"
+
+
 @dataclass
 class TableClient:
     """One player's table screen: what they have seen, what they are choosing, what the log says."""
@@ -582,18 +588,18 @@ class TableClient:
             # Windows overlap: every one still open is shown, oldest first (a time-out opens none).
             windows = [w for w in view.windows if now <= w.deadline]
             if windows:
-                each = ", ".join(f"{'yours' if w.seat == view.me else players[w.seat]} {w.deadline - now:.1f} s"
+                each = ", ".join(f"{'yours' if w.seat == view.me else players[w.seat]} {tenths(w.deadline - now)} s"
                                  for w in windows)
                 parts.append([("class:warn", f"crisp window{'s' if len(windows) > 1 else ''}: {each}")])
             # Every clock says whose it is: a banner of the network's own may count down beside it.
             whose = "your" if view.turn == view.me else f"{players[view.turn]}'s"
             if now < view.opens_at:
-                parts.append([("", f"{whose} turn starts in {view.opens_at - now:.1f} s")])
+                parts.append([("", f"{whose} turn starts in {tenths(view.opens_at - now)} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
                 parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {max(0.0, left):.0f} s left")])
         if isinstance(view, CrescendoView) and view.window_until is not None:
-            parts.append([("class:warn", f"NUMBER window: {max(0.0, view.window_until - now):.1f} s")])
+            parts.append([("class:warn", f"NUMBER window: {tenths(view.window_until - now)} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
             setup = view.setup
             # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
@@ -783,13 +789,13 @@ class TableClient:
                 groups.append([("class:key", digits), ("", f" swap it in {where}")])
             elif aid == "number":
                 until = view.window_until if isinstance(view, CrescendoView) else None
-                secs = f" ({max(0.0, until - self.now):.1f} s)" if until is not None else ""
+                secs = f" ({tenths(until - self.now)} s)" if until is not None else ""
                 against = f" {top}" if top else " the top discard"
                 groups.append([("class:key", digits),
                                ("class:warn", f" NUMBER: claim a card of yours is within 2 of{against}{secs}")])
             elif aid == "crisp" and isinstance(view, CrispView) and view.call_until is not None:
-                left = max(0.0, view.call_until - self.now)
-                groups.append([("class:key", "c"), ("class:warn", f" CALL CRISP ({left:.1f} s)")])
+                left = view.call_until - self.now
+                groups.append([("class:key", "c"), ("class:warn", f" CALL CRISP ({tenths(left)} s)")])
             else:
                 groups.append([("class:key", key_of(game, aid)), ("", " " + LABELS[aid].format(top=top))])
         if isinstance(view, CrispView) and view.can_call:
@@ -806,9 +812,9 @@ class TableClient:
         if view.turn != view.me:
             return " Nothing to do right now: wait for the others."
         if isinstance(view, CrispView) and self.now < view.opens_at:
-            return f" Your turn opens in {view.opens_at - self.now:.1f} s (the last player may still call crisp)."
+            return f" Your turn opens in {tenths(view.opens_at - self.now)} s (the last player may still call crisp)."
         if isinstance(view, CrescendoView) and view.window_until is not None:
-            return f" Your turn begins when the NUMBER window closes ({max(0.0, view.window_until - self.now):.1f} s)."
+            return f" Your turn begins when the NUMBER window closes ({tenths(view.window_until - self.now)} s)."
         return " Your turn is opening …"
 
     def _rules_lines(self, width: int, height: int) -> list[Line]:

@@ -135,6 +135,8 @@ def test_every_open_crisp_window_counts_down_oldest_first() -> None:
     assert " your turn starts in 0.3 s" in text and max(map(len, text.splitlines())) <= 80  # on a second line
     assert "crisp windows: Bo 0.3 s, Cy 0.8 s" in status_line(screen(client, now=4.2))  # ours is over
     assert "crisp window: Cy 0.3 s" in status_line(screen(client, now=4.7))
+    # A countdown rounds up: a window with 0.04 s left is still open, and says 0.1 s, not 0.0 s.
+    assert "crisp window: Cy 0.1 s" in status_line(screen(client, now=4.96))
 
 
 def test_a_card_we_look_at_hides_after_a_few_seconds_unless_the_memory_aid_is_on() -> None:
