@@ -969,21 +969,8 @@ def test_the_reveal_says_how_long_our_timed_draw_has_left_when_our_turn_came_beh
     assert f"Your turn in round 2 ({left:.0f} s left): Enter back to the table" in screen(client, now + 4.0)
 
 
-def test_a_row_of_more_than_nine_cards_is_offered_in_order() -> None:
-    # A Crescendo row grown by wrong NUMBER claims was offered as "1  2  11  12  3  4 ...": sorted as text.
-    client, session = crescendo_client()
-    client.key("p")
-    session.others(0.0)
-    client.key("d")
-    drawn = session.view()
-    grown = replace(drawn, legal=(Move("you", "discard"), *(Move("you", "replace", pos=i) for i in range(12))))
-    session.view = lambda: grown  # type: ignore[method-assign]
-    client.key("1")  # 1, 10, 11 or 12: the chooser waits for the next digit
-    assert "which of your cards? 1  2  3  4  5  6  7  8  9  10  11  12 " in screen(client)
-
-
-def test_past_nine_cards_the_keys_say_so_and_a_first_digit_says_what_it_waits_for() -> None:
-    # A row of 12 showed "1-9 swap it in", and "1" waited for a second digit with nothing but "[1]" to say so.
+def drawn_with_twelve_cards() -> tuple[TableClient, RefereeSession]:
+    """A Crescendo client that has drawn, its row grown to 12 cards (by wrong NUMBER claims)."""
     client, session = crescendo_client()
     client.key("p")
     session.others(0.0)
@@ -994,6 +981,19 @@ def test_past_nine_cards_the_keys_say_so_and_a_first_digit_says_what_it_waits_fo
                     known=(row, drawn.known[1]), backs=(drawn.backs[0] * 2, drawn.backs[1]),
                     locked=((False,) * 12, drawn.locked[1]))
     session.view = lambda: grown  # type: ignore[method-assign]
+    return client, session
+
+
+def test_a_row_of_more_than_nine_cards_is_offered_in_order() -> None:
+    # A Crescendo row grown by wrong NUMBER claims was offered as "1  2  11  12  3  4 ...": sorted as text.
+    client, session = drawn_with_twelve_cards()
+    client.key("1")  # 1, 10, 11 or 12: the chooser waits for the next digit
+    assert "which of your cards? 1  2  3  4  5  6  7  8  9  10  11  12 " in screen(client)
+
+
+def test_past_nine_cards_the_keys_say_so_and_a_first_digit_says_what_it_waits_for() -> None:
+    # A row of 12 showed "1-9 swap it in", and "1" waited for a second digit with nothing but "[1]" to say so.
+    client, session = drawn_with_twelve_cards()
     assert "1-12 swap it in at that position" in screen(client)
     client.key("1")
     assert "12 [1…] Enter takes 1, or type its next digit Esc cancel" in " ".join(screen(client).split())
