@@ -521,17 +521,23 @@ def test_a_game_taken_up_again_keeps_the_cards_seen_before_hidden() -> None:
     assert "L (A♠)" in screen(fresh, now=100.0)  # a game begun now shows its first look
 
 
-def test_a_card_seen_in_a_round_before_is_a_new_look_when_dealt_again_and_the_reveal_says_our_turn_came() -> None:
-    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
-    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))  # round 2 deals us A♠ and 5♠ again
-    client = TableClient(session)
-    assert "L (A♠)" in screen(client, 0.0) and "R (5♠)" in screen(client, 0.0)
+def call_crisp_and_end_the_round(session: RefereeSession) -> float:
+    """We draw, discard and call crisp; the others play on, 5 s a turn, until the round ends: the time it did."""
     for move in (Move("you", "draw", source="pile"), Move("you", "discard"), Move("you", "crisp")):
         session.play(move)
     now = 0.0
     while session.view().rounds_played < 1:
         now += 5.0
         session.others(now)
+    return now
+
+
+def test_a_card_seen_in_a_round_before_is_a_new_look_when_dealt_again_and_the_reveal_says_our_turn_came() -> None:
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))  # round 2 deals us A♠ and 5♠ again
+    client = TableClient(session)
+    assert "L (A♠)" in screen(client, 0.0) and "R (5♠)" in screen(client, 0.0)
+    now = call_crisp_and_end_the_round(session)
     assert session.view().round == 2 and session.view().turn == 0  # Bo played round 2's first turn meanwhile
     reveal = screen(client, now)
     assert "Round 1 revealed" in reveal and "Your turn in round 2: Enter back to the table" in reveal
@@ -956,12 +962,7 @@ def test_the_reveal_says_how_long_our_timed_draw_has_left_when_our_turn_came_beh
     session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
     session.engine.queue_deck(crisp_deck(["2S", "AS", "4S", "3S", "6S", "5S"]))
     client = TableClient(session)
-    for move in (Move("you", "draw", source="pile"), Move("you", "discard"), Move("you", "crisp")):
-        session.play(move)
-    now = 0.0
-    while session.view().rounds_played < 1:
-        now += 5.0
-        session.others(now)
+    now = call_crisp_and_end_the_round(session)
     view = session.view()
     assert view.round == 2 and view.turn == 0 and isinstance(view, CrispView) and view.draw_until is not None
     left = view.draw_until - (now + 4.0)
