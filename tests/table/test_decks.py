@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from parts_helpers import exchange, make_decks
+from parts_helpers import RecordingPort, exchange, make_decks
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.errors import MalformedMessage
+from p2pcards.table.decks import Decks
 
 
 def test_every_seat_passes_in_turn_and_all_hold_one_final_deck() -> None:
@@ -24,13 +25,18 @@ def test_every_seat_passes_in_turn_and_all_hold_one_final_deck() -> None:
     assert [r.deck for r in decks[2].records()] == [0]
 
 
-def test_a_pass_that_comes_early_waits_for_the_one_it_follows() -> None:
-    decks, ports, finished = make_decks(3, CRISP_DECK)
+def a_seat_with_keys_only() -> tuple[list[Decks], list[RecordingPort], list[dk.EncryptedDeck]]:
+    """Three seats' decks that hold every key and no pass yet, and the passes the first deck went through elsewhere."""
+    decks, ports, _ = make_decks(3, CRISP_DECK)
     exchange(decks, ports)
-    late, _, done = make_decks(3, CRISP_DECK)
+    late, late_ports, _ = make_decks(3, CRISP_DECK)
     for d in decks:
         late[2].take_key(d.me, d.announcement())
-    chain = decks[0].chains[0]
+    return late, late_ports, decks[0].chains[0]
+
+
+def test_a_pass_that_comes_early_waits_for_the_one_it_follows() -> None:
+    late, _, chain = a_seat_with_keys_only()
     late[2].take_pass(1, chain[2])  # seat 1's pass before seat 0's
     late[2].advance()
     assert len(late[2].chains[0]) == 1 and late[2].owed() == {0}
@@ -57,12 +63,7 @@ def test_a_bad_pass_is_its_passers_fault() -> None:
 def test_a_bad_pass_checked_once_the_one_it_follows_comes_carries_both_passes_as_evidence() -> None:
     # The fault is found while taking seat 0's pass, come late: the report carried that frame (the one in hand),
     # so a peer it reached with seat 1's bad pass not yet in blamed no one, on the reporter's word only.
-    decks, ports, _ = make_decks(3, CRISP_DECK)
-    exchange(decks, ports)
-    late, late_ports, _ = make_decks(3, CRISP_DECK)
-    for d in decks:
-        late[2].take_key(d.me, d.announcement())
-    chain = decks[0].chains[0]
+    late, late_ports, chain = a_seat_with_keys_only()
     forged = dataclasses.replace(chain[2], c1=chain[2].c1[:1] * 2 + chain[2].c1[2:])
     late[2].take_pass(1, forged, b"bad pass of seat 1")
     late[2].advance()
