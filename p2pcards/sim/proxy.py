@@ -44,14 +44,21 @@ class FaultProxy:
                 else port for i, port in enumerate(ports)]
 
     def close(self) -> None:
-        """Stop listening and stop the loop (the seats' connections end with it)."""
+        """Stop listening, end every link still piped (what it held is lost, as a game cut short loses it) and
+        close the loop, so that a run stopped mid-game (Ctrl-C, SIGTERM) leaves no task to die noisily at exit."""
         async def stop() -> None:
             for server in self._servers:
                 server.close()
-        with contextlib.suppress(RuntimeError):
+            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        with contextlib.suppress(RuntimeError, TimeoutError):
             asyncio.run_coroutine_threadsafe(stop(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
 
     def _count(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -63,8 +70,12 @@ class FaultProxy:
             except OSError:  # the seat behind us is gone (killed, or over): the dialler sees its link fail
                 writer.close()
                 return
-            await asyncio.gather(self._pipe(reader, up_w, dialer, target), self._pipe(up_r, writer, target, dialer),
-                                 return_exceptions=True)
+            except asyncio.CancelledError:  # the proxy closes (asyncio would report a cancelled handler as an error)
+                writer.close()
+                return
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(self._pipe(reader, up_w, dialer, target),
+                                     self._pipe(up_r, writer, target, dialer), return_exceptions=True)
         server = await asyncio.start_server(accepted, "127.0.0.1", 0)
         self._servers.append(server)
         bound: int = server.sockets[0].getsockname()[1]
@@ -109,5 +120,7 @@ class FaultProxy:
                     self.loop.call_at(at + self.rng.uniform(0.001, 0.1), write, head + body)
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
-        finally:
-            self.loop.call_at(last + 0.2, writer.close)
+        except asyncio.CancelledError:  # the proxy closes: the link ends now
+            writer.close()
+            raise
+        self.loop.call_at(last + 0.2, writer.close)  # once what was read has gone on

@@ -1,0 +1,33 @@
+"""The fault proxy between seat processes (`sim --transport tcp --faults`): closed mid-game, it ends quietly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+# A link through the proxy with a frame held at a cut, and the proxy closed while it is piped: what
+# `sim --transport tcp --faults …` does when Ctrl-C or SIGTERM (`timeout`) stops it mid-game.
+CLOSED_MID_GAME = textwrap.dedent("""
+    import random, socket, struct, time
+    from p2pcards.net.link import FRAME
+    from p2pcards.sim.faults import FaultSpec
+    from p2pcards.sim.proxy import FaultProxy
+    server = socket.create_server(("127.0.0.1", 0))
+    proxy = FaultProxy(FaultSpec.parse("delay=5,partition=0:30"), 2, random.Random(1))
+    front = proxy.dial(1, [server.getsockname()[1], 0])[0]
+    with socket.create_connection(("127.0.0.1", front)) as dialler:
+        upstream, _ = server.accept()
+        dialler.sendall(struct.pack(">I", 2) + bytes([FRAME]) + b"x")
+        time.sleep(0.3)
+        proxy.close()
+        assert proxy.loop.is_closed()
+        upstream.close()
+    server.close()
+""")
+
+
+def test_a_proxy_closed_while_it_pipes_links_leaves_no_traceback_at_exit() -> None:
+    done = subprocess.run([sys.executable, "-c", CLOSED_MID_GAME], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # it printed 'Task was destroyed but it is pending!' and 'Event loop is closed' tracebacks
