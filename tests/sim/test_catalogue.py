@@ -62,6 +62,16 @@ def test_a_report_held_ahead_of_its_chain_is_the_evidence_of_the_stop_it_leads_t
                for p, b in report.fault_blame.items())
 
 
+def test_a_peer_whose_own_audit_found_the_fault_blames_by_it_when_a_report_comes_before_the_last_results() -> None:
+    # Seed 23 at 8 seats, 60 ms of jitter: p6 has every result, all naming p1's swapped King, and stops; p7 and p2
+    # get its report (or p7's, carrying it) before p3's result. Both had audited the round and found p1 themselves,
+    # yet blamed nobody, on p6's word only (sim: 'NOT CAUGHT'). Now their own audit is their verdict.
+    [report] = play_batch("crisp", 8, CRISP, 23, 1, cheat=CATALOGUE["king-swap"], cheater=1,
+                          link=LinkModel(0.004, 0.060))
+    assert report.fired and report.verdict is None and report.agreed, report.verdict
+    assert set(report.fault_blame.values()) == {"p1"} and not report.fault_claim
+
+
 def test_a_withheld_share_of_a_card_face_up_is_blamed_on_its_withholder_not_on_a_grant_waiting_for_its_face() -> None:
     # p1 draws a Jack and peeks with it: p0, who has not seen the Jack, must learn it from everyone's public share
     # before it grants the peek, and p2 withholds its share. p1, who saw the Jack, owes p2 nothing and sees p0
