@@ -12,7 +12,7 @@ from typing import Any
 
 from .cards import parse_crescendo_card, parse_crisp_card
 from .errors import IllegalMove, InputError
-from .games.base import CRISP_SLOTS, Move
+from .games.base import CRISP_SLOTS, Move, later
 from .games.crescendo import CrescendoGame, CrescendoOptions
 from .games.crisp import CrispGame, CrispOptions
 
@@ -190,7 +190,8 @@ def run_scenario(data: Mapping[str, Any]) -> dict[str, Any]:
     rejected: list[dict[str, Any]] = []
     for i, move in enumerate(parsed):
         if isinstance(move, float):
-            engine.tick(engine.clock + move, wait=True)
+            # On the table's millisecond grid, as its stamps are: 0.119 + 2 is 2.119, not a hair before it.
+            engine.tick(later(engine.clock, move), wait=True)
             continue
         if engine.needs_deal and not engine.over:
             raise InputError(f"move {i} needs round {engine.round_no + 1}, whose deck the file does not give")
