@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..cards import CRESCENDO_DECK, CRISP_DECK, CrescendoCard, crescendo_back
-from ..games.base import Move
+from ..games.base import Move, later
 from ..games.crescendo import CrescendoGame, CrescendoView
 from ..games.crisp import CrispGame, CrispView
 
@@ -134,7 +134,7 @@ def play_game(
             raise RuntimeError("the game is stuck: nobody can move and nothing is due")
         target = max(wake, game.clock)
         if wake <= game.clock and game.wake_time() == wake:
-            target = game.clock + 1e-3
+            target = later(game.clock, 0.001)  # a millisecond on, on the grid the stamps keep
         if trace is not None:
             trace.append(("tick", target))
         game.tick(target, wait=True)
