@@ -120,7 +120,7 @@ def _crisp(o: CrispOptions) -> list[Section]:
             ["Every other player then has exactly one final turn, in order from the caller's "
              "left. The caller may still be the target of a Queen.",
              "Only one player may call per round, and nobody may call during the final turns.",
-             "Your window closes when you begin your own next turn.",
+             "Your window closes when you begin your own next turn, or when that turn times out.",
              "After the last final turn all cards are revealed and the round is scored."],
         ]),
         ("Scoring", [
