@@ -19,7 +19,7 @@ from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from ..table.config import SEATS
 from ..table.peer import Note
-from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, key_of, label_number, prompt, why_not
+from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
 from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
                     revealed_words, score_why, winners_words)
@@ -139,7 +139,7 @@ class TableClient:
             self.chooser = None
         if self.chooser is not None:
             legal = set(view.legal)
-            if not any(m in legal for m in self.chooser.remaining()):
+            if not any(canonical(m) in legal for m in self.chooser.remaining()):
                 self.chooser = None
                 self.status = ("class:warn", "That choice is no longer open.")
 

@@ -7,7 +7,7 @@ keys and explains, in plain words, why a key that offers no legal move now does 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
@@ -34,6 +34,8 @@ KEYS: dict[str, dict[str, tuple[str, ...]]] = {
         "n": ("number",),
     },
 }
+# Actions whose two positions make a pair, chosen in either order.
+UNORDERED = ("setup_swap",)
 # Digits choose a position at once for these actions (swap the drawn card in, or claim NUMBER).
 DIGIT_ACTIONS = ("replace", "number")
 
@@ -72,6 +74,12 @@ class Chooser:
     chosen: dict[str, object] = field(default_factory=dict)
     typed: str = ""
 
+    def __post_init__(self) -> None:
+        # Two cards swapped unseen are a pair, either first: the engine lists each pair once (first < second), but a
+        # player who picks their 4th card then asks for their 1st must not be told "5 6 7 8" only.
+        if self.action in UNORDERED:
+            self.candidates = self.candidates + [replace(m, pos=m.pos2, pos2=m.pos) for m in self.candidates]
+
     def remaining(self) -> list[Move]:
         """The candidates that agree with every field chosen so far."""
         return [m for m in self.candidates if all(getattr(m, f) == v for f, v in self.chosen.items())]
@@ -99,7 +107,16 @@ class Chooser:
         if self.next_field() is not None:
             return None
         left = self.remaining()
-        return left[0] if left else None
+        if not left:
+            return None
+        return canonical(left[0])
+
+
+def canonical(move: Move) -> Move:
+    """A move as the engine lists it: a pair of positions chosen in either order, first the lower."""
+    if move.action in UNORDERED and move.pos is not None and move.pos2 is not None and move.pos > move.pos2:
+        return replace(move, pos=move.pos2, pos2=move.pos)
+    return move
 
 
 def label_number(f: str, value: object, players: Sequence[str]) -> int:

@@ -1256,3 +1256,12 @@ def test_a_crescendo_result_keeps_the_rows_as_revealed_jokers_in_them() -> None:
     assert "J3" in result.revealed[ann] and "J3" not in result.rows[ann]
     assert [c for c in result.revealed[ann] if isinstance(c, int)] == list(result.rows[ann])
     assert engine.view("ann").revealed == result.revealed == engine.view("bob").revealed
+
+
+def test_two_cards_swapped_unseen_are_chosen_in_either_order() -> None:
+    client, session = crescendo_client()
+    client.key("s")
+    client.key("8")  # the last card first: it pairs with any other
+    assert "which other of your cards? 1  2  3  4  5  6  7\n" in screen(client)
+    client.key("4")
+    assert session.played == [Move("you", "setup_swap", pos=3, pos2=7)]
