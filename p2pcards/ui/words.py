@@ -14,6 +14,7 @@ SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 VERBS = {"votes": "vote", "is": "are", "was": "were", "has": "have"}  # a note's verb after "You"
 TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 8 digits are enough to tell it
 # The network's vote time in a missing note: the log keeps it frozen, while the banner counts the same time down.
+OUR_VOTE = "we vote it gone"  # the end of the note of our own vote that a seat is gone
 VOTE_IN = re.compile(r"; it is voted gone in [\d.]+ s unless it is back$")
 RED_SUITS = frozenset("HD")
 
@@ -267,7 +268,11 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         detail = re.sub(r"\bus\b", "you", note.detail)
         return ("class:good", f"Game over. {_sentence(detail, names, me)}")
     if note.kind == "missing":
-        return ("class:warn", _sentence(VOTE_IN.sub("", note.detail), names, me))
+        detail = VOTE_IN.sub("", note.detail)
+        if note.blame and detail.endswith(OUR_VOTE):
+            # Our own vote, in the words the others' votes are said in ("Ada votes Cy gone"): a player is not an "it".
+            detail = detail[:-len(OUR_VOTE)] + f"you vote {note.blame} gone"
+        return ("class:warn", _sentence(detail, names, me))
     if note.kind == "back":
         return ("class:good", note.detail + ".")
     if note.kind == "aid":

@@ -131,3 +131,11 @@ def test_a_player_voted_out_reads_you_not_the_seats_us() -> None:
     two = Note("over", "Ann voted us and Bob gone: too few seats remain, the game ends")
     assert note_words(two, ("Ann", "Bob", "Cat"), "crisp", "Cat")[1] == (  # type: ignore[index]
         "Game over. Ann voted you and Bob gone: too few seats remain, the game ends.")
+
+
+def test_our_own_vote_that_a_seat_is_gone_names_the_player() -> None:
+    names = ("root", "Ada", "Bo")
+    assert note_words(Note("missing", "Bo left the table (quit): we vote it gone", "Bo"), names, "crisp", "root") == \
+        ("class:warn", "Bo left the table (quit): you vote Bo gone.")
+    assert note_words(Note("missing", "Ada was missing for 30 s (end of stream): we vote it gone", "Ada"), names,
+                      "crisp", "root") == ("class:warn", "Ada was missing for 30 s (end of stream): you vote Ada gone.")
