@@ -117,7 +117,7 @@ def event_words(text: str, names: Sequence[str], game: str, me: str, begun: Sequ
     if kind in ("queen", "exchange"):
         target, after = _split_player(tail.partition(" ")[2], names)
         tpos = after.split(" ")[0] if after else "?"
-        card = "Queen" if kind == "queen" else "Swap"
+        card = "a Queen" if kind == "queen" else "Swap"  # a card, as "used a Jack"; Crescendo's special action by name
         tname = "your" if target == me else f"{target}'s"
         # Crescendo's Swap lets its target look at the card received; Crisp's Queen lets each side
         # look at its new card when it lands in a left or right slot, never in the middle.

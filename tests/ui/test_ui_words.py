@@ -16,7 +16,7 @@ def test_cards_carry_their_suit_as_a_symbol_not_a_colour() -> None:
 
 def test_events_name_players_even_with_spaces_in_their_names() -> None:
     assert event_words("Bo queen left Mary Ann middle", NAMES, "crisp", "Cy") == \
-        "Bo used Queen: their left ⇄ Mary Ann's middle (blind)."
+        "Bo used a Queen: their left ⇄ Mary Ann's middle (blind)."
     assert event_words("Mary Ann replace right 7H", NAMES, "crisp", "Mary Ann") == \
         "You swapped the drawn card into your right; 7♥ went to the discard pile."
     assert event_words("Cy peek Bo 0", NAMES, "crescendo", "Bo") == "Cy peeked at your card 1."
@@ -30,11 +30,11 @@ def test_events_name_players_even_with_spaces_in_their_names() -> None:
         "Cy used Swap: their card 7 ⇄ your card 3 (blind; you see the card you got)."
     # Crisp's Queen: each side sees its new card in a left or right slot, not in the middle.
     assert event_words("Bo queen left Cy middle", NAMES, "crisp", "Bo") == \
-        "You used Queen: your left ⇄ Cy's middle (blind; you see the card you got)."
-    assert event_words("Bo queen left Cy middle", NAMES, "crisp", "Cy") == "Bo used Queen: their left ⇄ your middle (blind)."
+        "You used a Queen: your left ⇄ Cy's middle (blind; you see the card you got)."
+    assert event_words("Bo queen left Cy middle", NAMES, "crisp", "Cy") == "Bo used a Queen: their left ⇄ your middle (blind)."
     assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Cy") == \
-        "Bo used Queen: their middle ⇄ your right (blind; you see the card you got)."
-    assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Bo") == "You used Queen: your middle ⇄ Cy's right (blind)."
+        "Bo used a Queen: their middle ⇄ your right (blind; you see the card you got)."
+    assert event_words("Bo queen middle Cy right", NAMES, "crisp", "Bo") == "You used a Queen: your middle ⇄ Cy's right (blind)."
 
 
 def test_a_crisp_call_says_which_turns_begun_before_it_are_final() -> None:
