@@ -609,7 +609,11 @@ class TableClient:
                 words = ("setup: each player may look at one card or swap two",
                          "setup: each may look at a card or swap two", "setup: look at a card or swap two")
                 said = next((w for w in words if used + len(w) <= width), words[-1])
-            parts.append([("", said if setup else f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})")])
+            if view.caller is not None:  # CRESCENDO was called: what is left is the others' final turns, as in Crisp
+                said = f"final turns left: {(view.caller - view.turn) % len(players)}"
+            elif not setup:
+                said = f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})"
+            parts.append([("", said)])
         return flow(parts, width, lead=" ")
 
     def _round_panel(self, view: View, width: int = 80, room: int = 24) -> list[Line]:

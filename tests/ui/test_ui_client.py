@@ -1265,3 +1265,23 @@ def test_two_cards_swapped_unseen_are_chosen_in_either_order() -> None:
     assert "which other of your cards? 1  2  3  4  5  6  7\n" in screen(client)
     client.key("4")
     assert session.played == [Move("you", "setup_swap", pos=3, pos2=7)]
+
+
+def test_once_crescendo_is_called_the_turn_line_counts_the_final_turns_not_when_it_opens() -> None:
+    session = RefereeSession("crescendo", ("you", "Bo", "Cy"), list(CRESCENDO_DECK), dealer=2)
+    client = TableClient(session)
+    client.key("p")
+    now = 0.0
+    session.others(now)  # setup over: our first turn
+    while not any(m.action == "crescendo" for m in session.view().legal):
+        session.play(Move("you", "draw", source="reserve"))
+        session.play(Move("you", "discard"))
+        while session.view().turn != 0 or session.view().window_until is not None:  # each window is waited out
+            now += 5.0
+            session.others(now)
+    assert "turn 10 (CRESCENDO from turn 10)" in screen(client, now)
+    session.play(Move("you", "crescendo"))
+    text = screen(client, now)
+    assert "Bo is to play   final turns left: 2" in text and "CRESCENDO from" not in text
+    session.play(Move("Bo", "pass"))
+    assert "Cy is to play   final turns left: 1" in screen(client, now)
