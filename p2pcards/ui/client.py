@@ -643,7 +643,8 @@ class TableClient:
         tails: list[str] = []
         for seat, name in enumerate(snap.players):
             score = f"round {total(self.panel_round - 1, name) - total(self.panel_round - 2, name):+d}"
-            why = score_why(snap.scored[seat] if seat < len(snap.scored) else ())
+            held = [dict(parts).get("cards") for i, parts in enumerate(snap.scored) if i != seat]
+            why = score_why(snap.scored[seat] if seat < len(snap.scored) else (), [c for c in held if c is not None])
             ours = "class:me" if seat == snap.me else ""
             lines: list[Line] = [[("", " " * 12) if i else (ours, f" {name[:10]:<10} "), ("", f"{line:<{cards_w}} ")]
                                  for i, line in enumerate(cards[seat])]

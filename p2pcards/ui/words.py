@@ -194,12 +194,19 @@ def revealed_words(game: str, row: Sequence[object]) -> str:
     return " ".join("?" if f is None else card_word(f, game) + (DOWN if i in down else "") for i, f in enumerate(row))
 
 
-def score_why(parts: Sequence[tuple[str, int]]) -> str:
+CALL_MISSED = "called crisp, not the lowest"  # the engine's word for a Crisp call whose total was not strictly lowest
+
+
+def score_why(parts: Sequence[tuple[str, int]], others: Sequence[int] = ()) -> str:
     """How a seat's round score came about, from the engine's parts of it; "" when there is nothing to say beyond
-    the cards' total (or nothing is known: a round that ended before a crash)."""
+    the cards' total (or nothing is known: a round that ended before a crash). `others`: the other seats' card totals
+    in Crisp, so that a caller who tied for the lowest is told so, not "not the lowest" beside a total as low."""
     if len(parts) < 2 and not (parts and parts[0][0] != "cards"):
         return ""
-    return ", ".join(f"{what} {'+' if points >= 0 else '-'}{abs(points)}" for what, points in parts)
+    cards = dict(parts).get("cards")
+    tied = cards is not None and bool(others) and cards == min(others)
+    return ", ".join(f"{'called crisp, tied for the lowest' if what == CALL_MISSED and tied else what} "
+                     f"{'+' if points >= 0 else '-'}{abs(points)}" for what, points in parts)
 
 
 def winners_words(detail: str, names: Sequence[str], me: str) -> str | None:

@@ -681,6 +681,17 @@ def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
     assert "round +4" in row and row.endswith("cards +9, called crisp, lowest -5")
 
 
+def test_the_reveal_says_a_caller_who_tied_for_the_lowest_tied_not_that_they_were_not_the_lowest() -> None:
+    # Our hand A♠ 3♠ 5♠: 9; Bo's 2♠ 4♠ 3♥: 9 as well.
+    client, session = crisp_client(crisp_deck(["AS", "2S", "3S", "4S", "5S", "3H", "QH", "7S", "JH", "9D"]))
+    client.key("d")
+    client.key("x")
+    client.key("c")
+    session.others(3.0)  # Bo's final turn: the round ends
+    text = screen(client, now=3.0)
+    assert " you        A♠ 3♠ 5♠         round +14\n    cards +9, called crisp, tied for the lowest +5\n" in text
+
+
 def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
     client, session = crisp_client()
     over = replace(session.view(), turn=None, rounds_played=1, over=True, totals=(62, 119))

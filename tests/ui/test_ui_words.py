@@ -110,6 +110,9 @@ def test_a_rounds_score_says_how_it_came_about() -> None:
     assert score_why((("in order", 3),)) == "in order +3"
     assert score_why((("cards", 16), ("called crisp, lowest", -5))) == "cards +16, called crisp, lowest -5"
     assert score_why((("cards", 9),)) == ""  # nothing beyond the cards' total
+    missed = (("cards", 9), ("called crisp, not the lowest", 5))
+    assert score_why(missed, [9, 14]) == "cards +9, called crisp, tied for the lowest +5"
+    assert score_why(missed, [8, 14]) == "cards +9, called crisp, not the lowest +5"
     assert score_why(()) == ""  # a round that ended before a crash
 
 
