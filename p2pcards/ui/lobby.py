@@ -286,8 +286,11 @@ class LobbyClient:
         elif k == "backspace":
             self.address = self.address[:-1]
         elif k == "enter":
+            typed = self.address.strip()
+            # A whole HOST:PORT typed after the host already there ("10.0.0.2:10.0.0.7:41873") is that address.
+            whole = typed.partition(":")[2] if typed.count(":") > 1 and "[" not in typed else ""
             try:
-                self.reach = _address(self.address.strip())
+                self.reach = _address(whole) if whole and ":" in whole else _address(typed)
             except InputError:
                 self.status = ("class:warn", "Type the host's address as HOST:PORT, as its lobby shows it.")
                 return None

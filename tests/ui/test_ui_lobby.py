@@ -382,3 +382,12 @@ def test_a_lobby_too_small_says_the_size_it_needs_and_never_a_cut_fingerprint(wi
     assert len(lines) <= height and all(len(line) <= width for line in lines)
     if width >= 20:
         assert " ".join(" ".join(lines).split()) == f"Terminal too small: need at least 40x10 (now {width}x{height})."
+
+
+def test_a_whole_address_typed_after_the_host_already_there_is_taken_as_typed() -> None:
+    # Dan typed the address his host read out, 10.0.0.7:41873, after the "10.0.0.2:" the field held: refused before.
+    lobby = LobbyClient(generate("dan"), PeerDirectory("10.0.0.2", 41873), joinable=True)
+    lobby.key("a")
+    for k in "10.0.0.7:41873":
+        lobby.key(k)
+    assert lobby.key("enter") == "reach" and lobby.reach == ("10.0.0.7", 41873)
