@@ -30,12 +30,15 @@ Block = str | Sequence[str] | Pre
 Section = tuple[str, Sequence[Block]]
 
 
-def rules_text(game: str, options: Mapping[str, object] | None = None) -> str:
-    """The rules of `game` ("crisp" or "crescendo") with these table options; InputError on a bad game or option."""
+def rules_text(game: str, options: Mapping[str, object] | None = None, width: int = WIDTH) -> str:
+    """The rules of `game` ("crisp" or "crescendo") with these table options, its paragraphs and lists filled to
+    `width` columns (at most WIDTH: a screen narrower than the text reads whole lines, not ragged halves of them);
+    InputError on a bad game or option."""
+    width = max(20, min(WIDTH, width))
     if game == "crisp":
-        return _render("CRISP", _crisp(CrispOptions.from_dict(dict(options or {}))))
+        return _render("CRISP", _crisp(CrispOptions.from_dict(dict(options or {}))), width)
     if game == "crescendo":
-        return _render("CRESCENDO", _crescendo(CrescendoOptions.from_dict(dict(options or {}))))
+        return _render("CRESCENDO", _crescendo(CrescendoOptions.from_dict(dict(options or {}))), width)
     raise InputError(f"unknown game {game!r} (crisp or crescendo)")
 
 
@@ -295,7 +298,7 @@ def _backs_table() -> Pre:
 # ---------------------------------------------------------------------- layout
 
 
-def _render(title: str, sections: Sequence[Section]) -> str:
+def _render(title: str, sections: Sequence[Section], width: int = WIDTH) -> str:
     out = [title, "=" * len(title)]
     for heading, blocks in sections:
         out += ["", heading, "-" * len(heading)]
@@ -303,10 +306,10 @@ def _render(title: str, sections: Sequence[Section]) -> str:
             if k and isinstance(block, str):
                 out.append("")  # paragraphs apart; a list or table stays with the paragraph it follows
             if isinstance(block, str):
-                out += textwrap.wrap(block, WIDTH)
+                out += textwrap.wrap(block, width)
             elif isinstance(block, Pre):
                 out += ["    " + line for line in block.lines]
             else:
                 for item in block:
-                    out += textwrap.wrap(item, WIDTH, initial_indent="  - ", subsequent_indent="    ")
+                    out += textwrap.wrap(item, width, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ from ..rulestext import rules_text
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
 
-Rules = Callable[[str, dict[str, object]], str]
+Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
 
 
 def rules_function() -> Rules:

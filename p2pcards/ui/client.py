@@ -61,7 +61,7 @@ class TableClient:
     """One player's table screen: what they have seen, what they are choosing, what the log says."""
 
     session: TableSession
-    rules: Callable[[str, dict[str, object]], str] | None = None
+    rules: Callable[[str, dict[str, object], int], str] | None = None  # game, options, the columns to fill
     log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
     status: Fragment = ("", "")
     chooser: Chooser | None = None
@@ -828,7 +828,7 @@ class TableClient:
             text = ("The rules text is not part of this build yet.\n\n"
                     "The keys shown at the bottom of the table screen are always the moves open to you.")
         else:
-            text = self.rules(game, dict(self.session.options))
+            text = self.rules(game, dict(self.session.options), width - 2)
         wrapped = wrap(text, width - 2)
         # The keys flow onto the lines they need: in 40 columns one line cut "back to the table" and our turn's call.
         turn = self._turn_call()

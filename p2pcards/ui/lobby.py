@@ -34,7 +34,7 @@ from .client import MIN_SIZE, Line, TableClient, fit, flow, too_small, wrap, wra
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 
-Rules = Callable[[str, dict[str, object]], str]
+Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,7 +386,7 @@ class LobbyClient:
                         [("class:dim", " Type it, then Enter. A key of your own is made for you too.")], [],
                         [self.status] if self.status[1] else []], width, height)
         if self.rules_for is not None:
-            text = (self.rules(self.rules_for, dict(self.rules_opts)) if self.rules
+            text = (self.rules(self.rules_for, dict(self.rules_opts), width - 2) if self.rules
                     else "The rules text is not part of this build yet.")
             wrapped = wrap(text, width - 2)
             self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 2)))

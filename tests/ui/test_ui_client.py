@@ -21,7 +21,7 @@ from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import PEEK_S, TableClient, plain
 from p2pcards.ui.session import Progress, Stall
 from p2pcards.ui.words import back_word, revealed_words
-from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
+from ui_harness import RefereeSession, ragged  # tests/ui is on sys.path (prepend mode)
 
 SCENARIOS = Path(__file__).parents[1] / "scenarios"
 
@@ -219,6 +219,20 @@ def test_the_rules_are_one_key_away_and_their_tables_keep_their_columns() -> Non
     assert all(len(line) <= 80 for line in text.splitlines())
     client.key("escape")
     assert "Rules of" not in screen(client) and "l look at a card" in screen(client)
+
+
+def test_the_rules_in_40_columns_fill_their_lines_not_break_each_80_column_line_in_two() -> None:
+    # At 40 columns the rules read "call "crisp" right after" / "your turn: you may call from the" / ... "later." /
+    # "The next player ...": every line of the 78-column text broken in two, the second half often one word.
+    client, _ = crisp_client()
+    client.rules = rules_text
+    client.key("?")
+    pages = []
+    for _ in range(15):
+        pages.append("\n".join(screen(client, width=40).splitlines()[1:-2]))  # the body: no title, no keys
+        client.key("pagedown")
+    assert "call \"crisp\" right after" not in "\n".join(pages)
+    assert [line for page in pages for line in ragged(page, 40)] == []
 
 
 def test_the_rules_scrolled_past_their_end_between_two_draws_show_their_last_page() -> None:

@@ -15,6 +15,7 @@ from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
 from p2pcards.ui.lobby import BotGame, Lan, LobbyClient, NoDirectory, PeerDirectory, TableAd, run_lobby_app
 from p2pcards.ui.session import NetTable
+from ui_harness import ragged  # tests/ui is on sys.path (prepend mode)
 
 
 class Directory:
@@ -391,3 +392,13 @@ def test_a_whole_address_typed_after_the_host_already_there_is_taken_as_typed() 
     for k in "10.0.0.7:41873":
         lobby.key(k)
     assert lobby.key("enter") == "reach" and lobby.reach == ("10.0.0.7", 41873)
+
+
+def test_the_rules_in_the_lobby_fill_a_narrow_screens_lines() -> None:
+    lobby = LobbyClient(generate("zoe"), Directory(), rules_text, joinable=True)
+    lobby.key("?")
+    pages = []
+    for _ in range(15):
+        pages.append("\n".join(plain(lobby.lines(40, 24)).splitlines()[1:-1]))  # the body: no title, no keys
+        lobby.key("pagedown")
+    assert [line for page in pages for line in ragged(page, 40)] == []

@@ -122,3 +122,15 @@ class RefereeSession:
     async def hang_up(self) -> None:
         """As `leave`: nothing here to come back into."""
         await self.leave()
+
+
+def ragged(text: str, width: int) -> list[str]:
+    """The lines of a rules screen `width` columns wide that end a paragraph's or a list item's line early: the next
+    line, of the same paragraph, begins with a word that would have fit on it (a page's title and keys aside)."""
+    lines = [line[1:] for line in text.splitlines()]  # the screen's margin
+    out = []
+    for a, b in zip(lines, lines[1:]):
+        same = a.strip("-= ") and b.strip() and len(a) - len(a.lstrip()) <= len(b) - len(b.lstrip())
+        if same and not b.lstrip().startswith(("- ", "-", "=")) and len(a) + 1 + len(b.split()[0]) <= width - 2:
+            out.append(a)
+    return out
