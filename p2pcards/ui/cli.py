@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
         state = Path(args.state) if args.state is not None else state_dir()
-        status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
-                                            record=args.record, state=state, host_options=options,
-                                            overwrite=args.overwrite))
+        saved: list[str] = []
+        try:
+            status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
+                                                record=args.record, state=state, host_options=options,
+                                                overwrite=args.overwrite, saved=saved))
+        finally:
+            if saved:
+                print(saved_words(saved))
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
@@ -105,11 +110,25 @@ def run(args: argparse.Namespace) -> int:
         set_name(args.name)
     identity = load_or_create()
     rules = rules_function()
-    for game in itertools.count(1):  # `n` once a game is over: another against the same bots, with the same options
-        record = None if args.record is None else numbered(args.record, game, args.overwrite)
-        session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
-        client = TableClient(session, rules, against_bots=True, again=True)
-        asyncio.run(run_table(session, rules, client=client))
-        if client.outcome != "again":
-            break
+    saved = []
+    try:
+        for game in itertools.count(1):  # `n` once a game is over: another against the same bots, same options
+            record = None if args.record is None else numbered(args.record, game, args.overwrite)
+            session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
+            client = TableClient(session, rules, against_bots=True, again=True)
+            try:
+                asyncio.run(run_table(session, rules, client=client))
+            finally:
+                saved += [session.recorded] if session.recorded else []
+            if client.outcome != "again":
+                break
+    finally:
+        if saved:
+            print(saved_words(saved))
     return 0
+
+
+def saved_words(paths: Sequence[str]) -> str:
+    """Where --record saved the games' transcripts, said once the screen is gone (a later game's name is numbered)."""
+    which, it = ("Your game's transcript is", "it") if len(paths) == 1 else ("Your games' transcripts are", "one")
+    return f"{which} saved in {', '.join(paths)}: p2pcards verify FILE checks {it}."

@@ -269,11 +269,13 @@ class LobbyClient:
             self.status = ("class:warn", f"The key {k!r} does nothing here.")
         return None
 
-    def back(self, winners: str) -> None:
-        """Back from a table: the lobby's list again, saying how the last game ended (`winners`, empty: we left)."""
+    def back(self, winners: str, recorded: str | None = None) -> None:
+        """Back from a table: the lobby's list again, saying how the last game ended (`winners`, empty: we left) and
+        where its transcript was saved (`recorded`), if it was."""
         self.room, self.new, self.choice, self.comeback, self.asking = None, None, None, None, None
-        self.status = ("", f"Back in the lobby. Last game: {winners}" if winners
-                       else "Back in the lobby: you left the table.")
+        kept = f" Its transcript is saved in {recorded}." if recorded else ""
+        self.status = ("", f"Back in the lobby. Last game: {winners}{kept}" if winners
+                       else f"Back in the lobby: you left the table.{kept}")
 
     def selected_table(self) -> TableAd | None:
         """The table the cursor is on."""
@@ -743,11 +745,12 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                     interfaces: Sequence[str] | None = None, peer: tuple[str, int] | None = None,
                     record: str | None = None, state: Path | None = None,
                     input: Input | None = None, output: Output | None = None,
-                    host_options: Mapping[str, Any] | None = None, overwrite: bool = False) -> int:
+                    host_options: Mapping[str, Any] | None = None, overwrite: bool = False,
+                    saved: list[str] | None = None) -> int:
     """`p2pcards play` without --bots: a game to come back into, or the lobby, then the table it leads to (its
     transcript saved to `record`, our seat journaled in `state`, which this client holds alone meanwhile); a new
     table starts from `host_options` (the Crisp options given on the command line); `overwrite`: the transcript may
-    replace a file already there."""
+    replace a file already there; `saved`: where each game's transcript was saved is added to it."""
     from ..crypto.identity import KEY_FILE, data_dir, load_or_create, set_name
     from .app import run_table
 
@@ -790,8 +793,13 @@ async def run_lobby(name: str | None, rules: Rules | None, clock: Callable[[], f
                 # No second look at the cards after a crash.
                 client = TableClient(session, rules, seen_before=isinstance(choice, Saved), back_to_lobby=True,
                                      against_bots=isinstance(choice, BotGame))
-                await run_table(session, rules, input, output, clock=clock, client=client)
+                try:
+                    await run_table(session, rules, input, output, clock=clock, client=client)
+                finally:
+                    recorded = session.recorded if isinstance(session, NetTable) else None
+                    if recorded and saved is not None:
+                        saved.append(recorded)
                 if client.outcome != "leave":
                     return 0
-                lobby.back(client.winners)
+                lobby.back(client.winners, recorded)
         return 0

@@ -142,6 +142,7 @@ class NetTable:
     clock_fn: Callable[[], float] = time.time
     record: str | None = None  # save the game's transcript (every signed frame we sent or took) here when we leave
     overwrite: bool = False  # the transcript may replace a file already at `record`
+    recorded: str | None = field(default=None, init=False)  # where the transcript was saved, once it was
     state: Path | None = None  # journal our seat here (a LAN table), to come back after a crash
     saved: NodeState | None = None  # the seat journaled in `state` to come back into, instead of a lobby
     table_name: str = ""
@@ -525,6 +526,7 @@ class NetTable:
         self._forget()  # we left cleanly: there is nothing to come back to
         if self._transcript is not None and self.record is not None:
             self._transcript.save(self.record, self.overwrite)
+            self.recorded = self.record
 
 
 def journaled(path: Path) -> list[tuple[float, bytes]]:

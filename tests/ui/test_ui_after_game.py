@@ -81,10 +81,12 @@ def test_q_after_a_table_goes_back_to_the_lobby_and_ctrl_c_at_a_table_quits(tmp_
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
     played: list[tuple[NetTable, TableClient]] = []
+    saved: list[str] = []
 
     async def table(session: NetTable, rules: object, input: Any, output: Any, clock: object,
                     client: TableClient) -> int:
         played.append((session, client))
+        session.recorded = session.record  # as leaving saves it
         client.outcome = "leave" if len(played) == 1 else "quit"
         input.send_text("b11")  # the lobby again: a bot game (Crisp, one bot)
         return 0
@@ -96,11 +98,11 @@ def test_q_after_a_table_goes_back_to_the_lobby_and_ctrl_c_at_a_table_quits(tmp_
             inp.send_text("b11")
             return await asyncio.wait_for(
                 run_lobby("zoe", None, peer=("127.0.0.1", 9), record=str(tmp_path / "g.p2pt"), input=inp,
-                          output=DummyOutput(), host_options={"limit": 50}), 10)
+                          output=DummyOutput(), host_options={"limit": 50}, saved=saved), 10)
 
     assert asyncio.run(go()) == 0
     assert len(played) == 2 and all(client.back_to_lobby and client.against_bots for _, client in played)
-    assert [s.record for s, _ in played] == [str(tmp_path / "g.p2pt"), str(tmp_path / "g-2.p2pt")]
+    assert [s.record for s, _ in played] == saved == [str(tmp_path / "g.p2pt"), str(tmp_path / "g-2.p2pt")]
     assert played[0][0].options == {"limit": 50}  # the command line's options hold for a bot game of the lobby
 
 
@@ -119,3 +121,31 @@ def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path:
     monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
     assert main(["play", "--bots", "2", "--limit", "50", "--name", "zoe"]) == 0
     assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s in played)
+
+
+def test_where_record_saved_each_game_is_said_once_the_screen_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # `play --bots 2 --record rec.p2pt`, then n: the second game went to rec-2.p2pt, and the terminal said nothing.
+    monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    played: list[NetTable] = []
+
+    async def table(session: NetTable, rules: object, client: TableClient) -> int:
+        played.append(session)
+        session.recorded = session.record  # as leaving saves it
+        client.outcome = "again" if len(played) < 2 else "leave"
+        return 0
+
+    monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
+    record = str(tmp_path / "rec.p2pt")
+    assert main(["play", "--bots", "2", "--name", "zoe", "--record", record]) == 0
+    assert capsys.readouterr().out == (f"Your games' transcripts are saved in {record}, {tmp_path / 'rec-2.p2pt'}: "
+                                       "p2pcards verify FILE checks one.\n")
+
+
+def test_the_lobby_says_where_the_last_games_transcript_was_saved() -> None:
+    lobby = LobbyClient(generate("zoe"), NoDirectory(), asking="bots")
+    lobby.back("Bo wins.", "/tmp/g-2.p2pt")
+    assert "Back in the lobby. Last game: Bo wins. Its transcript is saved in /tmp/g-2.p2pt." in \
+        plain(lobby.lines(100, 24))
