@@ -185,6 +185,8 @@ def _why_not_crisp(view: CrispView, aid: str, now: float) -> str:
     if view.phase == "drawn_discard":
         return "A card taken from the discard pile must be swapped into your hand: press 1, 2 or 3."
     drawn = card_word(view.drawn, "crisp")
+    if aid.startswith("draw"):  # d pressed twice: the card drawn waits to be played
+        return f"You drew {drawn} already: play it first (the keys below)."
     if aid == "replace":
         return f"A drawn Jack, Queen or King can never be swapped into your hand ({drawn})."
     if aid == "discard":

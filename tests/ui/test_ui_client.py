@@ -77,6 +77,13 @@ def test_a_shut_key_says_why_and_changes_nothing() -> None:
     assert len(session.engine.inputs) == 1
 
 
+def test_a_second_draw_key_says_the_card_drawn_waits_to_be_played() -> None:
+    client, _ = crisp_client()
+    client.key("d")  # Q♥
+    client.key("d")
+    assert client.status == ("class:warn", "You drew Q♥ already: play it first (the keys below).")
+
+
 def test_not_our_turn_says_whose_turn_or_when_ours_opens() -> None:
     client, session = crisp_client()
     client.key("d")
