@@ -29,6 +29,9 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
 LOG_KEEP = 200
+# Crescendo's n is NUMBER until the game ends, then a new game: a NUMBER key pressed as the last window closed must not
+# sweep the final scores away into a new game.
+AGAIN_AFTER_S = 1.5
 MIN_SIZE = (40, 10)  # columns and lines the table needs: a Crisp row is 40 columns, the keys and turn 10 lines
 LOG_MIN = 2  # lines of the log kept on a small screen before the legend
 LOG_LAST = 1  # lines of the log kept before the other seats' rows (ours stays before it)
@@ -82,6 +85,7 @@ class TableClient:
     back_to_lobby: bool = False  # came through the lobby: leaving the table goes back there, Ctrl-C quits
     again: bool = False  # once the game is over, `n` asks for a new one (our own bots' table)
     outcome: str = ""  # how the player left: "leave" (Q), "quit" (Ctrl-C) or "again" (n at game over)
+    over_at: float | None = None  # when we first saw the game over
     turns: TurnsSince = field(default_factory=TurnsSince)  # who began a turn since whose: said with a late crisp call
     _moment: tuple[object, ...] = ()  # where the table stood (`_at`) when the status was last set or checked
 
@@ -114,6 +118,8 @@ class TableClient:
         view = self.view()
         if view is None:
             return
+        if view.over and self.over_at is None:
+            self.over_at = now
         me = view.players[view.me]
         for note in self.session.take_notes():
             over = note.kind == "over" and not goes_on(note)
@@ -180,6 +186,9 @@ class TableClient:
             self.status = ("", "")  # the question stands alone: no word about an earlier key under it
             return None
         if k == "n" and self.again and self._done() and self.session.stopped() is None:
+            if self.session.game == "crescendo" and self.now - (self.over_at or 0.0) < AGAIN_AFTER_S:
+                self.status = ("class:warn", "The game has just ended: n for a new game works in a second.")
+                return None
             return self._leave("again")
         if k == "?":
             self.show_rules, self.rules_top = True, 0

@@ -12,6 +12,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 import p2pcards.ui.app
+from p2pcards.cards import CRESCENDO_DECK
 from p2pcards.cli import main
 from p2pcards.crypto.identity import generate
 from p2pcards.files import numbered
@@ -23,9 +24,9 @@ from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
 from test_ui_client import DECK
 
 
-def over_client(**kwargs: Any) -> TableClient:
-    """A Crisp table whose game ended (by a vote: the engine's own end takes whole rounds)."""
-    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+def over_client(game: str = "crisp", **kwargs: Any) -> TableClient:
+    """A table whose game ended (by a vote: the engine's own end takes whole rounds), Crisp unless told."""
+    session = RefereeSession(game, ("you", "Bo"), DECK if game == "crisp" else list(CRESCENDO_DECK), dealer=1)
     session.finished = lambda: True  # type: ignore[method-assign]
     session.pending.append(Note("over", "too few seats remain without Bo: the game ends"))
     client = TableClient(session, **kwargs)
@@ -47,6 +48,14 @@ def test_at_game_over_our_own_bots_offer_a_new_game_and_q_quits() -> None:
     assert client.key("n") == "again"
     assert over_client(against_bots=True, again=True).key("Q") == "leave"
     assert over_client(against_bots=True).key("n") is None  # a table that cannot offer another game
+
+
+def test_a_crescendo_number_key_as_the_game_ends_does_not_start_a_new_one() -> None:
+    # n is Crescendo's NUMBER: pressed as the last window closed, it swept the final reveal away into a new game.
+    client = over_client("crescendo", against_bots=True, again=True)
+    assert client.key("n") is None and "n for a new game works in a second" in client.status[1]
+    client.absorb(1.5)
+    assert client.key("n") == "again"
 
 
 def test_leaving_mid_game_from_the_lobby_asks_where_to() -> None:
