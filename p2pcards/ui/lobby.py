@@ -404,7 +404,7 @@ class LobbyClient:
                            *wrap_line([("class:dim", " Compare fingerprints aloud with the people at your table.")], width),
                            []]
         if self.comeback is not None:
-            out += self._comeback_lines(self.comeback)
+            out += self._comeback_lines(self.comeback, width)
         elif self.room is not None:
             out += self._room_lines(self.room, width)
         elif self.new is not None:
@@ -414,14 +414,17 @@ class LobbyClient:
         out.append([self.status] if self.status[1] else [])
         return fit(out, width, height)
 
-    def _comeback_lines(self, saved: Saved) -> list[Line]:
-        out: list[Line] = [[("class:title", " Your game is not over ")], [("", " " + saved.summary())],
-                           [("class:dim", " Your client stopped mid-game. The others wait a short while for your")],
-                           [("class:dim", " seat, then go on without it.")]]
+    def _comeback_lines(self, saved: Saved, width: int) -> list[Line]:
+        """The game to come back into, its words wrapped to `width` (in 40 columns they were cut: "with Bob (ta")."""
+        said: list[Line] = [[("", " " + saved.summary())],
+                            [("class:dim", " Your client stopped mid-game. The others wait a short while for your seat,"
+                                           " then go on without it.")]]
         if saved.late():
-            out.append([("class:warn", " It may be too late: they have likely gone on without you already.")])
-        return out + [[], [("class:key", " Enter"), ("", " go back into the game  "), ("class:key", "d"),
-                           ("", " discard it  "), ("class:key", "Q"), ("", " quit (keep it for later)")]]
+            said.append([("class:warn", " It may be too late: they have likely gone on without you already.")])
+        keys: list[Line] = [[("class:key", "Enter"), ("", " go back into the game")],
+                            [("class:key", "d"), ("", " discard it")], [("class:key", "Q"), ("", " quit (keep it for later)")]]
+        return ([[("class:title", " Your game is not over ")]] + [w for line in said for w in wrap_line(line, width)]
+                + [[]] + flow(keys, width, lead=" "))
 
     def _table_lines(self, width: int) -> list[Line]:
         out: list[Line] = [[("class:title", " Tables on this network ")]]

@@ -26,6 +26,7 @@ from p2pcards.net.store import Lock, NodeState, SeatStore, begun_anew
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.config import TableConfig
+from p2pcards.ui.client import plain
 from p2pcards.ui.comeback import STALE_S, Saved, find, state_dir
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
 from p2pcards.ui.session import NetTable
@@ -318,3 +319,15 @@ def test_a_seat_taken_up_again_uses_multicast_only_if_it_did_and_the_lobby_does(
             await table.leave()
 
     asyncio.run(main())
+
+
+def test_the_offer_to_go_back_is_wrapped_not_cut_in_40_columns(tmp_path: Path) -> None:
+    # In 40 columns it read "You were playing Crisp with Ada (ta" and "Enter go back into the game  d discard".
+    me = generate("Tess")
+    journal(tmp_path, me)
+    saved, _ = find(tmp_path, me)
+    lobby = LobbyClient(me, NoDirectory(), joinable=True, comeback=saved)
+    text = plain(lobby.lines(40, 24))
+    words = " ".join(line.strip() for line in text.splitlines())
+    assert "then go on without it." in words and "Q quit (keep it for later)" in words
+    assert f"(table {saved.node.config.table.hex()[:8]})" in words
