@@ -735,7 +735,8 @@ class TableClient:
             out += flow([[("class:warn", f"{ask} {after}")], [("class:key", "y"), ("", f" {answer}")],
                          [("class:key", "n"), ("", " stay")]], width, lead=" ")
         elif stopped is not None:
-            out.append([("class:key", " Q"), ("", " leave the table (the rounds before stand, signed by all)")])
+            out += flow([[("class:key", "Q"), ("", " leave the table (the rounds before stand, signed by all)")]], width,
+                        lead=" ")
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
             text = prompt(self.chooser, f, view, self.session.game)
             # A digit that begins a longer choice (1 of 10-12) waits: say for what, so that it is not taken for lost.

@@ -267,6 +267,8 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     assert "The table stopped: Bo sent nothing owed for 15 s. Press Q to leave." in text
     assert " Q leave the table" in text and "d draw" not in text
     assert client.key("Q") == "leave"  # no question: there is no round left to void
+    narrow = " ".join(line.strip() for line in screen(client, width=40).splitlines()[-4:])
+    assert "Q leave the table (the rounds before stand, signed by all)" in narrow  # 40 columns cut it at "st"
 
 
 def test_a_game_ended_by_a_vote_shows_it_is_over_not_the_turn_it_stopped_on() -> None:
