@@ -494,7 +494,8 @@ class TableClient:
         score_w = self._score_w(view, 4)  # with the `*` and a space before it, room for the heading's " score"
         name_w = max(4, min(8, width - 32 - score_w))
         head = f"{'':2} {'player' if name_w >= 6 else 'name':<{name_w}}{'score':>{score_w + 2}}"
-        legend = "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
+        # Once every card is face up the legend's brackets are on no card: the heading alone.
+        legend = "" if ended else "   (7♥) you know it  [ · ] seen, hidden again  [ ? ] unseen"
         rows: list[Line] = []
         under: list[Line] = []
         if cards and len(head + legend) <= width:
@@ -555,7 +556,7 @@ class TableClient:
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
-        return rows, seats, (flow(legend, width, lead="   ") if cards else [])
+        return rows, seats, (flow(legend, width, lead="   ") if cards and not ended else [])
 
     def _piles(self, view: View, width: int) -> list[Line]:
         game = self.session.game

@@ -726,6 +726,25 @@ def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
     assert "Game over: You win (Bo reached 119, the game ends at 100: the lowest total wins)." in text  # the log
 
 
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_once_every_card_is_face_up_the_legend_of_hidden_cards_is_gone(game: str) -> None:
+    # The game over's table read "[ · ] seen, hidden again  [ ? ] unseen" over rows all face up.
+    if game == "crisp":
+        client, session = crisp_client()
+    else:
+        client, session = crescendo_client()
+    face = "AS" if game == "crisp" else 50
+    faces = tuple(tuple(face if f is None else f for f in row) for row in session.view().known)
+    over = replace(session.view(), turn=None, rounds_played=1, round=1, over=True, known=faces)
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    client.panel_round = 0
+    client.rounds_seen = 1
+    text = screen(client, width=100)
+    assert "player" in text or "name" in text  # the heading stays
+    assert "unseen" not in text and "hidden again" not in text and "you know it" not in text
+
+
 def test_a_small_terminal_drops_the_legend_before_the_piles_and_whose_turn_it_is() -> None:
     names = tuple(f"p{i}" for i in range(6))
     session = RefereeSession("crescendo", names, list(CRESCENDO_DECK), dealer=5)
