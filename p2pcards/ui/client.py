@@ -689,6 +689,8 @@ class TableClient:
                 + "".join(f"{'R' + str(i + 1):>6}" for i in range(first, len(history))) + "  total")
         # No blank lines: 8 seats' reveal and scores, with the winners, fit 24 rows with the keys.
         over = [("class:good", f"  Game over: {self.winners}")] if view.over else []
+        if len(out) + 2 >= room and not over:  # not one score row fits: no "Scores" heading over nothing
+            return out
         out += [[("class:title", " Scores "), *over], [("class:dim", head)]]
         for seat, name in enumerate(snap.players):
             per = (f"{total(before - 1, name):>6}" if before else "") + "".join(

@@ -570,6 +570,16 @@ def test_a_card_seen_in_a_round_before_is_a_new_look_when_dealt_again_and_the_re
     assert "L [ · ]" in screen(client, now + PEEK_S + 1)
 
 
+def test_a_reveal_with_no_room_for_a_score_row_shows_no_scores_heading() -> None:
+    # In 40x10 the reveal ended on a "Scores" heading over nothing; the keys under it.
+    session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
+    client = TableClient(session)
+    now = call_crisp_and_end_the_round(session)
+    lines = screen(client, now, width=40, height=10).splitlines()
+    assert "Round 1 revealed" in lines[2] and not any(line.startswith(" Scores") for line in lines)
+    assert "\n Scores\n" in screen(client, now, width=40, height=16)  # with the room, the heading and its rows
+
+
 def test_leaving_a_table_of_our_own_bots_says_they_leave_too() -> None:
     session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
     for client, words in ((TableClient(session), "The others go on without you."),
