@@ -201,9 +201,12 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
                 net.on_deliver = deliver
             return on
 
+        finished: list[GameReport] = []
+
         def on_game(report: GameReport, game_run: Run) -> None:
             nonlocal done
             done += 1
+            finished.append(report)
             hook(game_run.net, 0)  # the notes made after the last delivery
 
         def prepare(net: MemNet, peers: list[TablePeer]) -> None:
@@ -217,6 +220,8 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
             if transcripts:
                 transcripts[0].save(args.record, args.overwrite)
                 print(f"p2pcards sim: stopped; the game so far is in {args.record}", file=sys.stderr)
+            elif args.games > 1:
+                _stopped(args, finished, cheat, faults, params, write)
             raise
     if transcripts:
         transcripts[0].save(args.record, args.overwrite)
@@ -227,16 +232,30 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
              common: dict[str, Any], params: dict[str, Any], write: Callable[[object], None]) -> int:
     """Play the games over tcp, one process per peer; the seats report only when a game is over."""
     label = f"sim {args.game} over tcp" + (f" --cheat {cheat.name}" if cheat else "")
-    done = 0
-    with Progress(label, total=args.games) as progress, progress.ticking(lambda: f"{args.players} processes playing"):
-        def on_game(report: GameReport) -> None:
-            nonlocal done
-            done += 1
-            progress.update(done, f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
-        reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
-                                 cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
-                                 limit_s=common["until"], on_game=on_game)
+    done: list[GameReport] = []
+    try:
+        with Progress(label, total=args.games) as progress, \
+                progress.ticking(lambda: f"{args.players} processes playing"):
+            def on_game(report: GameReport) -> None:
+                done.append(report)
+                progress.update(len(done), f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
+            reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
+                                     cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
+                                     limit_s=common["until"], on_game=on_game)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the games already over are reported, then the status says why
+        _stopped(args, done, cheat, common["faults"], params, write)
+        raise
     return _report(args, reports, cheat, common["faults"], params, write)
+
+
+def _stopped(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,
+             params: dict[str, Any], write: Callable[[object], None]) -> None:
+    """A run stopped by Ctrl-C or a signal: the report on the games it finished (and their JSON), if any, so
+    that hours of games are not lost with the one that was cut."""
+    print(f"\np2pcards sim: stopped after {len(reports)} of {args.games} game{'s' if args.games != 1 else ''}"
+          + (": the report on those" if reports else ""), file=sys.stderr)
+    if reports:
+        _report(args, reports, cheat, faults, params | {"stopped_after": len(reports)}, write)
 
 
 def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,

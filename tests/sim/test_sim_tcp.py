@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,40 @@ def test_a_crash_due_after_the_game_is_over_is_neither_done_nor_counted(fault: s
     assert "Traceback" not in captured.err, captured.err
     judged = players - 1 if fault.startswith("gone") else players  # a seat due to go is never judged (nor summed)
     assert len(captured.out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == judged
+
+
+@pytest.mark.parametrize("transport", ["tcp", "memory"])
+def test_a_run_stopped_by_a_signal_reports_the_games_already_over(transport: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`timeout 45 p2pcards sim crisp --transport tcp --games 20` printed nothing of the games it had played
+    when SIGTERM came in the sixth: now it reports those, writes their JSON, and still exits 143."""
+    import signal
+
+    from p2pcards.errors import Terminated
+    from p2pcards.sim import batch, tcp
+    from p2pcards.sim.batch import GameReport
+
+    def game(seed: int) -> GameReport:
+        return GameReport(seed=seed, rounds=2, moves=9, frames=50, bytes=5000, wall_s=1.0, table_s=5.0,
+                          cpu_s=[0.1] * 2, agreed=True, ended={"p0": "finished", "p1": "finished"},
+                          blamed={"p0": [], "p1": []}, fault_blame={}, totals={"p0": [30, 2], "p1": [30, 2]},
+                          transport=transport)
+
+    def played_two(*args: object, on_game: Callable[..., None], **kwargs: object) -> list[GameReport]:
+        for seed in (7, 8):
+            on_game(game(seed), *([] if transport == "tcp" else [type("R", (), {"net": None})()]))
+        raise Terminated(signal.SIGTERM)
+
+    monkeypatch.setattr(tcp if transport == "tcp" else batch, "play_batch", played_two)
+    if transport == "memory":
+        monkeypatch.setattr("p2pcards.sim.cli.play_batch", played_two)
+        monkeypatch.setattr("p2pcards.sim.cli.watch", lambda progress, show: lambda net, receiver: None)
+    out = tmp_path / "report.json"
+    assert main(["sim", "crisp", "--transport", transport, "--games", "5", "--seed", "7", "--quiet",
+                 "--json", str(out)]) == 128 + signal.SIGTERM
+    captured = capsys.readouterr()
+    assert "stopped after 2 of 5 games: the report on those" in captured.err
+    assert "seeds 7 to 8" in captured.out and "honest peers agreed on every result: yes (2/2 games)" in captured.out
+    report = json.loads(out.read_text())
+    assert [g["seed"] for g in report["games"]] == [7, 8] and report["params"]["stopped_after"] == 2
