@@ -117,13 +117,16 @@ def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater
 
 
 def seeded(games: int, seed: int, tries: int, play: Callable[[int], GameReport],
-           on_game: Callable[[GameReport], None] | None = None) -> list[GameReport]:
+           on_game: Callable[[GameReport], None] | None = None,
+           on_try: Callable[[int, int], None] | None = None) -> list[GameReport]:
     """Play `games` games from `seed` on; a game whose cheat had no chance is played again on the next seed,
-    up to `tries` seeds in all."""
+    up to `tries` seeds in all (`on_try(seed, k)` hears of the `k`th, from 1)."""
     reports: list[GameReport] = []
     cursor = seed
     for _ in range(games):
         for attempt in range(cursor, cursor + tries):
+            if on_try is not None:
+                on_try(attempt, attempt - cursor + 1)
             report = play(attempt)
             if report.fired or report.cheat is None:
                 break

@@ -43,6 +43,7 @@ from .cheaters import (
     Run,
     WithholdingPeer,
     discard_drawn_king,
+    draw_from_pile,
     forge_signature,
     out_of_turn_draw,
     replace_with_drawn_king,
@@ -273,10 +274,12 @@ def _other_move(body: dict[str, Value]) -> dict[str, Value]:
     return {"m": {"a": "pass"}} if isinstance(m, dict) and m.get("a") != "pass" else {"m": {"a": "draw"}}
 
 
-def _bot(cheat: Callable[[View], Move | None], limit: int = 1, **peer: Any) -> Rig:
-    """A cheating bot on a client that sends what it is told without asking its own engine (at most `limit` times)."""
-    return lambda seat, players: {"cheat": cheat, "cheat_limit": limit, "peer_class": CheatingPeer,
-                                  "peer_kwargs": peer}
+def _bot(cheat: Callable[[View], Move | None], limit: int = 1,
+         seek: Callable[[View], Move | None] | None = None, **peer: Any) -> Rig:
+    """A cheating bot on a client that sends what it is told without asking its own engine (at most `limit` times);
+    until then it plays `seek`'s honest move when there is one (one that brings its chance sooner)."""
+    return lambda seat, players: {"cheat": cheat, "cheat_limit": limit, "cheat_seek": seek,
+                                  "peer_class": CheatingPeer, "peer_kwargs": peer}
 
 
 def _peer(cls: type[TablePeer], kwargs: Rig = lambda seat, players: {}) -> Rig:
@@ -366,9 +369,9 @@ CATALOGUE = _kinds(
               _equivocate(split=True)),
     CheatKind("out-of-turn", BOTH, "draws when it is not its turn", "rejected", _bot(out_of_turn_draw)),
     CheatKind("king-swap", ("crisp",), "swaps a drawn King into its hand (illegal only with the faces: the audit)",
-              "void", _bot(replace_with_drawn_king, lax=True)),
+              "void", _bot(replace_with_drawn_king, seek=draw_from_pile, lax=True)),
     CheatKind("discard-king", ("crisp",), "discards a drawn King instead of using its special", "rejected",
-              _bot(discard_drawn_king)),
+              _bot(discard_drawn_king, seek=draw_from_pile)),
     CheatKind("wrong-special", ("crescendo",), "a special action the Reserve's top card does not show", "rejected",
               _bot(wrong_special)),
     CheatKind("number-unheld", ("crescendo",), "a NUMBER claim on a card its row does not hold", "rejected",

@@ -233,15 +233,20 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
     """Play the games over tcp, one process per peer; the seats report only when a game is over."""
     label = f"sim {args.game} over tcp" + (f" --cheat {cheat.name}" if cheat else "")
     done: list[GameReport] = []
+    trying = [seed, 1]  # the seed being played, and which try of its game (a cheat may need several for its chance)
+
+    def note() -> str:
+        tries = f" (try {trying[1]}: the cheat had no chance in the last)" if trying[1] > 1 else ""
+        return f"{args.players} processes playing seed {trying[0]}{tries}"
     try:
-        with Progress(label, total=args.games) as progress, \
-                progress.ticking(lambda: f"{args.players} processes playing"):
+        with Progress(label, total=args.games) as progress, progress.ticking(note):
             def on_game(report: GameReport) -> None:
                 done.append(report)
                 progress.update(len(done), f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
             reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
                                      cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
-                                     limit_s=common["until"], on_game=on_game)
+                                     limit_s=common["until"], on_game=on_game,
+                                     on_try=lambda at, k: trying.__setitem__(slice(None), [at, k]))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the games already over are reported, then the status says why
         _stopped(args, done, cheat, common["faults"], params, write)
         raise

@@ -39,7 +39,7 @@ from .proxy import FaultProxy
 
 MODULE = "p2pcards.sim.tcp"
 GONE_S = 5.0  # how long a seat's link may be missing before the others vote it gone (a restart is back sooner)
-OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "cheat_limit", "rewrite", "tap", "setup"})  # what a cheater's process can do
+OWN = frozenset({"peer_class", "peer_kwargs", "cheat", "cheat_limit", "cheat_seek", "rewrite", "tap", "setup"})  # what a cheater's process can do
 
 
 def check_tcp_cheat(cheat: CheatKind | None, players: int, cheater: int) -> None:
@@ -148,7 +148,8 @@ class SimRig(SeatRig):
     def bot(self, bot: Bot) -> Bot:
         """The bot, wrapped by the cheat's when it has one."""
         if "cheat" in self.parts:
-            self.cheat_bot = CheatBot(bot, self.parts["cheat"], self.parts.get("cheat_limit", 1))
+            self.cheat_bot = CheatBot(bot, self.parts["cheat"], self.parts.get("cheat_limit", 1),
+                                     self.parts.get("cheat_seek"))
             return self.cheat_bot
         return bot
 
@@ -214,7 +215,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
 def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, games: int, *, good: int = 0,
                cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
                timeout: float = 15.0, limit_s: float = 600.0,
-               on_game: Callable[[GameReport], None] | None = None) -> list[GameReport]:
+               on_game: Callable[[GameReport], None] | None = None,
+               on_try: Callable[[int, int], None] | None = None) -> list[GameReport]:
     """Play `games` seeded games over tcp (a cheating one needs its chance: up to TRIES seeds each) and judge each.
 
     The first `good` seats are good bots, the rest random ones (a cheat's table: random bots only).
@@ -233,7 +235,7 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
     bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
     return seeded(games, seed, TRIES if cheat is not None else 1,
                   lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,
-                                            faults=faults, timeout=timeout, limit_s=limit_s), on_game)
+                                            faults=faults, timeout=timeout, limit_s=limit_s), on_game, on_try)
 
 
 if __name__ == "__main__":

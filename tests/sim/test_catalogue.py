@@ -298,3 +298,33 @@ def test_the_help_explains_every_outcome_the_catalogue_expects(capsys: pytest.Ca
     legend = capsys.readouterr().out.split("cheats (--cheat KIND)")[1].split("):")[0]
     for expect in {k.expect for k in CATALOGUE.values()}:
         assert f" {expect}: " in legend or f"({expect}: " in legend, expect
+
+
+def test_a_cheat_waiting_for_a_drawn_king_draws_from_the_pile_and_never_calls_the_round() -> None:
+    """`sim crisp --cheat discard-king --players 8 --transport tcp` ran for 900 s: at an 8-seat table to 30 points
+    (two short rounds) the cheater's random bot drew about twice a game, half the time from the discard and now and
+    then called CRISP itself, so its chance (a King drawn from the pile) came in one game of eight or so, each
+    a game of 8 processes. Waiting for it, the cheater now draws from the pile on each turn and calls no round."""
+    import random
+
+    from p2pcards.bots.base import RandomBot
+    from p2pcards.cards import CRISP_DECK
+    from p2pcards.games.crisp import CrispGame, CrispOptions
+    from p2pcards.sim.cheaters import CheatBot
+
+    for kind in ("discard-king", "king-swap"):
+        assert CATALOGUE[kind].rig(1, 8)["cheat_seek"] is not None
+    no_kings = [c for c in CRISP_DECK if c[:-1] != "K"] + [c for c in CRISP_DECK if c[:-1] == "K"]
+    for seed in range(20):
+        game = CrispGame([f"p{i}" for i in range(3)], CrispOptions(crisp_window_s=3, next_start_s=1))
+        game.queue_deck(no_kings)
+        r = game.r
+        assert r is not None and r.turn is not None
+        me = game.players[r.turn]
+        rig = CATALOGUE["discard-king"].rig(1, 3)
+        bot = CheatBot(RandomBot(random.Random(seed), 1.0), rig["cheat"], seek=rig["cheat_seek"])
+        assert bot.choose(game.view(me)) == Move(me, "draw", source="pile")
+        game.apply(Move(me, "draw", source="pile"))
+        game.apply(Move(me, "discard"))
+        assert any(m.action == "crisp" for m in game.view(me).legal)  # a random bot would call it, always
+        assert bot.choose(game.view(me)) is None and not bot.fired
