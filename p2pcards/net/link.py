@@ -237,6 +237,7 @@ class Links:
         self._on_quiet = on_quiet
         self._servers: list[asyncio.Server] = []
         self._pending = 0
+        self._handshakes: set[asyncio.Task[None]] = set()  # the handshakes of accepted connections, running
         self._closing: set[asyncio.Task[None]] = set()  # links being closed, kept until they are
 
     async def __aenter__(self) -> Links:
@@ -293,6 +294,10 @@ class Links:
         """Say goodbye on every link, stop listening, and wait until everything is closed."""
         for server in self._servers:
             server.close()
+        handshakes = list(self._handshakes)
+        for task in handshakes:
+            task.cancel()
+        await asyncio.gather(*handshakes, return_exceptions=True)
         links = list(self.links.values())
         for link in links:
             link.close(why, goodbye=True)
@@ -302,21 +307,34 @@ class Links:
 
     # ------------------------------------------------------------ the handshake
 
-    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A connection came: refused at once when too many handshakes run (no task made), else its handshake
+        runs in a task of our own. Not a coroutine: asyncio's server would wrap one in a task of its own and,
+        when that task is cancelled before its first step (the loop ending while a flood of connections waits),
+        ask it for its exception and log the CancelledError as a traceback."""
         if self._pending >= MAX_PENDING or len(self.links) >= MAX_LINKS or self.table is None:
             writer.close()
             return
         self._pending += 1
+        task = asyncio.get_running_loop().create_task(self._handshake(reader, writer))
+        self._handshakes.add(task)
+        task.add_done_callback(self._handshake_done)
+
+    def _handshake_done(self, task: asyncio.Task[None]) -> None:
+        self._handshakes.discard(task)
+        self._pending -= 1
+        if not task.cancelled() and (exc := task.exception()) is not None:  # a bug of ours: let the loop say so
+            asyncio.get_running_loop().call_exception_handler(
+                {"message": "a link's handshake failed", "exception": exc, "task": task})
+
+    async def _handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await self._listener(reader, writer)
         except (LinkBroken, RemoteProtocolError, TimeoutError, ConnectionError, OSError) as exc:
             self._refuse(writer, str(exc) or "handshake timed out")
-        except asyncio.CancelledError:
-            # We are shutting down mid-handshake. asyncio's server callback (3.11) asks a cancelled
-            # handler task for its exception and logs the CancelledError as a traceback: end quietly.
+        except asyncio.CancelledError:  # we are shutting down mid-handshake
             writer.close()
-        finally:
-            self._pending -= 1
+            raise
 
     async def _listener(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         assert self.table is not None

@@ -413,3 +413,32 @@ def test_a_link_too_slow_for_its_backlog_is_cut_at_once(monkeypatch: pytest.Monk
         await b.links.close("done")
 
     run(main)
+
+
+def test_a_connection_whose_handshake_the_loops_end_cancels_at_once_logs_no_traceback() -> None:
+    """A seat that finished its game while 900 connections flooded its port printed "Exception in callback
+    StreamReaderProtocol.connection_made…: CancelledError" with a traceback: asyncio's server (3.11) makes a task
+    of a coroutine handler, and asks that task for its exception when it is done; one that the loop's end
+    cancelled before its first step raised CancelledError there. The handler is now a plain function whose
+    handshake task is ours (cancelled and awaited by `close`). Here asyncio's server is played step by step."""
+    logged: list[str] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: logged.append(context["message"]))
+        links = Side(generate("ann"), secrets.token_bytes(16), set()).links
+        port = await links.listen([LOCAL])
+        reader, writer = await asyncio.open_connection(LOCAL, port)
+        for _ in range(3):
+            res: object = links._accepted(reader, writer)  # type: ignore[func-returns-value]  # what asyncio does
+            if asyncio.iscoroutine(res):
+                task = loop.create_task(res)
+                task.add_done_callback(lambda task: task.exception())
+            for task in asyncio.all_tasks() - {asyncio.current_task()}:
+                task.cancel()  # the loop's end, before the handshake's first step
+            await asyncio.sleep(0.05)
+        writer.close()
+        await links.close("done")
+
+    asyncio.run(main())
+    assert logged == []
