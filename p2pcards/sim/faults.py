@@ -113,9 +113,10 @@ class FaultSpec:
             except ValueError:
                 raise InputError(f"--faults: {kind}={value!r} is not a number") from None
             most = 1 if kind in CHANCES else MAX_AT_S if kind in ("restart", "gone") else MAX_DELAY_MS
-            if not 0 <= number <= most:
+            # A crash at 0 s would be no crash at all (0 is how a spec says "never"): a time above 0 is asked for.
+            if not 0 <= number <= most or (kind in ("restart", "gone") and number == 0):
                 raise InputError(f"--faults: {kind} is " + (
-                    "a chance from 0 to 1" if kind in CHANCES else f"a number of seconds from 0 to {most:g}"
+                    "a chance from 0 to 1" if kind in CHANCES else f"a number of seconds above 0 and at most {most:g}"
                     if kind in ("restart", "gone") else f"a number of ms from 0 to {most:g}") + f", not {value}")
             values[kind] = number
         return cls(**values, gone_seats=gone_seats, partition=partition)

@@ -31,9 +31,14 @@ def test_a_fault_spec_reads_like_the_option() -> None:
             FaultSpec.parse(bad)
     # A fault that would keep a game from ever ending is refused: every time has a bound.
     for bad, says in (("partition=1:1e300", "at most 600 s"), ("partition=1e9:5", "AT from 0 to 3600"),
-                      ("delay=1e300", "ms from 0 to 10000"), ("restart=1e9", "seconds from 0 to 3600"),
+                      ("delay=1e300", "ms from 0 to 10000"), ("restart=1e9", "seconds above 0 and at most 3600"),
                       ("jitter=nan", "ms from 0")):
         with pytest.raises(InputError, match=says):
+            FaultSpec.parse(bad)
+    # `sim crisp --transport tcp --faults restart=0` crashed no seat and reported "faults (none): survived in 1/1
+    # games" with status 0: 0 is the spec's "never". A crash is asked for at a time above 0.
+    for bad in ("restart=0", "gone=0", "gone=0:2", "restart=-0"):
+        with pytest.raises(InputError, match="seconds above 0 and at most 3600"):
             FaultSpec.parse(bad)
 
 
