@@ -298,8 +298,20 @@ class Node:
         if self.lobby is None:
             return self._joining
         if self.is_host:
-            return len(self.links.links) < MAX_GUESTS
+            return len(self.links.links) < MAX_GUESTS or self._make_room()
         return key == self.lobby.host or key in self.lobby.names
+
+    def _make_room(self) -> bool:
+        """Host, the lobby's places all linked: cut the oldest link that has sent no join yet, so that a guest that
+        proves its key now gets its place (a guest sends its join as soon as it is linked: strangers that link and
+        never join held every place for JOIN_S, again and again, and every real guest was refused); False when
+        every link has joined."""
+        assert self.lobby is not None
+        idle = next((link for key, link in self.links.links.items() if key not in self.lobby.names), None)
+        if idle is None:
+            return False
+        idle.close("made room for another guest: no join yet", goodbye=True)
+        return True
 
     def _frame(self, link: Link, kind: int, payload: bytes) -> None:
         if kind == REQUEST:

@@ -184,6 +184,35 @@ def test_a_guest_whose_hello_says_port_0_is_left_out_of_the_seats_addresses() ->
     asyncio.run(main())
 
 
+def test_strangers_that_link_and_never_join_cannot_keep_a_guest_out_of_the_lobby() -> None:
+    """`lobbyatk.py 47302 idle 20` (20 fresh keys that link to the host and send no join) held all 16 places of the
+    lobby: `p2pcards peer --peer 127.0.0.1:47302` was refused ('no link: end of stream') and stopped, two guests
+    alike, and the host waited for ever. Now the oldest link with no join makes room for a newcomer."""
+    from p2pcards.table.lobby import MAX_GUESTS
+
+    async def main() -> tuple[list[str], list[str]]:
+        lost: list[str] = []
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 10}, "t", seats=2)
+            squatters = [Links(generate(f"eve{i}"), None, lambda key: True, lambda *a: None,
+                               on_lost=lambda link, why: lost.append(why)) for i in range(MAX_GUESTS + 4)]
+            for squatter in squatters:
+                await squatter.dial([("127.0.0.1", host.links.port)])
+            async with Node(generate("ada"), interfaces=["127.0.0.1"], mdns=False) as ada:
+                await ada.join([("127.0.0.1", host.links.port)])
+                await asyncio.wait_for(host.wait_players(2), 5)
+                players = list(host.players)
+                host.seat_table()
+                await asyncio.wait_for(ada.wait_seated(), 5)
+            for squatter in squatters:
+                await squatter.close("done")
+        return players, lost
+
+    players, lost = asyncio.run(main())
+    assert players == ["host", "ada"]
+    assert any("made room for another guest: no join yet" in why for why in lost), lost
+
+
 def test_a_join_the_host_refuses_is_told_why_in_the_goodbye() -> None:
     async def main() -> list[str]:
         async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host:
