@@ -193,7 +193,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
                         help="join the host at this address without multicast")
     parser.add_argument("--no-mdns", action="store_true", help="host without announcing (guests need --peer)")
-    parser.add_argument("--port", type=int, default=0, help="the TCP port to listen on (default any)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the TCP port to listen on (default: a free one from 10000 to 32767, below the ports "
+                             "the system lends to outgoing connections, so that a seat coming back finds it free)")
     parser.add_argument("--gone-after", type=float, default=None,
                         help="seconds a seat may be missing before we vote it gone and the table goes on "
                              f"without it (default {GONE_AFTER_S:.0f}; coming back with --state: the one it had)")

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import secrets
 import struct
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Final
 
@@ -48,6 +51,11 @@ CLOSE_S: Final = 2.0  # how long a closed link may take to send what it still ho
 MAX_PENDING: Final = 256
 MAX_LINKS: Final = 64
 MAX_BACKLOG: Final = 8 * MAX_FRAME
+# Where a seat listens when no port is given: below 32768, where the common ephemeral ranges begin (Linux
+# 32768-60999, the IANA range 49152-65535 of macOS and Windows), and above most services' fixed ports.
+LISTEN_RANGE: Final = (10000, 32768)
+LISTEN_TRIES: Final = 20  # random ports of LISTEN_RANGE tried before the system's choice
+EPHEMERAL_RANGE: Final = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
 FrameHandler = Callable[["Link", int, bytes], None]
 LostHandler = Callable[["Link", str], None]
@@ -212,6 +220,17 @@ class Link:
                 self._on_quiet(self, True)
 
 
+def listen_ports(tries: int = LISTEN_TRIES, ranges: Path = EPHEMERAL_RANGE) -> list[int]:
+    """Ports to try in turn when none is given: random ones of LISTEN_RANGE below the first port of the
+    machine's ephemeral range (as `ranges` gives it, where it can be read), then 0, the system's choice."""
+    low, high = LISTEN_RANGE
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        high = min(high, int(ranges.read_text().split()[0]))
+    if high - low < tries:
+        return [0]
+    return [low + secrets.randbelow(high - low) for _ in range(tries)] + [0]
+
+
 class Links:
     """Every link of one peer: a listening socket, dialling out, and links by proven key.
 
@@ -248,12 +267,34 @@ class Links:
         await self.close("leaving")
 
     async def listen(self, hosts: Sequence[str] = ("0.0.0.0",), port: int = 0) -> int:
-        """Accept links on `hosts` (one port for all); returns the port."""
-        for host in hosts:
-            server = await asyncio.start_server(self._accepted, host, port or self.port)
-            self._servers.append(server)
-            self.port = int(server.sockets[0].getsockname()[1])
-        return self.port
+        """Accept links on `hosts` (one port for all); returns the port. With no port given nor held, one
+        below the machine's ephemeral range (`listen_ports`): the system's own pick comes from the range its
+        outgoing connections take ports from, so one of them could hold our port while we are down, and a seat
+        that comes back must listen where the others dial it (protocol.md §14.10)."""
+        wanted = port or self.port
+        for candidate in [wanted] if wanted else listen_ports():
+            try:
+                return await self._listen_on(hosts, candidate)
+            except OSError as exc:
+                if wanted or exc.errno != errno.EADDRINUSE:
+                    raise
+        raise AssertionError("unreachable: listen_ports ends with 0, the system's choice")
+
+    async def _listen_on(self, hosts: Sequence[str], port: int) -> int:
+        """Listen on `port` (0: the system's choice, then that port) on every one of `hosts`, or on none."""
+        servers: list[asyncio.Server] = []
+        try:
+            for host in hosts:
+                server = await asyncio.start_server(self._accepted, host, port)
+                servers.append(server)
+                port = int(server.sockets[0].getsockname()[1])
+        except BaseException:
+            for server in servers:
+                server.close()
+            raise
+        self._servers += servers
+        self.port = port
+        return port
 
     def send(self, key: bytes, kind: int, payload: bytes = b"") -> None:
         """One frame to the peer holding `key`, if linked."""

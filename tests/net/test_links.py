@@ -8,6 +8,7 @@ import time
 import socket
 import struct
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
@@ -442,3 +443,43 @@ def test_a_connection_whose_handshake_the_loops_end_cancels_at_once_logs_no_trac
 
     asyncio.run(main())
     assert logged == []
+
+
+def test_with_no_port_given_a_seat_listens_below_the_machines_ephemeral_range(tmp_path: Path) -> None:
+    # The system's own pick is a port its outgoing connections also take: one of them could hold it while the seat
+    # is down, and the seat could not come back where the others dial it.
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("20000\t60999\n")
+    ports = link_mod.listen_ports(50, ranges)
+    assert ports[-1] == 0 and all(10000 <= p < 20000 for p in ports[:-1]) and len(set(ports)) > 10
+    assert all(10000 <= p < 32768 for p in link_mod.listen_ports(50, tmp_path / "none")[:-1])  # unknown: below IANA's
+    ranges.write_text("10010 60999\n")
+    assert link_mod.listen_ports(20, ranges) == [0]  # no room below it: the system's choice
+
+    async def main() -> None:
+        side = Side(generate("ann"), secrets.token_bytes(16), set())
+        port = await side.links.listen([LOCAL])
+        first = int(link_mod.EPHEMERAL_RANGE.read_text().split()[0]) if link_mod.EPHEMERAL_RANGE.exists() else 32768
+        assert 10000 <= port < min(first, 32768)
+        await side.links.close("done")
+    run(main)
+
+
+def test_a_port_taken_is_passed_over_unless_it_was_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = socket.create_server((LOCAL, 0))
+    busy = taken.getsockname()[1]
+    monkeypatch.setattr(link_mod, "listen_ports", lambda: [busy, busy, 0])
+
+    async def main() -> None:
+        side = Side(generate("ann"), secrets.token_bytes(16), set())
+        port = await side.links.listen([LOCAL])
+        assert port != busy and len(side.links._servers) == 1
+        await side.links.close("done")
+        again = Side(generate("bob"), secrets.token_bytes(16), set())
+        with pytest.raises(OSError):  # a seat coming back must listen where it did: no other port will do
+            await again.links.listen([LOCAL], busy)
+        assert again.links._servers == [] and again.links.port == 0
+    try:
+        run(main)
+    finally:
+        taken.close()
