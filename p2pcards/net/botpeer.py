@@ -75,7 +75,12 @@ class BotPeer:
 
 def resume_config(cfg: BotPeer, saved: NodeState) -> BotPeer:
     """The settings of a peer coming back into its seat: those it was started with, as its state keeps them, each
-    one given again now winning; its name is its seat's."""
+    one given again now winning; its name is its seat's. InputError for another --port: the seat listens where the
+    others dial it."""
+    if cfg.port and cfg.port != saved.port:
+        raise InputError(f"--port {cfg.port}: this seat comes back on its port, {saved.port}, where the other seats "
+                         "dial it (leave --port out)")
+
     def kept(name: str, now: T) -> T:
         was: T | None = getattr(saved, name)
         return now if name in cfg.given or was is None else was
@@ -203,7 +208,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="journal this seat in DIR (a directory of its own: one that holds other files named "
                              "journal, node or table is refused); started again with the same DIR after a crash or "
                              "a kill, the peer comes back into its round (its key, port, table, --bot, "
-                             "--interface and --gone-after are in DIR, readable by you alone; one given again wins); "
+                             "--interface and --gone-after are in DIR, readable by you alone; one of the last three given "
+                             "again wins, a --port given again must be the same); "
                              "one peer at a time: a second one given the same DIR says so and stops")
     parser.add_argument("--json", action="store_true",
                         help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())

@@ -130,6 +130,11 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
     kept, again = started
     assert (list(kept["interfaces"]), kept["bot"], kept["gone_after"], kept["port"]) == (["127.0.0.1"], "good", 7.5, 4000)
     assert (again["interfaces"], again["bot"], again["gone_after"]) == (["127.0.0.2"], "random", 7.5)  # given again: wins
+    # Its port is where the other seats dial it: the same one given again is no change, another is refused.
+    assert main(["peer", "--state", str(tmp_path), "--port", "4000"]) == 2 and started[-1]["port"] == 4000
+    capsys.readouterr()
+    assert main(["peer", "--state", str(tmp_path), "--port", "4001"]) == 2 and len(started) == 3
+    assert "--port 4001: this seat comes back on its port, 4000" in capsys.readouterr().err
 
 
 def test_a_peer_voted_out_says_so_and_does_not_claim_it_finished(
