@@ -92,3 +92,19 @@ def test_the_network_numbers_are_the_codes() -> None:
     assert (f"first asked for {recovery.GRACE_S} s after it is seen" in DOC
             and f"then again every {recovery.RETRY_S} s" in DOC)
     assert discovery.SERVICE in DOC and f"keeps at most {discovery.MAX_SEEN} ads" in DOC
+
+
+def test_the_spot_values_of_section_5_are_the_vectors() -> None:
+    import json
+
+    v = json.loads((Path(__file__).resolve().parent / "crypto" / "vectors.json").read_text(encoding="utf-8"))
+    doc = " ".join(DOC.split())  # the spot values' sentences wrap anywhere
+    card = next(c for c in v["cards"] if c["card"] == "AS")
+    assert f"`P(\"AS\")` at the vector context is `{card['point_hex']}` (with `h0 = {card['h0_hex']}`)" in doc
+    assert f"from seed `11…11` is `{v['round_keys']['publics_hex'][0]}`" in doc
+    assert f"the joint key of the two seats is `{v['round_keys']['joint_hex']}`" in doc
+    assert f"the permutation of 10 cards is `{v['pass_randomness']['perm']}`" in doc
+    enc = next(e["hex"] for e in v["encoding"] if isinstance(e["value"], dict) and "aa" in e["value"])
+    assert f'`{{"b": 1, "a": 2, "": 3, "aa": 4, "é": 5}}` is `{enc}`' in doc
+    assert f"e.g. `{v['envelope']['fingerprint']}`" in doc
+    assert v["base_point_hex"] in doc
