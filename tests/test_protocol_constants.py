@@ -108,3 +108,22 @@ def test_the_spot_values_of_section_5_are_the_vectors() -> None:
     assert f'`{{"b": 1, "a": 2, "": 3, "aa": 4, "é": 5}}` is `{enc}`' in doc
     assert f"e.g. `{v['envelope']['fingerprint']}`" in doc
     assert v["base_point_hex"] in doc
+
+
+def test_the_table_and_lobby_numbers_are_the_codes() -> None:
+    from p2pcards.net import node, seat, shell
+    from p2pcards.table import lobby, messages
+
+    doc = " ".join(DOC.split())
+    assert f"At most {lobby.MAX_GUESTS} names" in doc
+    assert (f"sent cut to at most {messages.MAX_REASON} bytes" in doc
+            and f"`evidence` at most {messages.MAX_EVIDENCE} signed frames" in doc)
+    assert f"the reason, UTF-8, at most {link.MAX_BYE} bytes" in doc
+    assert f"1 to {node.MAX_ADDRESSES} addresses" in doc
+    assert f"dials it again, every {node.REDIAL_S} s" in doc
+    assert f"no `join` came within {node.JOIN_S:.0f} s" in doc
+    assert f"`gone_after` ({seat.GONE_AFTER_S:.0f} s by default)" in doc
+    assert f"no link to every seat within {seat.LINK_UP_S:.0f} s gives up" in doc
+    assert (f"up to {node.MAX_EARLY} frames and {node.MAX_EARLY_BYTES >> 20} MiB" in doc
+            and node.MAX_EARLY_BYTES % (1 << 20) == 0)
+    assert f"to the others {shell.LATER_S * 1000:.0f} ms later" in doc
