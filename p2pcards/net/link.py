@@ -255,7 +255,6 @@ class Links:
         self._on_lost = on_lost
         self._on_quiet = on_quiet
         self._servers: list[asyncio.Server] = []
-        self._pending = 0
         self._handshakes: set[asyncio.Task[None]] = set()  # the handshakes of accepted connections, running
         self._closing: set[asyncio.Task[None]] = set()  # links being closed, kept until they are
 
@@ -353,17 +352,15 @@ class Links:
         runs in a task of our own. Not a coroutine: asyncio's server would wrap one in a task of its own and,
         when that task is cancelled before its first step (the loop ending while a flood of connections waits),
         ask it for its exception and log the CancelledError as a traceback."""
-        if self._pending >= MAX_PENDING or len(self.links) >= MAX_LINKS or self.table is None:
+        if len(self._handshakes) >= MAX_PENDING or len(self.links) >= MAX_LINKS or self.table is None:
             writer.close()
             return
-        self._pending += 1
         task = asyncio.get_running_loop().create_task(self._handshake(reader, writer))
         self._handshakes.add(task)
         task.add_done_callback(self._handshake_done)
 
     def _handshake_done(self, task: asyncio.Task[None]) -> None:
         self._handshakes.discard(task)
-        self._pending -= 1
         if not task.cancelled() and (exc := task.exception()) is not None:  # a bug of ours: let the loop say so
             asyncio.get_running_loop().call_exception_handler(
                 {"message": "a link's handshake failed", "exception": exc, "task": task})
