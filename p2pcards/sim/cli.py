@@ -189,7 +189,7 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
     label = f"sim {args.game}" + (f" --cheat {cheat.name}" if cheat else "")
     with Progress(label, total=args.games) as progress:
         hook = watch(progress, show_log)
-        done = 0
+        finished: list[GameReport] = []  # the games over so far
 
         def setup(game_seed: int) -> Callable[[MemNet, list[TablePeer]], None]:
             def on(net: MemNet, peers: list[TablePeer]) -> None:
@@ -197,15 +197,11 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
                     hook(net, receiver)
                     if progress.enabled:
                         part, note = game_progress(net.peers[0].game)
-                        progress.update(done + part, f"seed {game_seed}, {note}")
+                        progress.update(len(finished) + part, f"seed {game_seed}, {note}")
                 net.on_deliver = deliver
             return on
 
-        finished: list[GameReport] = []
-
         def on_game(report: GameReport, game_run: Run) -> None:
-            nonlocal done
-            done += 1
             finished.append(report)
             hook(game_run.net, 0)  # the notes made after the last delivery
 
