@@ -229,11 +229,16 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
     """Play the games over tcp, one process per peer; the seats report only when a game is over."""
     label = f"sim {args.game} over tcp" + (f" --cheat {cheat.name}" if cheat else "")
     done: list[GameReport] = []
-    trying = [seed, 1]  # the seed being played, and which try of its game (a cheat may need several for its chance)
+    trying = (seed, 1)  # the seed being played, and which try of its game (a cheat may need several for its chance)
+
+    def on_try(at: int, k: int) -> None:
+        nonlocal trying
+        trying = (at, k)
 
     def note() -> str:
-        tries = f" (try {trying[1]}: the cheat had no chance in the last)" if trying[1] > 1 else ""
-        return f"{args.players} processes playing seed {trying[0]}{tries}"
+        at, k = trying
+        tries = f" (try {k}: the cheat had no chance in the last)" if k > 1 else ""
+        return f"{args.players} processes playing seed {at}{tries}"
     try:
         with Progress(label, total=args.games) as progress, progress.ticking(note):
             def on_game(report: GameReport) -> None:
@@ -241,8 +246,7 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
                 progress.update(len(done), f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
             reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
                                      cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
-                                     limit_s=common["until"], on_game=on_game,
-                                     on_try=lambda at, k: trying.__setitem__(slice(None), [at, k]))
+                                     limit_s=common["until"], on_game=on_game, on_try=on_try)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the games already over are reported, then the status says why
         _stopped(args, done, cheat, common["faults"], params, write)
         raise
