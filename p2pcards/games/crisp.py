@@ -42,6 +42,7 @@ TURN_ACTIONS = frozenset(a for moves in TURN_MOVES.values() for a in moves)
 # A special move needs a drawn card of this rank, taken from the draw pile.
 SPECIAL_RANK = {"jack": "J", "queen": "Q", "king": "K"}
 _RANK_NAME = {"J": "Jack", "Q": "Queen", "K": "King"}
+CALL_MISSED = "called crisp, not the lowest"  # the score part of a call whose total was not strictly lowest
 
 
 @dataclass(frozen=True, slots=True)
@@ -595,7 +596,7 @@ class CrispGame(EngineBase[str]):
             c = r.caller
             lowest = all(sums[c] < s for i, s in enumerate(sums) if i != c)
             scores[c] += -5 if lowest else 5
-            parts[c] += (("called crisp, lowest", -5) if lowest else ("called crisp, not the lowest", 5),)
+            parts[c] += (("called crisp, lowest", -5) if lowest else (CALL_MISSED, 5),)
         for i, s in enumerate(scores):
             self.totals[i] += s
         self.results.append(CrispRoundResult(tuple(scores), r.caller, tuple(tuple(h) for h in faces), tuple(parts)))

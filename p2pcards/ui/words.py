@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ..cards import Back
 from ..games.base import CRISP_SLOTS
 from ..games.crescendo import out_of_order
+from ..games.crisp import CALL_MISSED
 from ..table.peer import Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -192,9 +193,6 @@ def revealed_words(game: str, row: Sequence[object]) -> str:
     down = {numbers[j][0] for j in out_of_order([f for _, f in numbers])} \
         if game == "crescendo" and None not in row else set()
     return " ".join("?" if f is None else card_word(f, game) + (DOWN if i in down else "") for i, f in enumerate(row))
-
-
-CALL_MISSED = "called crisp, not the lowest"  # the engine's word for a Crisp call whose total was not strictly lowest
 
 
 def score_why(parts: Sequence[tuple[str, int]], others: Sequence[int] = ()) -> str:
