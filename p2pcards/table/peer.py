@@ -34,6 +34,7 @@ from .round import Stage
 from .votes import Votes
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
+OUR_VOTE = "we vote it gone"  # how the note of our own vote that a seat is gone ends
 
 
 class TablePeer(Coordinator):
@@ -189,7 +190,7 @@ class TablePeer(Coordinator):
         on without it (protocol.md §14.9)."""
         self._input(now)
         if 0 <= seat < self.n and seat != self.me:
-            self.seating.vote_gone(seat, f"{why}: we vote it gone")
+            self.seating.vote_gone(seat, f"{why}: {OUR_VOTE}")
         return self._flush()
 
     def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:

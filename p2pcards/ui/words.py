@@ -9,13 +9,12 @@ from ..cards import Back
 from ..games.base import CRISP_SLOTS
 from ..games.crescendo import out_of_order
 from ..games.crisp import CALL_MISSED
-from ..table.peer import Note
+from ..table.peer import OUR_VOTE, Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 VERBS = {"votes": "vote", "is": "are", "was": "were", "has": "have"}  # a note's verb after "You"
 TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 8 digits are enough to tell it
 # The network's vote time in a missing note: the log keeps it frozen, while the banner counts the same time down.
-OUR_VOTE = "we vote it gone"  # the end of the note of our own vote that a seat is gone
 VOTE_IN = re.compile(r"; it is voted gone in [\d.]+ s unless it is back$")
 RED_SUITS = frozenset("HD")
 
