@@ -19,7 +19,7 @@ from prompt_toolkit.styles import Style
 
 from ..cli import hung_up
 from ..errors import P2PCardsError
-from .client import Line, TableClient
+from .client import Line, Rules, TableClient
 from .session import TableSession
 
 STYLE = Style.from_dict({
@@ -41,7 +41,6 @@ STYLE = Style.from_dict({
 KEY_NAMES = {Keys.ControlM: "enter", Keys.ControlJ: "enter", Keys.ControlH: "backspace", Keys.Escape: "escape",
              Keys.Up: "up", Keys.Down: "down", Keys.PageUp: "pageup", Keys.PageDown: "pagedown",
              Keys.ControlC: "c-c", Keys.ControlQ: "c-q"}
-Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
 
 
 def color_depth() -> ColorDepth | None:

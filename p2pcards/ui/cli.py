@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import itertools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cli import out_file
 from ..crypto.identity import load_or_create, set_name
@@ -20,7 +20,8 @@ from ..rulestext import rules_text
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
 
-Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
+if TYPE_CHECKING:  # the client's modules load only when it runs
+    from .client import Rules
 
 
 def rules_function() -> Rules:

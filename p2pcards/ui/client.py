@@ -25,6 +25,7 @@ from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, dealt_rou
                     revealed_words, score_why, winners_words)
 
 View = CrispView | CrescendoView
+Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
 Fragment = tuple[str, str]
 Line = list[Fragment]
 PEEK_S = 5.0  # how long a card you look at stays on screen without the memory aid
@@ -64,7 +65,7 @@ class TableClient:
     """One player's table screen: what they have seen, what they are choosing, what the log says."""
 
     session: TableSession
-    rules: Callable[[str, dict[str, object], int], str] | None = None  # game, options, the columns to fill
+    rules: Rules | None = None
     log: deque[Fragment] = field(default_factory=lambda: deque(maxlen=LOG_KEEP))
     status: Fragment = ("", "")
     chooser: Chooser | None = None

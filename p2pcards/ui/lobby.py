@@ -30,11 +30,9 @@ from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import Lock, clear
-from .client import MIN_SIZE, Line, TableClient, fit, flow, too_small, wrap, wrap_line
+from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
-
-Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
 
 
 @dataclass(frozen=True, slots=True)
