@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,14 +94,10 @@ def run(args: argparse.Namespace) -> int:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
         state = Path(args.state) if args.state is not None else state_dir()
-        saved: list[str] = []
-        try:
+        with saying_saved() as saved:
             status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
                                                 record=args.record, state=state, host_options=options,
                                                 overwrite=args.overwrite, saved=saved))
-        finally:
-            if saved:
-                print(saved_words(saved))
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
@@ -111,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
         set_name(args.name)
     identity = load_or_create()
     rules = rules_function()
-    saved = []
-    try:
+    with saying_saved() as saved:
         for game in itertools.count(1):  # `n` once a game is over: another against the same bots, same options
             record = None if args.record is None else numbered(args.record, game, args.overwrite)
             session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
@@ -123,10 +119,19 @@ def run(args: argparse.Namespace) -> int:
                 saved += [session.recorded] if session.recorded else []
             if client.outcome != "again":
                 break
+    return 0
+
+
+@contextlib.contextmanager
+def saying_saved() -> Iterator[list[str]]:
+    """A list for where each game's transcript was saved, said (`saved_words`) once the client is gone, however
+    it ended."""
+    saved: list[str] = []
+    try:
+        yield saved
     finally:
         if saved:
             print(saved_words(saved))
-    return 0
 
 
 def saved_words(paths: Sequence[str]) -> str:
