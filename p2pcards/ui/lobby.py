@@ -290,7 +290,7 @@ class LobbyClient:
             # A whole HOST:PORT typed after the host already there ("10.0.0.2:10.0.0.7:41873") is that address.
             whole = typed.partition(":")[2] if typed.count(":") > 1 and "[" not in typed else ""
             try:
-                self.reach = _address(whole) if whole and ":" in whole else _address(typed)
+                self.reach = _address(whole or typed)
             except InputError:
                 self.status = ("class:warn", "Type the host's address as HOST:PORT, as its lobby shows it.")
                 return None
