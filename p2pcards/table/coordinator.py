@@ -268,12 +268,11 @@ class Coordinator:
             self._take(frame, self.now, False)  # relayed by the reporter: when it came times nothing
             if self.stopped is not None:
                 return
-        rs = self.rs
-        ours = rs.result if rs is not None else None
-        if rs is not None and ours is not None and ours.audit != "verified" and ours.blame is not None:
+        ours = self.rs.result if self.rs is not None else None
+        if ours is not None and ours.audit != "verified" and ours.blame is not None:
             # Our own audit found the fault already: a report that every result agrees on it may come before the
             # last results do, and our verdict is our own check (protocol.md §14, step 1).
-            self.emit.fault(f"{self.names[seat]} stopped the table ({body.why}); our audit of round {rs.number} "
+            self.emit.fault(f"{self.names[seat]} stopped the table ({body.why}); our audit of round {ours.round} "
                             f"found a {ours.audit} fault", ours.blame)
             return
         what = f" ({OWED[self.watchdog.mark[1]]})" if self.watchdog.mark else ""
