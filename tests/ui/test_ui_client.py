@@ -702,13 +702,18 @@ def test_our_turn_not_yet_open_says_so_not_wait_for_the_others() -> None:
     assert "your turn starts in 1.0 s" in text
 
 
-def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
-    client, session = crisp_client()  # our hand A♠ 3♠ 5♠: 9; Bo's 2♠ 4♠ 6♠: 12
+def called_by_keys_and_revealed(deck: list[str] = DECK) -> TableClient:
+    """Two seats: we press d, x and c (draw, discard, call crisp); Bo's final turn at 3 s ends the round."""
+    client, session = crisp_client(deck)
     client.key("d")
     client.key("x")
     client.key("c")
     session.others(3.0)  # Bo's final turn: the round ends
-    text = screen(client, now=3.0)
+    return client
+
+
+def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
+    text = screen(called_by_keys_and_revealed(), now=3.0)  # our hand A♠ 3♠ 5♠: 9; Bo's 2♠ 4♠ 6♠: 12
     assert "Round 1 revealed" in text
     row = next(line for line in text.splitlines() if line.startswith(" you "))
     assert "round +4" in row and row.endswith("cards +9, called crisp, lowest -5")
@@ -716,11 +721,7 @@ def test_the_reveal_says_how_a_callers_round_score_came_about() -> None:
 
 def test_the_reveal_says_a_caller_who_tied_for_the_lowest_tied_not_that_they_were_not_the_lowest() -> None:
     # Our hand A♠ 3♠ 5♠: 9; Bo's 2♠ 4♠ 3♥: 9 as well.
-    client, session = crisp_client(crisp_deck(["AS", "2S", "3S", "4S", "5S", "3H", "QH", "7S", "JH", "9D"]))
-    client.key("d")
-    client.key("x")
-    client.key("c")
-    session.others(3.0)  # Bo's final turn: the round ends
+    client = called_by_keys_and_revealed(crisp_deck(["AS", "2S", "3S", "4S", "5S", "3H", "QH", "7S", "JH", "9D"]))
     text = screen(client, now=3.0)
     assert " you        A♠ 3♠ 5♠         round +14\n    cards +9, called crisp, tied for the lowest +5\n" in text
 
@@ -862,12 +863,7 @@ def test_the_log_never_starts_with_the_tail_of_a_cut_line() -> None:
 
 
 def test_in_40_columns_the_reveal_says_how_a_score_came_about_under_its_row_not_cut() -> None:
-    client, session = crisp_client()
-    client.key("d")
-    client.key("x")
-    client.key("c")
-    session.others(3.0)
-    lines = screen(client, now=3.0, width=40).splitlines()
+    lines = screen(called_by_keys_and_revealed(), now=3.0, width=40).splitlines()
     row = next(i for i, line in enumerate(lines) if line.startswith(" you "))
     assert lines[row].endswith("round +4") and lines[row + 1] == "    cards +9, called crisp, lowest -5"
     assert "Scores" in "\n".join(lines) and all(len(line) <= 40 for line in lines)
