@@ -115,26 +115,9 @@ def test_q_after_a_table_goes_back_to_the_lobby_and_ctrl_c_at_a_table_quits(tmp_
     assert played[0][0].options == {"limit": 50}  # the command line's options hold for a bot game of the lobby
 
 
-def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
-    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    played: list[NetTable] = []
-
-    async def table(session: NetTable, rules: object, client: TableClient) -> int:
-        played.append(session)
-        client.outcome = "again" if len(played) < 3 else "leave"
-        return 0
-
-    monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
-    assert main(["play", "--bots", "2", "--limit", "50", "--name", "zoe"]) == 0
-    assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s in played)
-
-
-def test_where_record_saved_each_game_is_said_once_the_screen_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    # `play --bots 2 --record rec.p2pt`, then n: the second game went to rec-2.p2pt, and the terminal said nothing.
+def play_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, games: int, *argv: str) -> list[NetTable]:
+    """`p2pcards play --bots 2 --name zoe ARGV` on a terminal, n pressed after each game until `games` were played
+    (each one's transcript, if any, saved as leaving saves it): the tables played."""
     monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
@@ -143,12 +126,25 @@ def test_where_record_saved_each_game_is_said_once_the_screen_is_gone(tmp_path: 
     async def table(session: NetTable, rules: object, client: TableClient) -> int:
         played.append(session)
         session.recorded = session.record  # as leaving saves it
-        client.outcome = "again" if len(played) < 2 else "leave"
+        client.outcome = "again" if len(played) < games else "leave"
         return 0
 
     monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
+    assert main(["play", "--bots", "2", "--name", "zoe", *argv]) == 0
+    return played
+
+
+def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    played = play_bots(tmp_path, monkeypatch, 3, "--limit", "50")
+    assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s in played)
+
+
+def test_where_record_saved_each_game_is_said_once_the_screen_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # `play --bots 2 --record rec.p2pt`, then n: the second game went to rec-2.p2pt, and the terminal said nothing.
     record = str(tmp_path / "rec.p2pt")
-    assert main(["play", "--bots", "2", "--name", "zoe", "--record", record]) == 0
+    play_bots(tmp_path, monkeypatch, 2, "--record", record)
     assert capsys.readouterr().out == (f"Your games' transcripts are saved in {record}, {tmp_path / 'rec-2.p2pt'}: "
                                        "p2pcards verify FILE checks one.\n")
 
