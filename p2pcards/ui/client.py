@@ -652,10 +652,11 @@ class TableClient:
         # when the screen has the lines to spare (the scores below come first): never cut to a stray letter.
         heads: list[list[Line]] = []
         tails: list[str] = []
+        held = [dict(parts).get("cards") for parts in snap.scored]  # each seat's cards' total, for a tie with it
         for seat, name in enumerate(snap.players):
             score = f"round {total(self.panel_round - 1, name) - total(self.panel_round - 2, name):+d}"
-            held = [dict(parts).get("cards") for i, parts in enumerate(snap.scored) if i != seat]
-            why = score_why(snap.scored[seat] if seat < len(snap.scored) else (), [c for c in held if c is not None])
+            others = [c for i, c in enumerate(held) if i != seat and c is not None]
+            why = score_why(snap.scored[seat] if seat < len(snap.scored) else (), others)
             ours = "class:me" if seat == snap.me else ""
             lines: list[Line] = [[("", " " * 12) if i else (ours, f" {name[:10]:<10} "), ("", f"{line:<{cards_w}} ")]
                                  for i, line in enumerate(cards[seat])]
