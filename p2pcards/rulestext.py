@@ -1,7 +1,8 @@
-"""The rules of Crisp and Crescendo as the players play them here, as plain text about 80 columns wide.
+"""The rules of Crisp and Crescendo as the players play them here, as plain text at most 78 columns wide.
 
-`rules_text(game, options)` fills in the numbers of the table's options (the crisp window, the
-NUMBER window, the time per draw, ...), so what a player reads is the game at their table.
+`rules_text(game, options, width)` fills in the numbers of the table's options (the crisp window, the
+NUMBER window, the time per draw, ...), so what a player reads is the game at their table, and fills
+its paragraphs and lists to a narrower screen's width.
 """
 
 from __future__ import annotations
