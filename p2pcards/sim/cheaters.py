@@ -291,7 +291,8 @@ class CheatBot:
         self._pending: Move | None = None
 
     def choose(self, view: View) -> Move | None:
-        """The cheating move when there is a chance left, else the honest bot's move."""
+        """The cheating move when there is a chance left; while it waits for one, `seek`'s move when it has one
+        (and nothing out of our turn: no call that would end the round sooner); else the honest bot's move."""
         if len(self.fired) < self.limit:
             move = self.cheat(view)
             if move is not None:
