@@ -122,6 +122,7 @@ class CrescendoView:
     setup: bool = False  # setup choices are still open this round, whoever's (`phase` shows ours only)
     scored: tuple[ScoreParts, ...] = ()  # per seat, how its score of the last round played came about
     revealed: tuple[tuple[CrescendoCard, ...], ...] = ()  # the last round played's rows as revealed, Jokers in them
+    final_turns_left: int = 0  # once CRESCENDO is called: the others' final turns still to end, the current one included
 
 
 @dataclass
@@ -871,6 +872,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             window_until=r.window.deadline if r.window is not None else None,
             number_shut=self._window_refusal(),
             setup=live and r.setup_left > 0,
+            final_turns_left=r.finals_left,
         )
 
 

@@ -621,7 +621,7 @@ class TableClient:
                          "setup: each may look at a card or swap two", "setup: look at a card or swap two")
                 said = next((w for w in words if used + len(w) <= width), words[-1])
             if view.caller is not None:  # CRESCENDO was called: what is left is the others' final turns, as in Crisp
-                said = f"final turns left: {(view.caller - view.turn) % len(players)}"
+                said = f"final turns left: {view.final_turns_left}"
             elif not setup:
                 said = f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})"
             parts.append([("", said)])
