@@ -612,17 +612,16 @@ class TableClient:
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {tenths(view.window_until - now)} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
-            setup = view.setup
-            # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
-            number = view.turn_number if view.drawn_from is not None else view.turn_number + 1
-            if setup:  # on the line of whose turn it is, in the shorter words where the longer do not fit
+            if view.caller is not None:  # CRESCENDO was called: what is left is the others' final turns, as in Crisp
+                said = f"final turns left: {view.final_turns_left}"
+            elif view.setup:  # on the line of whose turn it is, in the shorter words where the longer do not fit
                 used = 1 + sum(len(t) + 2 for part in parts for _, t in part)
                 words = ("setup: each player may look at one card or swap two",
                          "setup: each may look at a card or swap two", "setup: look at a card or swap two")
                 said = next((w for w in words if used + len(w) <= width), words[-1])
-            if view.caller is not None:  # CRESCENDO was called: what is left is the others' final turns, as in Crisp
-                said = f"final turns left: {view.final_turns_left}"
-            elif not setup:
+            else:
+                # A turn counts once begun (a draw); while the drawn card waits, that turn is still the one in play.
+                number = view.turn_number if view.drawn_from is not None else view.turn_number + 1
                 said = f"turn {number} (CRESCENDO from turn {3 * len(players) + 1})"
             parts.append([("", said)])
         return flow(parts, width, lead=" ")
