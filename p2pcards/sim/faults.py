@@ -29,6 +29,7 @@ MAX_DELAY_MS = 10_000.0  # a link slower than 10 s per frame is a link gone
 MAX_AT_S = 3600.0  # when a crash or a cut comes, on the table's clock
 MAX_CUT_S = 600.0  # how long a cut lasts: far past the vote that puts the cut-off seats out
 CHANCES = ("reorder", "drop", "dup")
+CRASHES = ("restart", "gone")  # a time on the table's clock, above 0 (0 is how a spec says "never")
 RESTART_DOWN_S = 2.0  # how long a restarted peer is down
 
 
@@ -112,12 +113,12 @@ class FaultSpec:
                 number = float(value)
             except ValueError:
                 raise InputError(f"--faults: {kind}={value!r} is not a number") from None
-            most = 1 if kind in CHANCES else MAX_AT_S if kind in ("restart", "gone") else MAX_DELAY_MS
+            most = 1 if kind in CHANCES else MAX_AT_S if kind in CRASHES else MAX_DELAY_MS
             # A crash at 0 s would be no crash at all (0 is how a spec says "never"): a time above 0 is asked for.
-            if not 0 <= number <= most or (kind in ("restart", "gone") and number == 0):
+            if not 0 <= number <= most or (kind in CRASHES and number == 0):
                 raise InputError(f"--faults: {kind} is " + (
                     "a chance from 0 to 1" if kind in CHANCES else f"a number of seconds above 0 and at most {most:g}"
-                    if kind in ("restart", "gone") else f"a number of ms from 0 to {most:g}") + f", not {value}")
+                    if kind in CRASHES else f"a number of ms from 0 to {most:g}") + f", not {value}")
             values[kind] = number
         return cls(**values, gone_seats=gone_seats, partition=partition)
 
