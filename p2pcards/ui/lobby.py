@@ -179,6 +179,7 @@ class LobbyClient:
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
     host_options: Mapping[str, Any] = field(default_factory=dict)  # Crisp options given on the command line
     address: str = ""  # the HOST:PORT being typed (asking "addr")
+    typed_after: str = ""  # what the field held when it opened (the host given, and ":")
     reach: tuple[str, int] | None = None  # the host to join by address, once typed
 
     def key(self, k: str) -> str | None:
@@ -255,7 +256,7 @@ class LobbyClient:
         elif k == "a" and self.joinable:
             # A host given by address opens its next table on a new port: its host is typed already.
             given = [ad.key for ad in tables if ad.game not in SEATS]
-            self.address = given[0].rpartition(":")[0] + ":" if given else ""
+            self.address = self.typed_after = given[0].rpartition(":")[0] + ":" if given else ""
             self.asking = "addr"
         elif k == "n":
             if not self.joinable:
@@ -288,7 +289,8 @@ class LobbyClient:
         elif k == "enter":
             typed = self.address.strip()
             # A whole HOST:PORT typed after the host already there ("10.0.0.2:10.0.0.7:41873") is that address.
-            whole = typed.partition(":")[2] if typed.count(":") > 1 and "[" not in typed else ""
+            after = typed[len(self.typed_after):] if self.typed_after and typed.startswith(self.typed_after) else ""
+            whole = after if ":" in after else ""
             try:
                 self.reach = _address(whole or typed)
             except InputError:

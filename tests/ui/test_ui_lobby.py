@@ -402,3 +402,12 @@ def test_the_rules_in_the_lobby_fill_a_narrow_screens_lines() -> None:
         pages.append("\n".join(plain(lobby.lines(40, 24)).splitlines()[1:-1]))  # the body: no title, no keys
         lobby.key("pagedown")
     assert [line for page in pages for line in ragged(page, 40)] == []
+
+    # Only after the host the field held: an address of six colons typed whole is its own (its last colon the port's).
+    ipv6 = LobbyClient(generate("eve"), PeerDirectory("10.0.0.2", 41873), joinable=True)
+    ipv6.key("a")
+    for _ in "10.0.0.2:":
+        ipv6.key("backspace")
+    for k in "fe80::1:4000":
+        ipv6.key(k)
+    assert ipv6.key("enter") == "reach" and ipv6.reach == ("fe80::1", 4000)
