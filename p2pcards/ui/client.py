@@ -21,7 +21,7 @@ from ..table.config import SEATS
 from ..table.peer import Note
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import (DOWN, RED_SUITS, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
+from .words import (DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
                     revealed_words, score_why, winners_words)
 
 View = CrispView | CrescendoView
@@ -557,6 +557,8 @@ class TableClient:
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
+        if any(style == "class:back" and TOP_RANGE in text for lines in seats for line in lines for style, text in line):
+            legend.insert(1, [("class:back", TOP_RANGE), ("", " means 91-100")])
         return rows, seats, (flow(legend, width, lead="   ") if cards and not ended else [])
 
     def _piles(self, view: View, width: int) -> list[Line]:

@@ -31,9 +31,14 @@ def card_word(card: object, game: str) -> str:
     return text
 
 
+TOP_RANGE = "91+"  # the 91-100 back in a row: 6 characters at most, so that a seen mark never touches its neighbour
+
+
 def back_word(back: Back) -> str:
-    """A Crescendo card's public back, compact: its range and its action's initial (`81-90P`)."""
-    return f"{back.low}-{back.high}{back.action[0].upper()}"
+    """A Crescendo card's public back, compact: its range and its action's initial (`81-90P`); the top range, whose
+    "91-100" would fill a card's cell to the mark's column, as `91+P`."""
+    span = TOP_RANGE if back.high >= 100 else f"{back.low}-{back.high}"
+    return f"{span}{back.action[0].upper()}"
 
 
 def _split_player(text: str, names: Sequence[str]) -> tuple[str | None, str]:

@@ -1181,6 +1181,23 @@ def test_a_pile_count_never_touches_the_seen_mark_of_the_first_card(width: int) 
     assert ours[head.index(" 1 ")] == "·" and ours[head.index(" 1 ") - 1] == " "  # the card under its number
 
 
+@pytest.mark.parametrize("width", [80, 40])
+def test_a_91_100_back_never_touches_the_seen_mark_of_the_card_after_it(width: int) -> None:
+    # "91-100P" filled its 8-column cell to the next card's mark: a seen card after it read "91-100P·61-70L".
+    top = [91, 95, 92, 96] + list(range(1, 17))  # we hold 91, 92, then 1, 3, ...; Bo 95, 96, 2, 4, ...
+    deck = top + [c for c in CRESCENDO_DECK if c not in top]
+    session = RefereeSession("crescendo", ("you", "Bo"), deck, dealer=1)
+    client = TableClient(session)
+    client.key("l")
+    client.key("2")
+    screen(client, now=1.0, width=width)
+    text = screen(client, now=1.0 + PEEK_S, width=width)
+    assert all(len(line) <= width for line in text.splitlines())
+    assert seat_rows(text)["you"][:2] == ["91+P", "·91+" + session.view().backs[0][1].action[0].upper()]
+    assert seat_rows(text)["Bo"][:2] == [back_word(b) for b in session.view().backs[1][:2]]
+    assert "91+ means 91-100" in text  # the legend says what the short range is
+
+
 @pytest.mark.parametrize("width", [60, 40])
 def test_the_setup_line_keeps_to_one_line_beside_whose_turn_it_is(width: int) -> None:
     # In 40 columns "setup: each player may look at one card or swap two" took two lines under "You are to play".
