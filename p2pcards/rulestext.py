@@ -21,9 +21,19 @@ WIDTH = 78
 
 @dataclass(frozen=True, slots=True)
 class Pre:
-    """Lines already laid out (a table), printed as they are, indented."""
+    """Lines already laid out (a table), printed as they are, indented; `narrower`: the same table laid out in
+    fewer columns, widest first, for a width the lines do not fit (the last is taken when none fits)."""
 
     lines: tuple[str, ...]
+    narrower: tuple[tuple[str, ...], ...] = ()
+
+    def fitting(self, width: int) -> tuple[str, ...]:
+        """The widest layout whose lines, indented, fit `width` columns."""
+        layouts = (self.lines, *self.narrower)
+        return next((ls for ls in layouts if max(map(len, ls), default=0) + PRE_INDENT <= width), layouts[-1])
+
+
+PRE_INDENT = 4
 
 
 # A section is a heading and its blocks; a block is a paragraph (str), a list of bullets, or a Pre.
@@ -290,10 +300,19 @@ def _backs_table() -> Pre:
         cell = by.setdefault((back.low, back.high), {a: [] for a in ACTIONS})
         cell[back.action].append(f"{card}*" if is_joker(card) else str(card))
     columns = ("peek", "swap", "lock")
-    lines = [f"{'back':<8}" + "".join(f"{c.capitalize():<22}" for c in columns).rstrip()]
-    for (low, high), cell in sorted(by.items()):
-        lines.append(f"{f'{low}-{high}':<8}" + "".join(f"{' '.join(cell[c]):<22}" for c in columns).rstrip())
-    return Pre(tuple(lines))
+    ranges = [(f"{low}-{high}", cell) for (low, high), cell in sorted(by.items())]
+
+    def table(w: int) -> tuple[str, ...]:  # one line per range, each action's cards in a column `w` wide
+        lines = [f"{'back':<8}" + "".join(f"{c.capitalize():<{w}}" for c in columns).rstrip()]
+        lines += [f"{span:<8}" + "".join(f"{' '.join(cell[c]):<{w}}" for c in columns).rstrip() for span, cell in ranges]
+        return tuple(lines)
+
+    # Narrower: the columns as wide as their longest cell, then one line per action under each range.
+    tight = 2 + max(len(" ".join(cell[c])) for _, cell in ranges for c in columns)
+    stacked = ("back    action: cards",) + tuple(
+        f"{span if i == 0 else '':<8}{c.capitalize()}: {' '.join(cell[c])}" for span, cell in ranges
+        for i, c in enumerate(columns))
+    return Pre(table(22), (table(tight), stacked))
 
 
 # ---------------------------------------------------------------------- layout
@@ -309,7 +328,7 @@ def _render(title: str, sections: Sequence[Section], width: int = WIDTH) -> str:
             if isinstance(block, str):
                 out += textwrap.wrap(block, width)
             elif isinstance(block, Pre):
-                out += ["    " + line for line in block.lines]
+                out += [" " * PRE_INDENT + line for line in block.fitting(width)]
             else:
                 for item in block:
                     out += textwrap.wrap(item, width, initial_indent="  - ", subsequent_indent="    ")

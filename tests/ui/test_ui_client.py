@@ -242,6 +242,26 @@ def test_the_rules_in_40_columns_fill_their_lines_not_break_each_80_column_line_
     assert [line for page in pages for line in ragged(page, 40)] == []
 
 
+@pytest.mark.parametrize("width", [40, 60])
+def test_crescendos_table_of_backs_keeps_its_columns_on_a_narrow_rules_screen(width: int) -> None:
+    # At 40 columns the 69-column table wrapped: "91-100  91 94 97 100  92 95 98" / "93 96 99", no column kept.
+    client, _ = crescendo_client()
+    client.rules = rules_text
+    client.key("?")
+    body = []
+    for _ in range(40):
+        body += screen(client, width=width).splitlines()[1:-2]
+        client.key("pagedown")
+    text = "\n".join(body)
+    assert all(len(line) <= width for line in body)
+    if width == 40:
+        assert "1-10    Peek: 1 4 7 10\n" in text and "        Lock: 93 96 99\n" in text
+    else:
+        head = next(line for line in body if line.strip().startswith("back    Peek"))
+        last = next(line for line in body if line.strip().startswith("91-100"))
+        assert last[head.index("Swap"):].startswith("92 95 98") and last[head.index("Lock"):] == "93 96 99"
+
+
 def test_the_rules_scrolled_past_their_end_between_two_draws_show_their_last_page() -> None:
     client, _ = crisp_client()
     client.rules = rules_text
