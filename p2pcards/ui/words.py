@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ..cards import Back
-from ..games.base import CRISP_SLOTS
+from ..games.base import CRISP_SLOTS, ScoreParts
 from ..games.crescendo import out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.peer import OUR_VOTE, Note
@@ -227,6 +227,52 @@ def winners_words(detail: str, names: Sequence[str], me: str) -> str | None:
         return "You win" if said == ["you"] else f"{said[0]} wins"
     text = ", ".join(said[:-1]) + " and " + said[-1] + " share the win"
     return text[:1].upper() + text[1:]
+
+
+CRESCENDO_RULE = "three rounds played: the most points wins"
+CRESCENDO_TIE_RULE = CRESCENDO_RULE + "; a tie goes to the points of CRESCENDO calls, then the last round"
+
+
+def call_points(parts: ScoreParts) -> int:
+    """What a seat's CRESCENDO call scored in a round, from the engine's parts of its score (0 without a call): +6 in
+    order, else -3 and -1 per incorrect card, as the engine's tie-break counts them."""
+    said = dict(parts)
+    if "called, in order" in said:
+        return said["called, in order"]
+    return said["called"] + sum(p for what, p in parts if what.endswith("out of order")) if "called" in said else 0
+
+
+def crescendo_tie_words(totals: Sequence[int], rounds: Sequence[Sequence[ScoreParts]], names: Sequence[str],
+                        me: int) -> str:
+    """Why a Crescendo game was won as it was: the rule, and for tied totals which tie-break decided (CRESCENDO calls,
+    then the last round) with the numbers that did; `rounds`: each round's parts of every seat's score, all three
+    known, else the tie-break is said as a rule."""
+    best = max(totals, default=0)
+    tied = [s for s, t in enumerate(totals) if t == best]
+    if len(tied) < 2:
+        return CRESCENDO_RULE
+    if len(rounds) < 3 or any(len(parts) != len(totals) for parts in rounds):
+        return CRESCENDO_TIE_RULE
+
+    def who(seat: int) -> str:
+        return "you" if seat == me else names[seat]
+
+    said, first = f"three rounds played; {_and([who(s) for s in tied])} tied on {best} points", len(tied)
+    went = "the tie went to"
+    calls = [sum(call_points(parts[s]) for parts in rounds) for s in range(len(totals))]
+    last = [sum(p for _, p in rounds[-1][s]) for s in range(len(totals))]
+    for what, on, score in (("CRESCENDO calls", "on", calls), ("the last round", "in", last)):
+        scores = {s: score[s] for s in tied}
+        top = max(scores.values())
+        if len(set(scores.values())) == 1:  # no tie-break there: said as a tie too
+            said += f", {on} {what} too" if len(tied) == first else f"; {_and([who(s) for s in tied])} tied {on} {what}"
+            said += f" ({top} each)"
+            continue
+        said += f"; {went} {what}: " + ", ".join(f"{who(s)} {p}" for s, p in scores.items())
+        went, tied = "then", [s for s in tied if scores[s] == top]
+        if len(tied) < 2:
+            break
+    return said
 
 
 def goes_on(note: Note) -> bool:

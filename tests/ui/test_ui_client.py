@@ -757,6 +757,42 @@ def test_the_game_over_says_who_won_and_why_the_game_ended() -> None:
     assert "Game over: You win (Bo reached 119, the game ends at 100: the lowest total wins)." in text  # the log
 
 
+def test_a_crescendo_game_over_with_tied_totals_says_which_tie_break_decided() -> None:
+    # Tied totals read "(three rounds played: the most points wins; a tie goes to the points of CRESCENDO calls,
+    # then the last round)": the rule, not which of its tie-breaks decided this game, nor on what numbers.
+    client, session = crescendo_client()
+    view = session.view()
+    rounds = [((("called", -3), ("1 out of order", -1)), (("in order", 3),)),
+              ((("in order", 3), ("pile", 2)), (("called, in order", 6),)),
+              ((("in order", 3),), (("in order", 3),))]
+    for n, parts in enumerate(rounds, 1):
+        session.snaps.append(replace(view, rounds_played=n, scored=parts))
+    over = replace(view, turn=None, round=3, rounds_played=3, over=True, totals=(14, 14))
+    session.view = lambda: over  # type: ignore[method-assign]
+    session.pending.append(Note("over", "winners: Bo"))
+    assert ("Game over: Bo wins (three rounds played; you and Bo tied on 14 points; the tie went to CRESCENDO calls: "
+            "you -4, Bo 6).") in screen(client, width=200)
+
+
+@pytest.mark.parametrize("last,said", [
+    (5, "you and Bo tied on 14 points, on CRESCENDO calls too (0 each); the tie went to the last round: "
+           "you 5, Bo 3)."),
+    (3, "you and Bo tied on 14 points, on CRESCENDO calls too (0 each), in the last round too (3 each))."),
+])
+def test_a_crescendo_tie_said_past_the_calls(last: int, said: str) -> None:
+    client, session = crescendo_client()
+    view = session.view()
+    plain_round = ((("in order", 3),), (("in order", 3),))
+    final = ((("in order", 3), ("pile", last - 3)) if last > 3 else (("in order", 3),), (("in order", 3),))
+    for n, parts in enumerate([plain_round, plain_round, final], 1):
+        session.snaps.append(replace(view, rounds_played=n, scored=parts))
+    over = replace(view, turn=None, round=3, rounds_played=3, over=True, totals=(14, 14))
+    session.view = lambda: over  # type: ignore[method-assign]
+    session.pending.append(Note("over", "winners: you" if last > 3 else "winners: you, Bo"))
+    text = screen(client, width=200)
+    assert said in text and ("You win" in text if last > 3 else "You and Bo share the win" in text)
+
+
 @pytest.mark.parametrize("game", ["crisp", "crescendo"])
 def test_once_every_card_is_face_up_the_legend_of_hidden_cards_is_gone(game: str) -> None:
     # The game over's table read "[ · ] seen, hidden again  [ ? ] unseen" over rows all face up.
