@@ -84,7 +84,10 @@ class Journal:
                     if env.seq >= outbox.next_seq:
                         emit.send(env.round, env.type, dict(env.body))
                     if env.type in ("leave", "fault") and emit.stopped is None:
-                        emit.stopped = f"stopped before the restart ({env.type})"
+                        why = env.body.get("why")
+                        said = f": {why}" if isinstance(why, str) and why else ""
+                        emit.stopped = ("we left before the restart" if env.type == "leave" else
+                                        f"we reported a fault before the restart{said}")
                 step()
         finally:
             self.replaying = False

@@ -21,7 +21,7 @@ from ..table.config import SEATS
 from ..table.peer import Note
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import (DOWN, crescendo_tie_words, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
+from .words import (DOWN, crescendo_tie_words, stopped_words, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
                     revealed_words, score_why, winners_words)
 
 View = CrispView | CrescendoView
@@ -725,7 +725,7 @@ class TableClient:
         stall = self.session.stall()
         prog = self.session.progress()
         if stopped is not None:
-            out.append([("class:warn", f" The table stopped: {stopped}. Press Q to leave. ")])
+            out.append([("class:warn", f" {stopped_words(stopped)} Press Q to leave. ")])
         elif stall is not None:
             out += [[("class:warn", text)] for text in stall_words(stall)]
         elif prog is not None and not self.panel_round:

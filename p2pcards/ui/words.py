@@ -275,6 +275,19 @@ def crescendo_tie_words(totals: Sequence[int], rounds: Sequence[Sequence[ScorePa
     return said
 
 
+def stopped_words(detail: str) -> str:
+    """Why the table stopped, as the table says it (`Peer.stopped`), in a sentence a player reads: our own seat's
+    doing said as the player's ("we left before the restart": you had left it before the program restarted)."""
+    if detail.startswith("we left before the restart"):
+        return "The table stopped before the program restarted: you had left it."
+    if detail.startswith("we left"):
+        return "You left the table."
+    if detail.startswith("we reported a fault before the restart"):
+        why = detail.partition(": ")[2]
+        return f"The table stopped before the program restarted: it reported a fault{f' ({why})' if why else ''}."
+    return f"The table stopped: {detail}."
+
+
 def goes_on(note: Note) -> bool:
     """True for the note that the table goes on without seats voted out (protocol.md §14.9): not a game over."""
     return note.kind == "over" and note.detail.startswith("the table goes on") and not note.detail.endswith(" us")

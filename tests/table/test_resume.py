@@ -374,3 +374,11 @@ def test_a_hashes_record_no_compaction_writes_is_refused_not_resumed_from(
     damaged = staged[:at] + [("hashes", 0, encode(changed))] + staged[at + 1:]
     with pytest.raises(LocalError, match="hashes"):
         TablePeer.resume(peer.cfg, peer.identity, damaged, now)
+
+
+def test_a_peer_that_left_before_a_restart_resumes_stopped_in_words_that_say_so() -> None:
+    # It said "stopped before the restart (leave)": a frame type in brackets, not why the table stopped for us.
+    net, peer, _ = journal_mid_round(2, (3, 4), 2, 600.0)
+    net.send_as(1, peer.leave(net.now, "quit"))
+    back = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
+    assert back.stopped == "we left before the restart"

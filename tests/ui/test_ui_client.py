@@ -291,6 +291,19 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     assert "Q leave the table (the rounds before stand, signed by all)" in narrow  # 40 columns cut it at "st"
 
 
+@pytest.mark.parametrize("stopped,said", [
+    ("we left before the restart", "The table stopped before the program restarted: you had left it. Press Q"),
+    ("we reported a fault before the restart: Bo sent a bad share",
+     "The table stopped before the program restarted: it reported a fault (Bo sent a bad share). Press Q"),
+    ("we left: quit", "You left the table. Press Q"),
+])
+def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, said: str) -> None:
+    # A seat taken up again read "The table stopped: stopped before the restart (leave). Press Q to leave.".
+    client, session = crisp_client()
+    session.stopped = lambda: stopped  # type: ignore[method-assign]
+    assert said in screen(client, width=120)
+
+
 def test_a_game_ended_by_a_vote_shows_it_is_over_not_the_turn_it_stopped_on() -> None:
     client, session = crisp_client()
     client.key("d")
