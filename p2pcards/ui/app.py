@@ -40,7 +40,7 @@ STYLE = Style.from_dict({
 # Key names as the client knows them.
 KEY_NAMES = {Keys.ControlM: "enter", Keys.ControlJ: "enter", Keys.ControlH: "backspace", Keys.Escape: "escape",
              Keys.Up: "up", Keys.Down: "down", Keys.PageUp: "pageup", Keys.PageDown: "pagedown",
-             Keys.ControlC: "c-c", Keys.ControlQ: "c-q"}
+             Keys.ControlC: "c-c", Keys.ControlQ: "c-q", Keys.ControlU: "c-u"}
 
 
 def color_depth() -> ColorDepth | None:
@@ -66,6 +66,7 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
     @kb.add(Keys.Any)
     @kb.add(Keys.ControlC)
     @kb.add(Keys.ControlQ)
+    @kb.add(Keys.ControlU)
     @kb.add(Keys.ControlM)
     @kb.add(Keys.ControlH)
     @kb.add(Keys.Escape)

@@ -43,7 +43,7 @@ SEEN_MARK = "·"
 SHORT_HELD = 7  # columns of "10-13:", which cards a Crescendo row's further line holds, in its short form
 # A key without a letter, as its keycap says it (the app names it "enter", "pageup" ...).
 KEY_WORDS = {"enter": "Enter", "backspace": "Backspace", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
-             " ": "Space"}
+             " ": "Space", "c-u": "Ctrl-U"}
 # Under the keys when the table first shows: what a newcomer needs before the first move ({left}: seconds), in one
 # line, the shorter words where the longer do not fit (none where neither does: the table keeps its rows).
 FIRST_HINT = {

@@ -34,6 +34,8 @@ from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, too_small, wr
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 
+CLEAR = "c-u"  # Ctrl-U empties the field being typed in, as in a shell
+
 
 @dataclass(frozen=True, slots=True)
 class TableAd:
@@ -286,6 +288,8 @@ class LobbyClient:
             self.asking = None
         elif k == "backspace":
             self.address = self.address[:-1]
+        elif k == CLEAR:
+            self.address = ""
         elif k == "enter":
             typed = self.address.strip()
             # A whole HOST:PORT typed after the host already there ("10.0.0.2:10.0.0.7:41873") is that address.
@@ -312,6 +316,8 @@ class LobbyClient:
         if self.asking == "tname":
             if k == "backspace":
                 new.name = new.name[:-1]
+            elif k == CLEAR:
+                new.name = ""
             elif k == "enter":
                 if new.name.strip():
                     self.asking = "tgame"
@@ -365,6 +371,8 @@ class LobbyClient:
     def _name_key(self, k: str) -> None:
         if k == "backspace":
             self.typed = self.typed[:-1]
+        elif k == CLEAR:
+            self.typed = ""
         elif k == "enter" and not self.typed.strip():
             self.status = ("class:warn", "Type a name first, then Enter.")
         elif k == "enter":
@@ -448,7 +456,7 @@ class LobbyClient:
         if self.asking == "addr":
             out.append([("", " Join the host at "), ("class:known", self.address + "▏")])
             out += flow([[("class:key", "Enter"), ("", " join")], [("class:key", "Esc"), ("", " back")],
-                         [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
+                         [("class:key", "Ctrl-U"), ("", " clear")], [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
         elif self.asking == "game":
             out += flow([[("class:key", "Play against bots:")], [("", "1 Crisp")], [("", "2 Crescendo")],
                          [("", "Esc back")]], width, gap="   ", lead=" ")

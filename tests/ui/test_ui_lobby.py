@@ -331,6 +331,32 @@ def test_a_lobby_given_an_address_takes_another_typed_in_it_with_the_host_alread
     assert LobbyClient(generate("dan"), Directory(), joinable=True, asking="addr").key("Q") is None  # typed, not quit
 
 
+def test_ctrl_u_clears_the_address_being_typed_as_in_a_shell() -> None:
+    # Ctrl-U in the address field did nothing: the host already there ("10.0.0.2:") went only by Backspace.
+    lobby = LobbyClient(generate("dan"), PeerDirectory("10.0.0.2", 41873), joinable=True)
+
+    async def main() -> str:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput()))
+            for text in ("a", "4", "\x15", "10.0.0.7:41873"):
+                inp.send_text(text)
+                await asyncio.sleep(0.1)
+            typed = lobby.address
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return typed
+
+    assert asyncio.run(main()) == "10.0.0.7:41873"
+    assert "Ctrl-U clear" in plain(lobby.lines(80, 24))
+
+
+def test_ctrl_u_clears_a_name_being_typed() -> None:
+    lobby = LobbyClient(None, Directory(), make_identity=generate)
+    for k in ("B", "o", "c-u", "Z", "o"):
+        lobby.key(k)
+    assert lobby.typed == "Zo"
+
+
 def test_the_lobby_joins_a_host_typed_by_address_and_lists_it_from_then_on() -> None:
     async def main() -> tuple[str, str, object]:
         async with Node(generate("Hana"), interfaces=["127.0.0.1"], mdns=False) as host:
