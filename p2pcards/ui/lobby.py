@@ -33,6 +33,7 @@ from ..net.store import Lock, clear
 from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
+from .words import _and
 
 CLEAR = "c-u"  # Ctrl-U empties the field being typed in, as in a shell
 
@@ -183,6 +184,8 @@ class LobbyClient:
     address: str = ""  # the HOST:PORT being typed (asking "addr")
     typed_after: str = ""  # what the field held when it opened (the host given, and ":")
     reach: tuple[str, int] | None = None  # the host to join by address, once typed
+    # The room and its players when last drawn: a change is news that takes the status line ("Ann joined.").
+    room_was: tuple[Room, tuple[tuple[str, str], ...]] | None = None
 
     def key(self, k: str) -> str | None:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
@@ -492,9 +495,24 @@ class LobbyClient:
             out.append([("class:dim", " Crescendo has no options a host may set.")])
         return out + [[], [("class:key", " Enter"), ("", " open the table  "), ("class:key", "Esc"), ("", " back")]]
 
+    def _room_news(self, room: Room, players: Sequence[tuple[str, str]]) -> None:
+        """Who came or went since the room was last drawn, said in the status line: the word of a moment before
+        ("den is open.", "You joined den.") gives way to what is true now."""
+        was = self.room_was[1] if self.room_was is not None and self.room_was[0] is room else None
+        self.room_was = (room, tuple(players))
+        if was is None or tuple(players) == was:
+            return
+        mine = None if self.identity is None else self.identity.fingerprint
+        came = [name for name, fpr in players if fpr not in {f for _, f in was} and fpr != mine]
+        went = [name for name, fpr in was if fpr not in {f for _, f in players} and fpr != mine]
+        news = [f"{_and(names)} {verb}" for names, verb in ((came, "joined"), (went, "left")) if names]
+        if news:
+            self.status = ("", "; ".join(news) + ".")
+
     def _room_lines(self, room: Room, width: int) -> list[Line]:
         opts = options_words(room.options)
         players = room.lobby_players()
+        self._room_news(room, players)
         out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
                            [("class:dim", f" {opts}")],
                            [("", f" Players ({len(players)}), in seat order:")]]

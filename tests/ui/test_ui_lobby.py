@@ -132,6 +132,21 @@ def test_a_tables_lobby_shows_every_player_with_a_fingerprint_and_starts_when_it
     assert lobby.key("escape") == "leave"
 
 
+def test_the_hosts_open_word_gives_way_to_who_joined_and_left() -> None:
+    # "den is open." stayed under the players after Ann and Bo had joined: a word of the past as the last line.
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint)])
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    lobby.status = ("class:good", "den is open.")
+    assert plain(lobby.lines(80, 24)).rstrip().endswith("den is open.")
+    room.players += [("ann", "12345 67890"), ("bo", "22345 67890")]
+    text = plain(lobby.lines(80, 24))
+    assert "den is open." not in text and text.rstrip().endswith("ann and bo joined.")
+    room.players.pop(1)
+    assert plain(lobby.lines(80, 24)).rstrip().endswith("ann left.")
+    assert plain(lobby.lines(80, 24)).rstrip().endswith("ann left.")  # drawn again, nothing new: the same word
+
+
 def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:
     directory = Directory()
     lobby = LobbyClient(generate("zoe"), directory)
