@@ -109,16 +109,19 @@ def run(args: argparse.Namespace) -> int:
     identity = load_or_create()
     rules = rules_function()
     with saying_saved() as saved:
+        aid = False
         for game in itertools.count(1):  # `n` once a game is over: another against the same bots, same options
             record = None if args.record is None else numbered(args.record, game, args.overwrite)
             session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
-            client = TableClient(session, rules, against_bots=True, again=True)
+            # The memory aid stays as the player left it: on in the game before, on in this one (and said).
+            client = TableClient(session, rules, against_bots=True, again=True, aid_again=aid)
             try:
                 asyncio.run(run_table(session, rules, client=client))
             finally:
                 saved += [session.recorded] if session.recorded else []
             if client.outcome != "again":
                 break
+            aid = client.aid_at_end
     return 0
 
 

@@ -86,6 +86,10 @@ class TableClient:
     back_to_lobby: bool = False  # came through the lobby: leaving the table goes back there, Ctrl-C quits
     again: bool = False  # once the game is over, `n` asks for a new one (our own bots' table)
     outcome: str = ""  # how the player left: "leave" (Q), "quit" (Ctrl-C) or "again" (n at game over)
+    # `n` after a game played with our memory aid on: the new game turns it on as soon as the table plays, saying so
+    # (the player chose to play with it; every seat sees it all the same).
+    aid_again: bool = False
+    aid_at_end: bool = False  # our memory aid was on as we left: `n` carries it into the next game
     over_at: float | None = None  # when we first saw the game over
     turns: TurnsSince = field(default_factory=TurnsSince)  # who began a turn since whose: said with a late crisp call
     _moment: tuple[object, ...] = ()  # where the table stood (`_at`) when the status was last set or checked
@@ -121,6 +125,14 @@ class TableClient:
             return
         if view.over and self.over_at is None:
             self.over_at = now
+        if self.aid_again and not view.over and self.session.stopped() is None:
+            try:
+                self.session.set_aid(True)
+            except LocalError:
+                pass  # the table is not playing yet: at the next change
+            else:
+                self.aid_again = False
+                self.status = ("", "Memory aid on, as in your last game: everyone sees that you use it. m turns it off.")
         me = view.players[view.me]
         for note in self.session.take_notes():
             over = note.kind == "over" and not goes_on(note)
@@ -241,6 +253,7 @@ class TableClient:
     def _leave(self, how: str) -> str:
         """Keep how the player leaves, for the caller to follow, and say it."""
         self.outcome = how
+        self.aid_at_end = self.memory_aid
         return how
 
     def _where(self) -> str:

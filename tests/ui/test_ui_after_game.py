@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -115,18 +116,21 @@ def test_q_after_a_table_goes_back_to_the_lobby_and_ctrl_c_at_a_table_quits(tmp_
     assert played[0][0].options == {"limit": 50}  # the command line's options hold for a bot game of the lobby
 
 
-def play_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, games: int, *argv: str) -> list[NetTable]:
+def play_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, games: int, *argv: str,
+              aid: Sequence[bool] = ()) -> list[tuple[NetTable, TableClient]]:
     """`p2pcards play --bots 2 --name zoe ARGV` on a terminal, n pressed after each game until `games` were played
-    (each one's transcript, if any, saved as leaving saves it): the tables played."""
+    (each one's transcript, if any, saved as leaving saves it; the memory aid on at its end as `aid` says, by
+    game): the tables played, each with its client."""
     monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    played: list[NetTable] = []
+    played: list[tuple[NetTable, TableClient]] = []
 
     async def table(session: NetTable, rules: object, client: TableClient) -> int:
-        played.append(session)
+        played.append((session, client))
         session.recorded = session.record  # as leaving saves it
         client.outcome = "again" if len(played) < games else "leave"
+        client.aid_at_end = len(played) <= len(aid) and aid[len(played) - 1]
         return 0
 
     monkeypatch.setattr(p2pcards.ui.app, "run_table", table)
@@ -137,7 +141,21 @@ def play_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, games: int, *argv
 def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     played = play_bots(tmp_path, monkeypatch, 3, "--limit", "50")
-    assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s in played)
+    assert len(played) == 3 and all(s.bots == 2 and s.options == {"limit": 50} for s, _ in played)
+
+
+def test_n_keeps_the_memory_aid_on_in_the_next_game_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The aid on all game, n: the next game had it off, and the cards looked at hid again after a few seconds.
+    client = over_client(against_bots=True, again=True)
+    client.key("m")
+    assert client.memory_aid and client.key("n") == "again" and client.aid_at_end
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
+    fresh = TableClient(session, against_bots=True, again=True, aid_again=True)
+    fresh.absorb(0.0)
+    assert fresh.memory_aid and "Memory aid on, as in your last game" in fresh.status[1]
+    assert "You turned the memory aid on." in plain(fresh.lines(80, 24, 0.0))  # in the log, as every seat reads it
+    played = play_bots(tmp_path, monkeypatch, 3, aid=[True, False])
+    assert [c.aid_again for _, c in played] == [False, True, False]  # on when the game before ended with it on
 
 
 def test_where_record_saved_each_game_is_said_once_the_screen_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
