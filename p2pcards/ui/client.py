@@ -132,7 +132,7 @@ class TableClient:
                 pass  # the table is not playing yet: at the next change
             else:
                 self.aid_again = False
-                self.status = ("", "Memory aid on, as in your last game: everyone sees that you use it. m turns it off.")
+                self.status = ("", "Memory aid on, as in your last game (everyone sees it): m turns it off.")
         me = view.players[view.me]
         for note in self.session.take_notes():
             over = note.kind == "over" and not goes_on(note)

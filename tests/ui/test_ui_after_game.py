@@ -152,7 +152,7 @@ def test_n_keeps_the_memory_aid_on_in_the_next_game_and_says_so(tmp_path: Path, 
     session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
     fresh = TableClient(session, against_bots=True, again=True, aid_again=True)
     fresh.absorb(0.0)
-    assert fresh.memory_aid and "Memory aid on, as in your last game" in fresh.status[1]
+    assert fresh.memory_aid and fresh.status[1] == "Memory aid on, as in your last game (everyone sees it): m turns it off."
     assert "You turned the memory aid on." in plain(fresh.lines(80, 24, 0.0))  # in the log, as every seat reads it
     played = play_bots(tmp_path, monkeypatch, 3, aid=[True, False])
     assert [c.aid_again for _, c in played] == [False, True, False]  # on when the game before ended with it on
