@@ -38,7 +38,9 @@ LOG_MIN = 2  # lines of the log kept on a small screen before the legend
 LOG_LAST = 1  # lines of the log kept before the other seats' rows (ours stays before it)
 AID_TAG = "memory aid on"
 AID_STYLE = "class:aid"
-CELL = 8  # columns of a Crescendo card: a mark (seen, hidden again) and at most 7 characters
+# Columns of a Crescendo card: a space, then at most 7 characters ("[Joker]"), a back's 6 at most and its mark (seen,
+# hidden again) after it: every card begins with a space, so no two touch ("[Joker]·1-10S" read as one).
+CELL = 8
 SEEN_MARK = "·"
 SHORT_HELD = 7  # columns of "10-13:", which cards a Crescendo row's further line holds, in its short form
 # A key without a letter, as its keycap says it (the app names it "enter", "pageup" ...).
@@ -432,8 +434,8 @@ class TableClient:
             return ("class:locked", f" [{card_word(face, 'crescendo')[:CELL - 3]}]".ljust(CELL))
         if face is not None and self._shown(view.round, seat, face):
             return ("class:known", f" ({card_word(face, 'crescendo')[:CELL - 3]})".ljust(CELL))
-        mark = " " if face is None else SEEN_MARK
-        return ("class:back", (mark + back_word(view.backs[seat][pos])).ljust(CELL))
+        mark = "" if face is None else SEEN_MARK
+        return ("class:back", f" {back_word(view.backs[seat][pos])}{mark}".ljust(CELL))
 
     def _shown(self, rnd: int, seat: int, face: object) -> bool:
         """A card this player saw stays on screen for PEEK_S seconds, or always with the memory aid (each round
@@ -537,8 +539,7 @@ class TableClient:
         # one line: 8 cards in 80 columns.
         spare = width - 9 - score_w - CELL * most
         name_w = min(8, spare) if spare >= 3 else 4
-        # Marker and seat 2, name 1 + name_w, `*` 2, score score_w, pile 3 and a space: the first card's seen mark
-        # never touches the pile's count ("0·1-10P" read as one word).
+        # Marker and seat 2, name 1 + name_w, `*` 2, score score_w, pile 3 and a space.
         prefix = 9 + score_w + name_w
         per_line = max(1, (width - prefix) // CELL)
         named = "player" if name_w >= 6 else "name" if name_w >= 4 else ""  # three letters: the names speak for it
@@ -570,7 +571,7 @@ class TableClient:
             seats.append(lines + tagged(line, self._tags(view, seat, "called CRESCENDO"), width))
         legend = [[("class:back", "81-90P"), ("", " unseen: its back's range and action (P peek, S swap, L lock)")],
                   [("class:known", "(52)"), ("", " you know it")],
-                  [("class:back", SEEN_MARK + "81-90P"), ("", " seen, hidden again")],
+                  [("class:back", "81-90P" + SEEN_MARK), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
         if any(style == "class:back" and TOP_RANGE in text for lines in seats for line in lines for style, text in line):
             legend.insert(1, [("class:back", TOP_RANGE), ("", " means 91-100")])

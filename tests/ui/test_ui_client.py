@@ -438,9 +438,9 @@ def test_a_crescendo_card_seen_and_hidden_again_is_marked_and_the_legend_says_so
     client.key("2")
     assert seat_rows(screen(client, now=1.0))["you"][1] == "(3)"
     later = screen(client, now=1.0 + PEEK_S)
-    assert seat_rows(later)["you"][1] == "·" + back_word(session.view().backs[0][1])
+    assert seat_rows(later)["you"][1] == back_word(session.view().backs[0][1]) + "·"
     assert seat_rows(later)["you"][0] == back_word(session.view().backs[0][0])  # unseen: no mark
-    for state in ("(52) you know it", "·81-90P seen, hidden again", "[66] locked", "81-90P unseen"):
+    for state in ("(52) you know it", "81-90P· seen, hidden again", "[66] locked", "81-90P unseen"):
         assert state in later
 
 
@@ -1245,9 +1245,9 @@ def test_a_pile_count_never_touches_the_seen_mark_of_the_first_card(width: int) 
     assert all(len(line) <= width for line in lines)
     ours = next(line for line in lines if line.startswith("▶1 you") or line.startswith(" 1 you"))
     assert ours.split()[1:5] == ["you", "*", "0", "0"]
-    assert ours.split()[5] == "·" + back_word(session.view().backs[0][0])
+    assert ours.split()[5] == back_word(session.view().backs[0][0]) + "·"
     head = next(line for line in lines if " pts " in line)
-    assert ours[head.index(" 1 ")] == "·" and ours[head.index(" 1 ") - 1] == " "  # the card under its number
+    assert ours[head.index(" 1 ") + 1] == "1" and ours[head.index(" 1 ")] == " "  # the card under its number
 
 
 @pytest.mark.parametrize("width", [80, 40])
@@ -1262,9 +1262,25 @@ def test_a_91_100_back_never_touches_the_seen_mark_of_the_card_after_it(width: i
     screen(client, now=1.0, width=width)
     text = screen(client, now=1.0 + PEEK_S, width=width)
     assert all(len(line) <= width for line in text.splitlines())
-    assert seat_rows(text)["you"][:2] == ["91+P", "·91+" + session.view().backs[0][1].action[0].upper()]
+    assert seat_rows(text)["you"][:2] == ["91+P", "91+" + session.view().backs[0][1].action[0].upper() + "·"]
     assert seat_rows(text)["Bo"][:2] == [back_word(b) for b in session.view().backs[1][:2]]
     assert "91+ means 91-100" in text  # the legend says what the short range is
+
+
+def test_a_known_or_locked_joker_never_touches_the_seen_mark_of_the_card_after_it() -> None:
+    # "[Joker]" filled its 8 columns: the next card seen and hidden again read "[Joker]·1-10S", one token.
+    client, session = crescendo_client()
+    client.key("l")
+    client.key("2")
+    screen(client, now=1.0)
+    view = session.view()
+    for locked in (False, True):
+        known = (("J1",) + view.known[0][1:],) + view.known[1:]
+        marks = ((locked,) + view.locked[0][1:],) + view.locked[1:]
+        fake = replace(view, known=known, locked=marks)
+        session.view = lambda: fake  # type: ignore[method-assign]
+        row = seat_rows(screen(client, now=1.0 + PEEK_S))["you"]
+        assert row[:2] == ["[Joker]" if locked else "(Joker)", back_word(view.backs[0][1]) + "·"]
 
 
 @pytest.mark.parametrize("width", [60, 40])
