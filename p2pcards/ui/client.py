@@ -683,7 +683,7 @@ class TableClient:
                 score = ""
             heads.append(lines)
             tails.append("  ".join(t for t in (score, why) if t))
-        under = [wrap(tail, width - 4) if sum(len(t) for _, t in lines[-1]) + 2 + len(tail) > width else []
+        under = [score_lines(tail, width - 4) if sum(len(t) for _, t in lines[-1]) + 2 + len(tail) > width else []
                  for lines, tail in zip(heads, tails)]
         spare = len(out) + sum(map(len, heads)) + sum(map(len, under)) + len(snap.players) + 2 <= room
         for lines, tail, below in zip(heads, tails, under):
@@ -973,6 +973,27 @@ def broken(group: Line, room: int) -> list[Line]:
 
 def _suit_style(card: object) -> str:
     return "class:red" if isinstance(card, str) and card[-1:] in RED_SUITS else ""
+
+
+POINTS_END = re.compile(r"(?<=\d), ")  # between two parts of a round's score ("called, in order +6, pile +1")
+
+
+def score_lines(tail: str, width: int) -> list[str]:
+    """A round's score and how it came about ("round +7  called, in order +6, pile +1") in lines of `width`, broken
+    between its parts, never inside one ("pile" at a line's end and its "+1" under it), unless a part is too long."""
+    lines: list[str] = []
+    for chunk in tail.split("  "):
+        items = POINTS_END.split(chunk)
+        for i, item in enumerate(items):
+            join = ", " if i else "  "
+            comma = i + 1 < len(items)  # the line may have to end on this item's comma
+            if lines and len(lines[-1]) + len(join) + len(item) + comma <= width:
+                lines[-1] += join + item
+            else:
+                if lines and i:
+                    lines[-1] += ","
+                lines.append(item)
+    return [piece for line in lines for piece in (wrap(line, width) if len(line) > width else [line])]
 
 
 def wrap(text: str, width: int) -> list[str]:

@@ -1267,6 +1267,20 @@ def test_a_91_100_back_never_touches_the_seen_mark_of_the_card_after_it(width: i
     assert "91+ means 91-100" in text  # the legend says what the short range is
 
 
+def test_a_rounds_score_in_40_columns_breaks_between_its_parts_never_inside_one() -> None:
+    # At 40 columns the reveal read "round +7 called, in order +6, pile" over "+1": a part cut from its points.
+    client, session = crescendo_client()
+    view = session.view()
+    ended = replace(view, turn=None, rounds_played=1, totals=(7, 0), revealed=((14, 46, 60, 77, 82, 92, 98),
+                                                                             (11, 27, 41, 55, 80, 83, 38, 51)),
+                    scored=((("called, in order", 6), ("pile", 1)), (("1 out of order", -1), ("passed", 1))))
+    session.snaps.append(ended)
+    session.view = lambda: ended  # type: ignore[method-assign]
+    lines = [line.strip() for line in screen(client, width=40).splitlines()]
+    assert "round +7  called, in order +6," in lines and "pile +1" in lines
+    assert "round +0  1 out of order -1," in lines and "passed +1" in lines
+
+
 def test_a_known_or_locked_joker_never_touches_the_seen_mark_of_the_card_after_it() -> None:
     # "[Joker]" filled its 8 columns: the next card seen and hidden again read "[Joker]·1-10S", one token.
     client, session = crescendo_client()
