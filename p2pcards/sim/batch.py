@@ -75,6 +75,18 @@ class GameReport:
         return self.agreed and self.fired and self.verdict is None
 
 
+def not_survived(r: GameReport) -> str:
+    """Why a game did not survive its faults: the honest peers that did not finish, and, when they disagreed, each
+    one's totals (honest peers that all "finished" with different totals, a lone seat cut off past `gone_after`
+    that ended the game alone, say, were reported with no reason at all)."""
+    if r.cheat is not None and r.fired:
+        return r.verdict or "the honest peers disagreed"
+    why = [f"{peer} {e}" for peer, e in r.ended.items() if e != "finished"]
+    if not r.agreed:
+        why.append("the honest peers disagreed: " + ", ".join(f"{peer} {r.totals.get(peer)}" for peer in r.ended))
+    return "; ".join(why) or "the honest peers disagreed"
+
+
 def mark_missed(reports: Sequence[GameReport], faults: FaultSpec | None) -> None:
     """Note in each report the faults due at a time that never fell because the game was over first: a run
     asked to crash a seat at 1000 s of a 5 s game has tested nothing, and must not pass as if it had."""
@@ -253,9 +265,7 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
                              f"game was over at {r.table_s:.1f} s of table time (give an earlier time)")
                 continue
             lines.append(f"  seed {r.seed}: faults injected: {counts}: "
-                         + ("survived" if r.survived else "NOT survived: " + "; ".join(
-                             [f"{peer} {e}" for peer, e in r.ended.items() if e != "finished"]
-                             if r.cheat is None or not r.fired else [r.verdict or "the honest peers disagreed"])))
+                         + ("survived" if r.survived else "NOT survived: " + not_survived(r)))
     if cheat is not None:
         lines.append(f"cheat {cheat.name} ({cheat.what}; expected: {cheat.expect}): "
                      f"caught in {s['cheat_caught']}/{n} games")

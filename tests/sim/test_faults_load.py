@@ -185,3 +185,18 @@ def test_a_load_tables_game_replays_alone_with_its_seed_and_no_good_bot(tmp_path
     [again] = json.loads(alone.read_text())["games"]
     assert {k: again[k] for k in ("frames", "bytes", "totals", "table_s")} == \
         {k: game[k] for k in ("frames", "bytes", "totals", "table_s")}
+
+
+def test_a_game_whose_honest_peers_all_finished_but_disagreed_says_why_it_did_not_survive() -> None:
+    """`sim crescendo --transport tcp --players 3 --faults partition=15:40`: the cut-off seat voted both others gone
+    and ended the game alone ("finished", totals [0, 0, 0]) while they went on; the report read "NOT survived: "
+    with nothing after it."""
+    from p2pcards.sim.batch import GameReport, report_lines
+
+    r = GameReport(seed=22, rounds=3, moves=5, frames=50, bytes=5000, wall_s=1.0, table_s=200.0, cpu_s=[0.1] * 3,
+                   agreed=False, ended={"p0": "finished", "p1": "finished", "p2": "finished"},
+                   blamed={"p0": [], "p1": [], "p2": []}, fault_blame={},
+                   totals={"p0": [11, 20], "p1": [11, 20], "p2": [0, 0, 0]}, faults={"partition": 185})
+    lines = report_lines([r], None, FaultSpec.parse("partition=15:40"))
+    [line] = [line for line in lines if line.startswith("  seed 22:")]
+    assert line.endswith("NOT survived: the honest peers disagreed: p0 [11, 20], p1 [11, 20], p2 [0, 0, 0]"), line
