@@ -11,6 +11,7 @@ from ..errors import IllegalMove, InputError, LocalError
 from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Move, Needs, RoundInput, ScoreParts,
                    Window, illegal, is_duration, later, tie_order)
 
+NUMBER_TAKEN = "only one NUMBER claim between one turn and the next"  # a claim after the first was ordered
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
 
@@ -331,7 +332,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         if w is None or self.clock > w.deadline:
             return "NUMBER can be called only between one turn and the next"
         if w.claimed:
-            return "only one NUMBER claim between one turn and the next"
+            return NUMBER_TAKEN
         return None
 
     def _turn_refusal(self, me: int, action: str) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ..cards import Back
 from ..games.base import CRISP_SLOTS, ScoreParts
-from ..games.crescendo import out_of_order
+from ..games.crescendo import NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.peer import OUR_VOTE, Note
 
@@ -318,6 +318,10 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         if note.detail.startswith(("message dropped", "frames of")):  # a frame, not a move: no one's move was refused
             text = TABLE_ID.sub(lambda m: m.group()[:8] + "…", note.detail)
             return ("class:dim", f"{text[:1].upper()}{text[1:]}{blame}.")
+        if note.detail.endswith(f": {NUMBER_TAKEN}") and note.blame:
+            # Lost a NUMBER race by more than the tie window: the rules withdraw it unrevealed, no one's fault.
+            return ("class:dim", f"{'You' if note.blame == me else note.blame} called NUMBER too late: someone else "
+                                 "was first.")
         return ("class:warn", f"Move refused: {note.detail}{blame}.")
     if note.kind == "fault":
         return ("class:warn", f"FAULT: {note.detail}{blame}. The round is void.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from p2pcards.games.base import Move
+from p2pcards.games.crescendo import NUMBER_TAKEN
 from p2pcards.table.peer import Note
 from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why, winners_words
 
@@ -142,3 +144,15 @@ def test_our_own_vote_that_a_seat_is_gone_names_the_player() -> None:
         ("class:warn", "Bo left the table (quit): you vote Bo gone.")
     assert note_words(Note("missing", "Ada was missing for 30 s (end of stream): we vote it gone", "Ada"), names,
                       "crisp", "root") == ("class:warn", "Ada was missing for 30 s (end of stream): you vote Ada gone.")
+
+
+def test_a_number_claim_that_lost_the_race_reads_as_the_rules_say_withdrawn_not_refused_and_blamed() -> None:
+    # Bo pressed n 150 ms after Cy, past the tie window: the table refuses the claim as the round's second, as a
+    # rejected move naming its sender; the player read 'Move refused: … (Bo is blamed).' in red for being slower.
+    late = Note("rejected", f"{Move('Bo', 'number', pos=3)}: {NUMBER_TAKEN}", "Bo")
+    assert note_words(late, NAMES, "crescendo", "Cy") == ("class:dim", "Bo called NUMBER too late: someone else was first.")
+    assert note_words(late, NAMES, "crescendo", "Bo") == ("class:dim", "You called NUMBER too late: someone else was "
+                                                                        "first.")
+    other = Note("rejected", f"{Move('Bo', 'number', pos=3)}: no such position: 3", "Bo")
+    assert note_words(other, NAMES, "crescendo", "Cy") == ("class:warn", "Move refused: Bo number 3: no such position: "
+                                                                         "3 (Bo is blamed).")
