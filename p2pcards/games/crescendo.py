@@ -124,6 +124,9 @@ class CrescendoView:
     scored: tuple[ScoreParts, ...] = ()  # per seat, how its score of the last round played came about
     revealed: tuple[tuple[CrescendoCard, ...], ...] = ()  # the last round played's rows as revealed, Jokers in them
     final_turns_left: int = 0  # once CRESCENDO is called: the others' final turns still to end, the current one included
+    # Once the game is over: each seat's (total, CRESCENDO call points, last round's score), what the winners are
+    # picked by, in that order (the rulebook's tie-breaks).
+    tie_keys: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass
@@ -768,13 +771,14 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         events = [Event("round_end", None, tuple(scores))]
         return events + self._game_over_or_next(when, self._winners() if self.round_no >= ROUNDS else None)
 
-    def _winners(self) -> list[int]:
-        def key(seat: int) -> tuple[int, int, int]:
-            calls = sum(res.call_points[seat] for res in self.results)
-            return (self.totals[seat], calls, self.results[-1].scores[seat])
+    def _tie_keys(self) -> tuple[tuple[int, int, int], ...]:
+        """Each seat's total, CRESCENDO call points and last round's score: the most wins, in that order."""
+        return tuple((self.totals[s], sum(res.call_points[s] for res in self.results), self.results[-1].scores[s])
+                     for s in range(self.n))
 
-        best = max(key(s) for s in range(self.n))
-        return [s for s in range(self.n) if key(s) == best]
+    def _winners(self) -> list[int]:
+        keys = self._tie_keys()
+        return [s for s in range(self.n) if keys[s] == max(keys)]
 
     # ------------------------------------------------------------ views
 
@@ -867,6 +871,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             rounds_played=len(self.results),
             scored=self.results[-1].parts if self.results else (),
             revealed=self.results[-1].revealed if self.results else (),
+            tie_keys=self._tie_keys() if self.over and self.results else (),
             over=self.over,
             legal=legal,
             options=self.options,

@@ -21,8 +21,8 @@ from ..table.config import SEATS
 from ..table.peer import Note
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
-from .words import (DOWN, crescendo_tie_words, stopped_words, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, dealt_round, goes_on, note_words,
-                    revealed_words, score_why, winners_words)
+from .words import (DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words, dealt_round,
+                    goes_on, note_words, revealed_words, score_why, stopped_words, winners_words)
 
 View = CrispView | CrescendoView
 Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
@@ -176,9 +176,7 @@ class TableClient:
             reached = [f"{'you' if seat == view.me else name} reached {view.totals[seat]}"
                        for seat, name in enumerate(view.players) if view.totals[seat] >= limit]
             return f"{', '.join(reached) or 'the limit was reached'}, the game ends at {limit}: the lowest total wins"
-        rounds = {v.rounds_played: v.scored for v in self.session.round_views() if isinstance(v, CrescendoView)}
-        parts = [rounds[n] for n in (1, 2, 3) if n in rounds]
-        return crescendo_tie_words(view.totals, parts, view.players, view.me)
+        return crescendo_tie_words(view.tie_keys, view.players, view.me)
 
     def key(self, k: str) -> str | None:
         """Handle one key press; returns how the player leaves the table, once they do (see `outcome`)."""

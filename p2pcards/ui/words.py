@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ..cards import Back
-from ..games.base import CRISP_SLOTS, ScoreParts
+from ..games.base import CRISP_SLOTS
 from ..games.crescendo import NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.peer import OUR_VOTE, Note
@@ -233,36 +233,25 @@ CRESCENDO_RULE = "three rounds played: the most points wins"
 CRESCENDO_TIE_RULE = CRESCENDO_RULE + "; a tie goes to the points of CRESCENDO calls, then the last round"
 
 
-def call_points(parts: ScoreParts) -> int:
-    """What a seat's CRESCENDO call scored in a round, from the engine's parts of its score (0 without a call): +6 in
-    order, else -3 and -1 per incorrect card, as the engine's tie-break counts them."""
-    said = dict(parts)
-    if "called, in order" in said:
-        return said["called, in order"]
-    return said["called"] + sum(p for what, p in parts if what.endswith("out of order")) if "called" in said else 0
-
-
-def crescendo_tie_words(totals: Sequence[int], rounds: Sequence[Sequence[ScoreParts]], names: Sequence[str],
-                        me: int) -> str:
+def crescendo_tie_words(keys: Sequence[tuple[int, int, int]], names: Sequence[str], me: int) -> str:
     """Why a Crescendo game was won as it was: the rule, and for tied totals which tie-break decided (CRESCENDO calls,
-    then the last round) with the numbers that did; `rounds`: each round's parts of every seat's score, all three
-    known, else the tie-break is said as a rule."""
+    then the last round) with the numbers that did; `keys`: the engine's (total, call points, last round) per seat
+    (`CrescendoView.tie_keys`), and without them the tie-break said as a rule."""
+    totals = [k[0] for k in keys]
     best = max(totals, default=0)
     tied = [s for s, t in enumerate(totals) if t == best]
+    if not keys:
+        return CRESCENDO_TIE_RULE
     if len(tied) < 2:
         return CRESCENDO_RULE
-    if len(rounds) < 3 or any(len(parts) != len(totals) for parts in rounds):
-        return CRESCENDO_TIE_RULE
 
     def who(seat: int) -> str:
         return "you" if seat == me else names[seat]
 
     said, first = f"three rounds played; {_and([who(s) for s in tied])} tied on {best} points", len(tied)
     went = "the tie went to"
-    calls = [sum(call_points(parts[s]) for parts in rounds) for s in range(len(totals))]
-    last = [sum(p for _, p in rounds[-1][s]) for s in range(len(totals))]
-    for what, on, score in (("CRESCENDO calls", "on", calls), ("the last round", "in", last)):
-        scores = {s: score[s] for s in tied}
+    for what, on, at in (("CRESCENDO calls", "on", 1), ("the last round", "in", 2)):
+        scores = {s: keys[s][at] for s in tied}
         top = max(scores.values())
         if len(set(scores.values())) == 1:  # no tie-break there: said as a tie too
             said += f", {on} {what} too" if len(tied) == first else f"; {_and([who(s) for s in tied])} tied {on} {what}"

@@ -774,13 +774,8 @@ def test_a_crescendo_game_over_with_tied_totals_says_which_tie_break_decided() -
     # Tied totals read "(three rounds played: the most points wins; a tie goes to the points of CRESCENDO calls,
     # then the last round)": the rule, not which of its tie-breaks decided this game, nor on what numbers.
     client, session = crescendo_client()
-    view = session.view()
-    rounds = [((("called", -3), ("1 out of order", -1)), (("in order", 3),)),
-              ((("in order", 3), ("pile", 2)), (("called, in order", 6),)),
-              ((("in order", 3),), (("in order", 3),))]
-    for n, parts in enumerate(rounds, 1):
-        session.snaps.append(replace(view, rounds_played=n, scored=parts))
-    over = replace(view, turn=None, round=3, rounds_played=3, over=True, totals=(14, 14))
+    over = replace(session.view(), turn=None, round=3, rounds_played=3, over=True, totals=(14, 14),
+                   tie_keys=((14, -4, 3), (14, 6, 3)))  # the engine's: total, CRESCENDO call points, last round
     session.view = lambda: over  # type: ignore[method-assign]
     session.pending.append(Note("over", "winners: Bo"))
     assert ("Game over: Bo wins (three rounds played; you and Bo tied on 14 points; the tie went to CRESCENDO calls: "
@@ -794,12 +789,8 @@ def test_a_crescendo_game_over_with_tied_totals_says_which_tie_break_decided() -
 ])
 def test_a_crescendo_tie_said_past_the_calls(last: int, said: str) -> None:
     client, session = crescendo_client()
-    view = session.view()
-    plain_round = ((("in order", 3),), (("in order", 3),))
-    final = ((("in order", 3), ("pile", last - 3)) if last > 3 else (("in order", 3),), (("in order", 3),))
-    for n, parts in enumerate([plain_round, plain_round, final], 1):
-        session.snaps.append(replace(view, rounds_played=n, scored=parts))
-    over = replace(view, turn=None, round=3, rounds_played=3, over=True, totals=(14, 14))
+    over = replace(session.view(), turn=None, round=3, rounds_played=3, over=True, totals=(14, 14),
+                   tie_keys=((14, 0, last), (14, 0, 3)))
     session.view = lambda: over  # type: ignore[method-assign]
     session.pending.append(Note("over", "winners: you" if last > 3 else "winners: you, Bo"))
     text = screen(client, width=200)
