@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from ..crypto.envelope import Outbox, parse
-from .outputs import Emitter, Send
+from .outputs import FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, Emitter, Send
 from .resume import (ABSENCES, FRAMES, Check, Hashes, Record, ResumeOutbox, carry_record, chain_hashes, frame_record,
                      last_check, record_time)
 
@@ -86,8 +86,7 @@ class Journal:
                     if env.type in ("leave", "fault") and emit.stopped is None:
                         why = env.body.get("why")
                         said = f": {why}" if isinstance(why, str) and why else ""
-                        emit.stopped = ("we left before the restart" if env.type == "leave" else
-                                        f"we reported a fault before the restart{said}")
+                        emit.stopped = LEFT_BEFORE_RESTART if env.type == "leave" else f"{FAULT_BEFORE_RESTART}{said}"
                 step()
         finally:
             self.replaying = False

@@ -15,6 +15,11 @@ MAX_EVIDENCE_BYTES = MAX_FRAME - (4 << 10)  # what a fault report's evidence may
 
 # "local": what our own program found, not the table (a recording that cannot be made whole, say)
 NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over", "missing", "back", "aid", "local"]
+# How `stopped` begins when our own seat stopped the table: we left, or (said when the journal is taken up again)
+# we had left or reported a fault before the program restarted.
+WE_LEFT = "we left"
+LEFT_BEFORE_RESTART = "we left before the restart"
+FAULT_BEFORE_RESTART = "we reported a fault before the restart"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from ..errors import MalformedMessage
 from .bodies import Aid, Gone, Leave, Out, Ready
 from .config import Game, TableConfig
 from .messages import reason
-from .outputs import Emitter
+from .outputs import WE_LEFT, Emitter
 from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
@@ -60,7 +60,7 @@ class Seating:
         """Leave the table for good, as `why` says: the others vote us gone; we stop."""
         if self.emit.stopped is None:
             self.emit.send(self.emit.round(), "leave", {"why": reason(why)})
-            self.emit.stopped = f"we left: {why}"
+            self.emit.stopped = f"{WE_LEFT}: {why}"
             self.emit.note("void", f"we left in round {self.emit.round()}")
 
     def aid(self, on: bool) -> None:

@@ -9,6 +9,7 @@ from ..cards import Back
 from ..games.base import CRISP_SLOTS
 from ..games.crescendo import NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
+from ..table.outputs import FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT
 from ..table.peer import OUR_VOTE, Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -267,11 +268,11 @@ def crescendo_tie_words(keys: Sequence[tuple[int, int, int]], names: Sequence[st
 def stopped_words(detail: str) -> str:
     """Why the table stopped, as the table says it (`Peer.stopped`), in a sentence a player reads: our own seat's
     doing said as the player's ("we left before the restart": you had left it before the program restarted)."""
-    if detail.startswith("we left before the restart"):
+    if detail.startswith(LEFT_BEFORE_RESTART):
         return "The table stopped before the program restarted: you had left it."
-    if detail.startswith("we left"):
+    if detail.startswith(WE_LEFT):
         return "You left the table."
-    if detail.startswith("we reported a fault before the restart"):
+    if detail.startswith(FAULT_BEFORE_RESTART):
         why = detail.partition(": ")[2]
         return f"The table stopped before the program restarted: it reported a fault{f' ({why})' if why else ''}."
     return f"The table stopped: {detail}."
