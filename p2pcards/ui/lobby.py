@@ -33,7 +33,7 @@ from ..net.store import Lock, clear
 from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
-from .words import _and
+from .words import and_words
 
 CLEAR = "c-u"  # Ctrl-U empties the field being typed in, as in a shell
 
@@ -459,7 +459,8 @@ class LobbyClient:
         if self.asking == "addr":
             out.append([("", " Join the host at "), ("class:known", self.address + "▏")])
             out += flow([[("class:key", "Enter"), ("", " join")], [("class:key", "Esc"), ("", " back")],
-                         [("class:key", "Ctrl-U"), ("", " clear")], [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
+                         [("class:key", "Ctrl-U"), ("", " clear")],
+                         [("class:dim", "(HOST:PORT, as the host's lobby shows it)")]], width, lead=" ")
         elif self.asking == "game":
             out += flow([[("class:key", "Play against bots:")], [("", "1 Crisp")], [("", "2 Crescendo")],
                          [("", "Esc back")]], width, gap="   ", lead=" ")
@@ -505,7 +506,7 @@ class LobbyClient:
         mine = None if self.identity is None else self.identity.fingerprint
         came = [name for name, fpr in players if fpr not in {f for _, f in was} and fpr != mine]
         went = [name for name, fpr in was if fpr not in {f for _, f in players} and fpr != mine]
-        news = [f"{_and(names)} {verb}" for names, verb in ((came, "joined"), (went, "left")) if names]
+        news = [f"{and_words(names)} {verb}" for names, verb in ((came, "joined"), (went, "left")) if names]
         if news:
             self.status = ("", "; ".join(news) + ".")
 

@@ -50,7 +50,7 @@ def _split_player(text: str, names: Sequence[str]) -> tuple[str | None, str]:
     return None, text
 
 
-def _and(names: Sequence[str]) -> str:
+def and_words(names: Sequence[str]) -> str:
     """Names as said: "Ada", "Ada and Bo", "Ada, Bo and Cy"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
@@ -141,7 +141,7 @@ def event_words(text: str, names: Sequence[str], game: str, me: str, begun: Sequ
         # A call may come late, as the next player starts: a turn begun since the caller's is that player's final one.
         late = [("you", "yours") if n == me else (n, f"{n}'s") for n in begun]
         said = "" if not late else (f", and the turn {late[0][0]} began before the call is {late[0][1]}" if len(late) == 1
-                                    else f", and the turns {_and([n for n, _ in late])} began before the call are theirs")
+                                    else f", and the turns {and_words([n for n, _ in late])} began before the call are theirs")
         return f"{p} called CRISP! Everyone else has one final turn{said}."
     if kind == "crescendo":
         return f"{p} called CRESCENDO! Everyone else has one final turn."
@@ -249,13 +249,13 @@ def crescendo_tie_words(keys: Sequence[tuple[int, int, int]], names: Sequence[st
     def who(seat: int) -> str:
         return "you" if seat == me else names[seat]
 
-    said, first = f"three rounds played; {_and([who(s) for s in tied])} tied on {best} points", len(tied)
+    said, first = f"three rounds played; {and_words([who(s) for s in tied])} tied on {best} points", len(tied)
     went = "the tie went to"
     for what, on, at in (("CRESCENDO calls", "on", 1), ("the last round", "in", 2)):
         scores = {s: keys[s][at] for s in tied}
         top = max(scores.values())
         if len(set(scores.values())) == 1:  # no tie-break there: said as a tie too
-            said += f", {on} {what} too" if len(tied) == first else f"; {_and([who(s) for s in tied])} tied {on} {what}"
+            said += f", {on} {what} too" if len(tied) == first else f"; {and_words([who(s) for s in tied])} tied {on} {what}"
             said += f" ({top} each)"
             continue
         said += f"; {went} {what}: " + ", ".join(f"{who(s)} {p}" for s, p in scores.items())
