@@ -269,7 +269,7 @@ class Links:
         """Accept links on `hosts` (one port for all); returns the port. With no port given nor held, one
         below the machine's ephemeral range (`listen_ports`): the system's own pick comes from the range its
         outgoing connections take ports from, so one of them could hold our port while we are down, and a seat
-        that comes back must listen where the others dial it (protocol.md §14.10)."""
+        that comes back must listen where the others dial it (protocol.md §18.3)."""
         wanted = port or self.port
         for candidate in [wanted] if wanted else listen_ports():
             try:
