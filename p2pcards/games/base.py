@@ -238,6 +238,11 @@ class EngineBase(Generic[F]):
         r = getattr(self, "r", None)
         return not self.over and (r is None or (r.ended and not self.awaiting))
 
+    @property
+    def rounds_done(self) -> int:
+        """The rounds dealt and scored, counting those played before this engine (`round_no` carries them)."""
+        return self.round_no - (0 if getattr(self, "r", None) is None or self.needs_deal or self.over else 1)
+
     def deal(self, faces: Mapping[Handle, F], now: float) -> list[Event]:
         """Deal the next round from `faces` (handle = position in the deck, top first) at `now`."""
         raise NotImplementedError

@@ -157,7 +157,7 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         return {"name": identity.name, "seat": peer.me, "resumed": saved is not None,
                 "finished": peer.finished and not out, "out": out, "voted_out": peer.seating.voted_out,
                 "stopped": peer.stopped,
-                "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.round,
+                "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.game.rounds_done,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 **fault_keys(peer.faults),
                 "notes": [f"{n.kind}: {n.detail}" for n in node.seat.shell.notes if n.kind in SHOWN],

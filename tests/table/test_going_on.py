@@ -50,12 +50,14 @@ def test_three_seats_go_on_as_two_and_finish_alike() -> None:
     nxt = [p.next_peer() for p in left]
     assert all(p is not None for p in nxt)
     assert [p.game.totals for p in nxt if p] == [list(before[:2])] * 2  # round 2's scores do not count
+    assert [p.game.rounds_done for p in left + [q for q in nxt if q]] == [1] * 4  # nor is round 2 played
     net2 = MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(2)], net.rng)
     net2.start()
     net2.run(until=net2.now + 600.0)
     for p in net2.peers:
         assert p.finished and not p.faults, p.notes[-4:]
         assert p.round >= 2  # the game went on from the void round, not from round 1
+        assert p.game.rounds_done == p.round
     assert net2.peers[0].log_hash == net2.peers[1].log_hash
     assert net2.peers[0].game.totals == net2.peers[1].game.totals
     assert max(net2.peers[0].game.totals) >= LONGER["limit"]
@@ -71,6 +73,7 @@ def test_two_seats_without_one_end_the_game() -> None:
     peer = net.peers[0]
     assert peer.finished and peer.successor is None and not peer.faults
     assert any(n.kind == "over" and "too few seats" in n.detail for n in peer.notes)
+    assert peer.round == 1 and peer.game.rounds_done == 0  # the void round was never played out
 
 
 def pause(net: MemNet, seat: int, down: float) -> None:
