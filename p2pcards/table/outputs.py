@@ -73,8 +73,9 @@ class Port(Protocol):
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         """Tell the user (and the log) something, blaming seat `blame` if not None."""
 
-    def fault(self, detail: str, blame: int | None) -> None:
-        """A peer broke the protocol: the round is void and the table stops."""
+    def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
+        """A peer broke the protocol: the round is void and the table stops; the report carries `evidence`
+        (the frames that show it), else the frame in hand."""
 
     def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
         """A proof, pass or point that failed: blame the seat the deck names, else `fallback`; the report carries
@@ -184,9 +185,9 @@ class RoundPort:
         """Tell the user something."""
         self.emitter.note(kind, detail, blame)
 
-    def fault(self, detail: str, blame: int | None) -> None:
-        """Stop the table."""
-        self.emitter.fault(detail, blame)
+    def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
+        """Stop the table, the report carrying `evidence` (else the frame in hand)."""
+        self.emitter.fault(detail, blame, evidence=evidence)
 
     def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
         """Stop the table over a deck fault, the report carrying `evidence` (else the frame in hand)."""

@@ -163,7 +163,7 @@ class Round:
             case dk.Opening():
                 self.settlement.take_opening(seat, body)
             case RoundResult():
-                self.settlement.take_result(seat, body)
+                self.settlement.take_result(seat, body, signed.frame)
 
     def apply_entries(self, received: Callable[[int], int]) -> None:
         """Apply the log's entries to the engine in order, as far as reveals and reshuffles let us.

@@ -30,6 +30,7 @@ class Settlement:
         self.openings: dict[int, dk.Opening] = {}
         self.result: RoundResult | None = None  # ours, once every opening is in
         self.results: dict[int, RoundResult] = {}  # every seat's signed result (ours too)
+        self.frames: dict[int, bytes] = {}  # the signed frame of each, the evidence of one that differs
 
     def open(self) -> None:
         """The round is over on our side: publish our round secret."""
@@ -41,11 +42,12 @@ class Settlement:
             raise MalformedMessage("an opening for another seat, or a second one")
         self.openings[seat] = opening
 
-    def take_result(self, seat: int, result: RoundResult) -> None:
-        """A seat's signed result (compared with ours once both are in)."""
+    def take_result(self, seat: int, result: RoundResult, frame: bytes) -> None:
+        """A seat's signed result, as `frame` (compared with ours once both are in)."""
         if seat in self.results:
             raise MalformedMessage("a second result for one round")
         self.results[seat] = result
+        self.frames[seat] = frame
 
     def advance(self, log_hash: bytes) -> bool:
         """Audit once every opening is in; True once every seat signed our result and it is verified."""
@@ -57,7 +59,8 @@ class Settlement:
         names = self.decks.ctx.players
         for seat, res in self.results.items():
             if res != self.result:
-                self.port.fault(f"{names[seat]} signed another result for round {self.number}", seat)
+                self.port.fault(f"{names[seat]} signed another result for round {self.number}", seat,
+                                [self.frames[seat]])
                 return False
         if self.result.audit != "verified":
             self.port.fault(f"round {self.number} audit found a {self.result.audit} fault", self.result.blame)

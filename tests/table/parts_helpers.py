@@ -22,7 +22,7 @@ class RecordingPort:
     sent: list[tuple[str, dict[str, Value]]] = field(default_factory=list)
     notes: list[tuple[NoteKind, str, int | None]] = field(default_factory=list)
     faults: list[tuple[str, int | None]] = field(default_factory=list)
-    evidence: list[list[bytes]] = field(default_factory=list)  # each deck fault's evidence
+    evidence: list[list[bytes]] = field(default_factory=list)  # each fault's evidence
 
     @property
     def stopped(self) -> bool:
@@ -34,12 +34,12 @@ class RecordingPort:
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         self.notes.append((kind, detail, blame))
 
-    def fault(self, detail: str, blame: int | None) -> None:
+    def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
         self.faults.append((detail, blame))
+        self.evidence.append(list(evidence))
 
     def deck_fault(self, exc: DeckFault, fallback: int | None, evidence: Sequence[bytes] = ()) -> None:
-        self.fault(str(exc), exc.seat if exc.seat is not None else fallback)
-        self.evidence.append(list(evidence))
+        self.fault(str(exc), exc.seat if exc.seat is not None else fallback, evidence)
 
     def of_type(self, mtype: str) -> list[dict[str, Value]]:
         return [body for t, body in self.sent if t == mtype]

@@ -45,10 +45,10 @@ def test_a_round_settles_when_every_seat_signed_our_verified_result() -> None:
     part.take_opening(0, openings[0])
     assert not part.advance(bytes(32)) and part.result is None and part.owed(opened=True) == {1}
     part.take_opening(1, openings[1])
-    part.take_result(0, OURS)
+    part.take_result(0, OURS, b"result of p0")
     assert not part.advance(bytes(32)) and part.result == OURS and part.owed(opened=True) == {1}
     assert port.of_type("result") == [OURS.to_wire()]
-    part.take_result(1, OURS)
+    part.take_result(1, OURS, b"result of p1")
     assert part.advance(bytes(32)) and not port.faults
 
 
@@ -56,9 +56,10 @@ def test_another_result_is_its_signers_fault() -> None:
     part, port, openings = settlement()
     for s in (0, 1):
         part.take_opening(s, openings[s])
-    part.take_result(0, OURS)
-    part.take_result(1, dataclasses.replace(OURS, totals=(4, -4)))
+    part.take_result(1, dataclasses.replace(OURS, totals=(4, -4)), b"result of p1")
+    part.take_result(0, OURS, b"result of p0")
     assert not part.advance(bytes(32)) and port.faults[0][1] == 1
+    assert port.evidence == [[b"result of p1"]]  # the frame that differs, not the last one taken (§14)
 
 
 def test_an_audit_that_found_a_fault_stops_the_table_blaming_its_seat() -> None:
@@ -69,8 +70,8 @@ def test_an_audit_that_found_a_fault_stops_the_table_blaming_its_seat() -> None:
     for s in (0, 1):
         part.take_opening(s, openings[s])
     part.advance(bytes(32))
-    part.take_result(0, Found.verdict)
-    part.take_result(1, Found.verdict)
+    part.take_result(0, Found.verdict, b"result of p0")
+    part.take_result(1, Found.verdict, b"result of p1")
     assert not part.advance(bytes(32)) and port.faults == [("round 1 audit found a rules fault", 1)]
 
 
@@ -81,9 +82,9 @@ def test_a_second_opening_or_result_is_malformed() -> None:
         part.take_opening(0, openings[0])
     with pytest.raises(MalformedMessage):
         part.take_opening(1, openings[0])
-    part.take_result(1, OURS)
+    part.take_result(1, OURS, b"result of p1")
     with pytest.raises(MalformedMessage):
-        part.take_result(1, OURS)
+        part.take_result(1, OURS, b"result of p1")
 
 
 def test_the_real_audit_of_a_round_with_no_move_verifies_its_crypto() -> None:
