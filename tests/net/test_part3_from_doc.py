@@ -1,0 +1,439 @@
+"""A second, independent peer written from protocol.md alone (§1–§3, §6.1, §17, §18) against a real host.
+
+Nothing here imports p2pcards: framing, the handshake, heartbeats, a guest's join, a request for missing
+frames and the discovery records are built from the document with msgpack, PyNaCl and python-zeroconf, so
+that where the document and the reference peer disagree, this file fails. The host is a real `p2pcards
+peer` process on loopback; mDNS stays on 127.0.0.1 (nothing goes to a real network)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import struct
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+import pytest
+from nacl.bindings import crypto_core_ed25519_is_valid_point
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey, VerifyKey
+from zeroconf import IPVersion, ServiceStateChange
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+from tests.net.net_procs import PeerProc
+
+SERVICE = "_p2pcards._tcp.local."
+MAX_FRAME = 1 << 20
+HELLO_CAP, PROOF_CAP = 257, 65
+ZEROS = bytes(32)
+WAIT = 20.0  # generous bound on any one step, never an assertion on time
+
+
+# ---- §1: canonical msgpack ------------------------------------------------------------------------------------
+
+def canon(value: Any) -> Any:
+    """The value with every map's keys in ascending bytewise order of their UTF-8 (§1)."""
+    if isinstance(value, dict):
+        return {k: canon(value[k]) for k in sorted(value, key=lambda k: k.encode())}
+    if isinstance(value, (list, tuple)):
+        return [canon(v) for v in value]
+    return value
+
+
+def pack(value: Any) -> bytes:
+    """The canonical encoding (§1)."""
+    return msgpack.packb(canon(value), use_bin_type=True)
+
+
+def unpack(data: bytes) -> Any:
+    """Strict decoding: one value, str keys, no floats or extensions, and canonical (re-encoding gives the bytes)."""
+    value = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True,
+                            max_str_len=4096, max_bin_len=524288, max_array_len=4096, max_map_len=64, max_ext_len=0)
+    assert pack(value) == data, "not canonical"
+    return value
+
+
+def blake(data: bytes, n: int, person: bytes) -> bytes:
+    """BLAKE2b with digest `n` and personalisation `person` (zero-padded to 16 bytes by hashlib)."""
+    return hashlib.blake2b(data, digest_size=n, person=person).digest()
+
+
+# ---- §2, §3: envelopes, signatures, fingerprints ----------------------------------------------------------------
+
+def fingerprint(key: bytes) -> str:
+    """§3: five groups of five digits."""
+    h = blake(key, 25, b"p2pc/fpr/v1")
+    return " ".join(f"{int.from_bytes(h[5 * i:5 * i + 5], 'big') % 100_000:05d}" for i in range(5))
+
+
+def verify(key: bytes, message: bytes, sig: bytes) -> bool:
+    """§3's strict rule, with the key validated first."""
+    L = 2 ** 252 + 27742317777372353535851937790883648493
+    if len(sig) != 64 or not crypto_core_ed25519_is_valid_point(key):
+        return False
+    if int.from_bytes(sig[32:], "little") >= L or sig[:32] == b"\x01" + bytes(31):
+        return False
+    try:
+        VerifyKey(key).verify(message, sig)
+    except BadSignatureError:
+        return False
+    return True
+
+
+def msg_hash(message: bytes) -> bytes:
+    """§2: the message hash."""
+    return blake(message, 32, b"p2pc/msg/v1")
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One received frame of §2, checked as far as a stranger can (shape and signature)."""
+
+    frame: bytes
+    message: bytes
+    fields: dict[str, Any]
+
+    @classmethod
+    def parse(cls, frame: bytes) -> Envelope:
+        assert 64 < len(frame) <= MAX_FRAME
+        message = frame[64:]
+        fields = unpack(message)
+        assert isinstance(fields, dict) and list(fields) == ["body", "prev", "round", "sender", "seq", "table", "type"]
+        assert isinstance(fields["table"], bytes) and 1 <= len(fields["table"]) <= 64
+        assert isinstance(fields["sender"], bytes) and len(fields["sender"]) == 32
+        assert isinstance(fields["prev"], bytes) and len(fields["prev"]) == 32
+        assert isinstance(fields["body"], dict) and isinstance(fields["type"], str)
+        assert verify(fields["sender"], message, frame[:64]), "bad signature"
+        return cls(frame, message, fields)
+
+    def __getattr__(self, name: str) -> Any:
+        return self.fields[name]
+
+
+@dataclass
+class Chain:
+    """A sender's chain at one table (§2)."""
+
+    signer: SigningKey
+    context: bytes
+    seq: int = 0
+    prev: bytes = ZEROS
+
+    def sign(self, type_: str, body: dict[str, Any], round_: int = 0) -> bytes:
+        """The next frame of this chain: signature || message."""
+        message = pack({"body": body, "prev": self.prev, "round": round_, "sender": bytes(self.signer.verify_key),
+                        "seq": self.seq, "table": self.context, "type": type_})
+        self.seq, self.prev = self.seq + 1, msg_hash(message)
+        return self.signer.sign(message).signature + message
+
+
+# ---- §18.1, §18.2: framing and the handshake --------------------------------------------------------------------
+
+def framed(kind: bytes, payload: bytes = b"") -> bytes:
+    """length (4 bytes BE, N) || kind || payload, N = 1 + len(payload)."""
+    return struct.pack(">I", 1 + len(payload)) + kind + payload
+
+
+def transcript(role: str, hello_l: bytes, hello_d: bytes) -> bytes:
+    """§18.2: the 76 bytes a side signs: 'p2pc/link/v1' then T_X."""
+    return b"p2pc/link/v1" + blake(pack([role, hello_l, hello_d]), 64, b"p2pc/link/v1")
+
+
+class Closed(Exception):
+    """The other side closed the link."""
+
+
+@dataclass
+class Link:
+    """One TCP link of §18, this side the dialer."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    cap: int = HELLO_CAP
+    goodbye: str | None = None
+    kinds: list[bytes] = field(default_factory=list)
+    requests: list[list[Any]] = field(default_factory=list)
+    mine: dict[tuple[bytes, int], list[bytes]] = field(default_factory=dict)  # (table id, seat): our chain's frames
+
+    async def read(self) -> tuple[bytes, bytes]:
+        """The next (kind, payload); heartbeats are counted in `kinds` and returned too."""
+        try:
+            head = await asyncio.wait_for(self.reader.readexactly(5), WAIT)
+            n = struct.unpack(">I", head[:4])[0]
+            assert 1 <= n <= self.cap, f"the peer sent a frame of {n} bytes (cap {self.cap})"
+            payload = await asyncio.wait_for(self.reader.readexactly(n - 1), WAIT)
+        except asyncio.IncompleteReadError as e:
+            raise Closed(e.partial) from None
+        kind = head[4:5]
+        self.kinds.append(kind)
+        if kind == b"B":
+            self.goodbye = payload.decode()
+        if kind == b"Q":
+            self.answer(payload)
+        return kind, payload
+
+    def answer(self, payload: bytes) -> None:
+        """§18.5: check a request's shape, and answer what we hold of it as R frames in seq order."""
+        assert len(payload) <= 96
+        request = unpack(payload)
+        seat, first, count, table = request
+        assert isinstance(table, bytes) and 1 <= len(table) <= 64 and first >= 0 and 1 <= count <= 64
+        self.requests.append(request)
+        for frame in self.mine.get((table, seat), [])[first:first + count]:
+            self.send(b"R", frame)
+
+    async def next(self, *want: bytes, skip: bytes = b"KQ") -> tuple[bytes, bytes]:
+        """The next frame of a kind in `want`, skipping heartbeats and requests (answered) and kinds in `skip`."""
+        while True:
+            kind, payload = await self.read()
+            if kind in want:
+                return kind, payload
+            assert kind in skip, f"unexpected {kind!r} {payload[:80]!r}"
+
+    def send(self, kind: bytes, payload: bytes = b"") -> None:
+        self.writer.write(framed(kind, payload))
+
+    async def closed(self) -> bytes:
+        """Wait for the end of the stream; every kind that came before it (heartbeats and goodbyes included)."""
+        seen = b""
+        try:
+            while True:
+                kind, _ = await self.read()
+                seen += kind
+        except (Closed, ConnectionResetError):
+            return seen
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def hello(key: bytes, table: bytes, *, port: int = 0, v: int = 2, nonce: bytes | None = None) -> bytes:
+    """§18.2's hello map."""
+    return pack({"key": key, "nonce": secrets.token_bytes(32) if nonce is None else nonce, "port": port,
+                 "table": table, "v": v})
+
+
+async def dial(port: int) -> Link:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    return Link(reader, writer)
+
+
+async def handshake(port: int, signer: SigningKey, expect: bytes | None = None,
+                    listen_port: int = 0) -> tuple[Link, dict[str, Any], bytes, bytes]:
+    """Dial and run §18.2 as the dialer, adopting the listener's table; the link, the listener's hello, ours, our
+    proof."""
+    link = await dial(port)
+    kind, hello_l = await link.read()
+    assert kind == b"H"
+    theirs = unpack(hello_l)
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 2
+    assert len(theirs["nonce"]) == 32 and 0 <= theirs["port"] <= 65535 and 1 <= len(theirs["table"]) <= 64
+    assert crypto_core_ed25519_is_valid_point(theirs["key"])
+    if expect is not None:
+        assert theirs["key"] == expect
+    hello_d = hello(bytes(signer.verify_key), theirs["table"], port=listen_port)
+    proof = signer.sign(transcript("dialer", hello_l, hello_d)).signature
+    link.send(b"H", hello_d)
+    link.send(b"P", proof)
+    link.cap = PROOF_CAP
+    kind, sig = await link.read()
+    assert kind == b"P" and len(sig) == 64
+    assert verify(theirs["key"], transcript("listener", hello_l, hello_d), sig)
+    link.cap = MAX_FRAME + 1
+    return link, theirs, hello_d, proof
+
+
+# ---- §17: discovery -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ad:
+    name: str
+    port: int
+    addresses: tuple[str, ...]
+    txt: dict[str, str]
+    raw: tuple[bytes, ...]
+
+
+def strings(text: bytes) -> tuple[bytes, ...]:
+    """A TXT record's character-strings (RFC 6763 §6: each a length byte, then that many bytes)."""
+    out, i = [], 0
+    while i < len(text):
+        out.append(text[i + 1:i + 1 + text[i]])
+        i += 1 + text[i]
+    return tuple(out)
+
+
+@asynccontextmanager
+async def browser() -> AsyncIterator[dict[str, Ad]]:
+    """Every ad of our service type on 127.0.0.1, kept up to date while the block runs."""
+    ads: dict[str, Ad] = {}
+    zc = AsyncZeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def resolve(name: str) -> None:
+        info = AsyncServiceInfo(SERVICE, name)
+        if await info.async_request(zc.zeroconf, 3000) and info.port is not None:
+            raw = strings(info.text or b"")
+            txt = dict(s.decode().partition("=")[::2] for s in raw)
+            ads[name] = Ad(name, info.port, tuple(info.parsed_addresses()), txt, raw)
+
+    def changed(zeroconf: Any, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+        if state_change is ServiceStateChange.Removed:
+            ads.pop(name, None)
+        else:
+            task = asyncio.ensure_future(resolve(name))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    browse = AsyncServiceBrowser(zc.zeroconf, SERVICE, handlers=[changed])
+    try:
+        yield ads
+    finally:
+        await browse.async_cancel()
+        await zc.async_close()
+
+
+async def ad_where(ads: dict[str, Ad], test: Any) -> Ad:
+    """The first ad for which `test` holds, waiting for it."""
+    for _ in range(int(WAIT / 0.05)):
+        for ad in list(ads.values()):
+            if test(ad):
+                return ad
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no such ad among {ads}")
+
+
+# ---- the real host --------------------------------------------------------------------------------------------
+
+def start_host(tag: str, *extra: str) -> PeerProc:
+    """A real host of a two-seat Crisp table on loopback, announced by mDNS on 127.0.0.1 only."""
+    return PeerProc("--bot", "random", "--create", "--game", "crisp", "--players", "2", "--name", f"h{tag}",
+                    "--table", f"doc {tag}", "--interface", "127.0.0.1", "--limit", "50", "--draw-seconds", "30",
+                    *extra)
+
+
+async def heartbeats(link: Link) -> None:
+    """§18.3: a heartbeat every second, whatever else goes."""
+    while True:
+        link.send(b"K")
+        await asyncio.sleep(1)
+
+
+def check_txt(ad: Ad) -> None:
+    """§17's rules for every TXT record: sizes, versions, and every key's value."""
+    assert all(len(s) <= 255 for s in ad.raw) and sum(1 + len(s) for s in ad.raw) < 400
+    assert all(len(v.encode()) <= 200 for v in ad.txt.values())
+    txt = ad.txt
+    assert set(txt) == {"txtvers", "pv", "role", "id", "game", "opts", "taken", "free", "host", "fpr", "port"}, txt
+    assert (txt["txtvers"], txt["pv"]) == ("1", "2") and txt["role"] in ("table", "peer")
+    assert txt["id"] == txt["id"].lower() and 1 <= len(bytes.fromhex(txt["id"])) <= 64
+    assert txt["game"] in ("crisp", "crescendo")
+    opts = json.loads(txt["opts"])
+    assert txt["opts"] == json.dumps(opts, sort_keys=True, separators=(",", ":"))
+    assert 0 <= int(txt["taken"]) <= 16 and 0 <= int(txt["free"]) <= 16
+    assert len(txt["fpr"].split(" ")) == 5 and all(len(g) == 5 and g.isdigit() for g in txt["fpr"].split(" "))
+    assert txt["port"] == str(ad.port)
+
+
+def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames() -> None:
+    tag = secrets.token_hex(3)
+    host = start_host(tag)
+
+    async def main() -> None:
+        async with browser() as ads:
+            # §17: the table's ad, before anyone joined.
+            table_ad = await ad_where(ads, lambda ad: ad.name == f"doc {tag}.{SERVICE}")
+            check_txt(table_ad)
+            txt = table_ad.txt
+            assert txt["role"] == "table" and txt["game"] == "crisp" and txt["host"] == f"h{tag}"
+            assert json.loads(txt["opts"]) == {"discard_draw": False, "draw_seconds": 30000, "limit": 50}
+            assert (txt["taken"], txt["free"]) == ("1", "1") and table_ad.addresses == ("127.0.0.1",)
+            assert table_ad.port == host.port()
+
+            # §18.2: the handshake, as a dialer that knows the table from its ad; the key is the announced one.
+            signer = SigningKey.generate()
+            me = bytes(signer.verify_key)
+            link, theirs, hello_d, proof = await handshake(table_ad.port, signer, listen_port=4999)
+            host_key, table_id = theirs["key"], theirs["table"]
+            assert fingerprint(host_key) == txt["fpr"] and table_id.hex() == txt["id"]
+            assert theirs["port"] == table_ad.port
+            beat = asyncio.ensure_future(heartbeats(link))
+
+            # §18.4, §6.1: the host's `table` comes first, then our `join`, the `seats` and the addresses.
+            announce = Envelope.parse((await link.next(b"F"))[1])
+            assert (announce.type, announce.sender, announce.seq, announce.prev, announce.round, announce.table) == (
+                "table", host_key, 0, ZEROS, 0, table_id)
+            assert list(announce.body) == ["game", "name", "nonce", "options"]
+            assert announce.body["game"] == "crisp" and announce.body["name"] == f"h{tag}"
+            assert announce.body["options"] == json.loads(txt["opts"]) and len(announce.body["nonce"]) == 32
+            lobby = Chain(signer, table_id)
+            nonce = secrets.token_bytes(32)
+            join = lobby.sign("join", {"name": "docguest", "nonce": nonce})
+            link.send(b"F", join)
+            echoed = Envelope.parse((await link.next(b"F"))[1])
+            assert echoed.frame == join  # every accepted join goes to every link, its own guest's too
+            seats = Envelope.parse((await link.next(b"F"))[1])
+            assert (seats.type, seats.sender, seats.seq, seats.prev) == ("seats", host_key, 1, msg_hash(announce.message))
+            config = seats.body["config"]
+            assert list(seats.body) == ["config"]
+            assert config == {"dealer": 0, "game": "crisp", "keys": [host_key, me], "names": [f"h{tag}", "docguest"],
+                              "nonces": [announce.body["nonce"], nonce], "options": announce.body["options"],
+                              "table": table_id}
+            kind, addresses = await link.next(b"A")
+            entries = unpack(addresses)
+            assert entries == [[me, ["127.0.0.1"], 4999]]  # only seats whose hello port is not 0: ours
+
+            # §17: seated, the table's ad says so, and the host announces its peer ad.
+            await ad_where(ads, lambda ad: ad.name == f"doc {tag}.{SERVICE}" and ad.txt["free"] == "0")
+            peer_ad = await ad_where(ads, lambda ad: ad.txt.get("role") == "peer" and ad.txt.get("id") == txt["id"])
+            check_txt(peer_ad)
+            assert peer_ad.name == f"h{tag} {txt['fpr'][:5]}.{SERVICE}"
+            assert (peer_ad.txt["host"], peer_ad.txt["fpr"], peer_ad.port) == (f"h{tag}", txt["fpr"], table_ad.port)
+
+            # §8.1: `ready` on the table's chain; the host's comes too (it may come before ours).
+            context = blake(pack(config), 32, b"p2pc/config/v1")
+            table = Chain(signer, context)
+            ours = table.sign("ready", {"config": context})
+            link.mine[table_id, 1] = [ours]
+            link.send(b"F", ours)
+            ready = Envelope.parse((await link.next(b"F"))[1])
+            assert (ready.type, ready.sender, ready.seq, ready.prev, ready.round, ready.table, ready.body) == (
+                "ready", host_key, 0, ZEROS, 0, context, {"config": context})
+
+            # §18.5: a request names the config's table id; the answer is R frames in seq order, nothing for
+            # places the answerer does not hold (so the first answer is to the second request).
+            link.send(b"Q", pack([0, 100, 5, table_id]))
+            link.send(b"Q", pack([0, 0, 1, table_id]))
+            link.send(b"Q", pack([1, 0, 1, table_id]))
+            assert (await link.next(b"R", skip=b"KQF"))[1] == ready.frame
+            assert (await link.next(b"R", skip=b"KQF"))[1] == ours
+
+            # §18.3: heartbeats came on the link.
+            while b"K" not in link.kinds:
+                await link.read()
+
+            # §18.2: after the seats a stranger's valid handshake is refused, and so is our own handshake replayed.
+            stranger = SigningKey.generate()
+            with pytest.raises(Closed):
+                await handshake(table_ad.port, stranger)
+            replay = await dial(table_ad.port)
+            assert (await replay.read())[0] == b"H"
+            replay.send(b"H", hello_d)
+            replay.send(b"P", proof)
+            assert await replay.closed() == b""
+
+            # §18.5: a request out of shape closes the link.
+            beat.cancel()
+            link.send(b"Q", pack([0, 0, 0, table_id]))
+            assert await link.closed() in (b"", b"K", b"KK")
+            assert host.proc.poll() is None
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop()
