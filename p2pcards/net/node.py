@@ -341,7 +341,8 @@ class Node:
 
     def _host_lobby(self, link: Link, frame: bytes) -> None:
         assert self.lobby is not None
-        if parse(frame).envelope.sender != link.key:
+        env = parse(frame).envelope
+        if env.sender != link.key or env.type != "join":
             raise MalformedMessage("a guest may only send its own join")
         # A join refused is said in the goodbye, so that the guest can tell its player why.
         if link.key not in self.lobby.names and len(self.lobby.names) >= self.seats_wanted:

@@ -437,3 +437,94 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
         asyncio.run(main())
     finally:
         host.stop()
+
+
+async def closed_after_hello(port: int, *sends: bytes) -> tuple[bytes, Link]:
+    """Dial, take the listener's hello, write `sends` raw; every kind that came before the link closed."""
+    link = await dial(port)
+    kind, hello_l = await link.read()
+    assert kind == b"H"
+    link.writer.write(b"".join(sends))
+    return await link.closed(), link
+
+
+async def lobby_link(port: int, signer: SigningKey | None = None) -> tuple[Link, bytes]:
+    """A stranger's link in the open lobby, handshake done; the table id."""
+    link, theirs, _, _ = await handshake(port, signer or SigningKey.generate())
+    return link, theirs["table"]
+
+
+def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest() -> None:
+    tag = secrets.token_hex(3)
+    host = start_host(tag, "--no-mdns")
+
+    async def main() -> None:
+        port = host.port()
+        other = SigningKey.generate()
+        first = await dial(port)
+        hello_l = unpack((await first.read())[1])
+        table_id, host_key = hello_l["table"], hello_l["key"]
+        first.close()
+        good = hello(bytes(other.verify_key), table_id)
+        unsorted = msgpack.packb({"v": 2, "key": bytes(other.verify_key), "nonce": bytes(32), "port": 0,
+                                  "table": table_id}, use_bin_type=True)
+        extra = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 2,
+                      "x": 1})
+        # §18.1, §18.2: each of these closes the link before the handshake is done, with no goodbye.
+        for sends in [
+            [struct.pack(">I", 0xFFFFFFFF)],  # a 4 GiB length
+            [struct.pack(">I", 0)],  # N = 0
+            [framed(b"H", good + bytes(257 - len(good)))],  # a hello over its cap of 257
+            [framed(b"F", b"x" * 100)],  # a frame before the handshake
+            [framed(b"K")],  # a heartbeat before the handshake
+            [framed(b"Z", b"")],  # an unknown kind
+            [framed(b"H", hello(bytes(other.verify_key), table_id, v=1))],  # link version 1
+            [framed(b"H", hello(bytes(other.verify_key), b"another table"))],  # another table
+            [framed(b"H", hello(host_key, table_id))],  # the listener's own key
+            [framed(b"H", hello(bytes(32), table_id))],  # not a valid point
+            [framed(b"H", unsorted)],  # not canonical
+            [framed(b"H", extra)],  # a sixth key
+            [framed(b"H", good), framed(b"P", bytes(64))],  # a proof that does not verify
+            [framed(b"H", good), framed(b"P", bytes(65))],  # a proof over its cap of 65
+        ]:
+            seen, _ = await closed_after_hello(port, *sends)
+            assert seen == b"", (sends, seen)
+
+        # §18.4: in the open lobby a stranger's handshake is done, but a frame that is not its own `join` closes it.
+        for frame in [
+            b"\x00" * 100,  # not an envelope
+            Chain(SigningKey.generate(), table_id).sign("join", {"name": "ghost", "nonce": bytes(32)}),  # another key's
+            Chain(other, table_id).sign("seats", {"config": {}}),  # not a join
+            Chain(other, table_id).sign("join", {"name": "x", "nonce": bytes(32)})[:-1],  # truncated
+        ]:
+            link, _ = await lobby_link(port, other)
+            await link.next(b"F")  # the host's `table`
+            link.send(b"F", frame)
+            assert await link.closed() == b"", frame  # at once: no goodbye, which says why a join was refused
+        for bad, why in [({"name": f"h{tag}", "nonce": bytes(32)}, "name"), ({"name": "ok", "nonce": bytes(31)}, "nonce"),
+                         ({"name": " spaced", "nonce": bytes(32)}, "name")]:
+            link, _ = await lobby_link(port, other)
+            await link.next(b"F")
+            link.send(b"F", Chain(other, table_id).sign("join", bad))
+            assert (await link.closed()).endswith(b"B") and link.goodbye, bad
+        link, _ = await lobby_link(port)
+        await link.next(b"F")
+        link.send(b"A", pack([]))  # addresses from a guest
+        assert await link.closed() == b""
+
+        # After all that the host still seats a guest; a request before the seats is ignored (no table yet).
+        signer = SigningKey.generate()
+        link, table_id = await lobby_link(port, signer)
+        await link.next(b"F")
+        link.send(b"Q", pack([0, 0, 1, table_id]))
+        link.send(b"F", Chain(signer, table_id).sign("join", {"name": "late", "nonce": secrets.token_bytes(32)}))
+        await link.next(b"F")  # our join, back
+        seats = Envelope.parse((await link.next(b"F"))[1])
+        assert seats.type == "seats" and seats.body["config"]["names"] == [f"h{tag}", "late"]
+        link.close()
+        assert host.proc.poll() is None
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop()
