@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 from nacl.bindings import crypto_core_ed25519_is_valid_point
 from nacl.exceptions import BadSignatureError
@@ -47,7 +47,8 @@ def canon(value: Any) -> Any:
 
 def pack(value: Any) -> bytes:
     """The canonical encoding (§1)."""
-    return msgpack.packb(canon(value), use_bin_type=True)
+    data: bytes = msgpack.packb(canon(value), use_bin_type=True)
+    return data
 
 
 def unpack(data: bytes) -> Any:
@@ -528,3 +529,101 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         asyncio.run(main())
     finally:
         host.stop()
+
+
+async def accept_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, signer: SigningKey,
+                           table_id: bytes, port: int) -> tuple[Link, dict[str, Any]]:
+    """§18.2 as the listener: our hello first, then the dialer's hello and proof, then ours; the dialer's hello."""
+    link = Link(reader, writer)
+    hello_l = hello(bytes(signer.verify_key), table_id, port=port)
+    link.send(b"H", hello_l)
+    kind, hello_d = await link.read()
+    assert kind == b"H"
+    theirs = unpack(hello_d)
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 2
+    assert theirs["table"] == table_id and theirs["key"] != bytes(signer.verify_key)
+    assert crypto_core_ed25519_is_valid_point(theirs["key"]) and len(theirs["nonce"]) == 32
+    link.cap = PROOF_CAP
+    kind, sig = await link.read()
+    assert kind == b"P" and verify(theirs["key"], transcript("dialer", hello_l, hello_d), sig)
+    link.send(b"P", signer.sign(transcript("listener", hello_l, hello_d)).signature)
+    link.cap = MAX_FRAME + 1
+    return link, theirs
+
+
+def test_a_real_guest_joins_a_host_written_from_the_document() -> None:
+    async def main() -> None:
+        signer = SigningKey.generate()
+        me = bytes(signer.verify_key)
+        table_id = secrets.token_bytes(16)
+        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        guest = PeerProc("--bot", "random", "--name", "realguest", "--peer", f"127.0.0.1:{port}", "--json")
+        try:
+            link, theirs = await accept_handshake(*await asyncio.wait_for(links.get(), WAIT), signer, table_id, port)
+            beat = asyncio.ensure_future(heartbeats(link))
+            guest_key = theirs["key"]
+
+            # §18.4, §6.1: our `table`, the guest's `join`, its join back, our `seats`, the addresses.
+            lobby = Chain(signer, table_id)
+            our_nonce = secrets.token_bytes(32)
+            options = {"limit": 50}  # the other host options take their defaults
+            link.send(b"F", lobby.sign("table", {"game": "crisp", "name": "dochost", "nonce": our_nonce,
+                                                  "options": options}))
+            join = Envelope.parse((await link.next(b"F"))[1])
+            assert (join.type, join.sender, join.seq, join.prev, join.round, join.table) == (
+                "join", guest_key, 0, ZEROS, 0, table_id)
+            assert list(join.body) == ["name", "nonce"] and join.body["name"] == "realguest"
+            link.send(b"F", join.frame)
+            config = {"dealer": 0, "game": "crisp", "keys": [me, guest_key], "names": ["dochost", "realguest"],
+                      "nonces": [our_nonce, join.body["nonce"]], "options": options, "table": table_id}
+            link.send(b"F", lobby.sign("seats", {"config": config}))
+            link.send(b"A", pack([[guest_key, ["127.0.0.1"], theirs["port"] or 1]]))  # its own entry: ignored
+
+            # §8.1: the guest says `ready` on the table's chain, and on ours begins round 1 with its `key`.
+            context = blake(pack(config), 32, b"p2pc/config/v1")
+            ready = Envelope.parse((await link.next(b"F"))[1])
+            assert (ready.type, ready.sender, ready.seq, ready.prev, ready.round, ready.table, ready.body) == (
+                "ready", guest_key, 0, ZEROS, 0, context, {"config": context})
+            table = Chain(signer, context)
+            ours = table.sign("ready", {"config": context})
+            link.mine[table_id, 0] = [ours]
+            link.send(b"F", ours)
+            key = Envelope.parse((await link.next(b"F"))[1])
+            assert (key.type, key.seq, key.prev, key.round, list(key.body)) == (
+                "key", 1, msg_hash(ready.message), 1, ["commitment", "proof", "public", "seat"])
+            assert key.body["seat"] == 1
+
+            # §18.5: the guest answers a request for its own chain, in seq order.
+            link.send(b"Q", pack([1, 0, 2, table_id]))
+            got = [(await link.next(b"R", skip=b"KQF"))[1] for _ in range(2)]
+            assert got == [ready.frame, key.frame]
+            while b"K" not in link.kinds:
+                await link.read()
+
+            # A frame that is not an envelope closes the link; the guest, the later seat, dials us again (§18.3),
+            # hangs up on a listener with another key (§18.2: the key it meant to reach), and proves the same key.
+            beat.cancel()
+            link.send(b"F", b"\x00" * 100)
+            await link.closed()
+            impostor = Link(*await asyncio.wait_for(links.get(), WAIT))
+            impostor.send(b"H", hello(bytes(SigningKey.generate().verify_key), table_id, port=port))
+            assert await impostor.closed() == b""  # not even its hello
+            link, again = await accept_handshake(*await asyncio.wait_for(links.get(), WAIT), signer, table_id, port)
+            assert again["key"] == guest_key
+            link.mine[table_id, 0] = [ours]
+            link.send(b"Q", pack([1, 1, 1, table_id]))
+            assert (await link.next(b"R", skip=b"KQF"))[1] == key.frame
+
+            # §14.6: we leave; with one seat left the game is over for the guest, which ends.
+            link.send(b"F", table.sign("leave", {"why": "the test is over"}))
+            await link.closed()
+            result = await asyncio.to_thread(guest.result, WAIT)
+            assert result["rc"] == 0 and result["names"] == ["dochost", "realguest"] and not result["faults"], result
+            assert "dochost left the table (the test is over)" in " ".join(result["notes"]), result
+        finally:
+            guest.stop()
+            server.close()
+
+    asyncio.run(main())
