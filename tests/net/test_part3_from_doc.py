@@ -394,7 +394,7 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             peer_ad = await ad_where(ads, lambda ad: ad.txt.get("role") == "peer" and ad.txt.get("id") == txt["id"])
             check_txt(peer_ad)
             assert peer_ad.name == f"h{tag} {txt['fpr'][:5]}.{SERVICE}"
-            assert (peer_ad.txt["host"], peer_ad.txt["fpr"], peer_ad.port) == (f"h{tag}", txt["fpr"], table_ad.port)
+            assert peer_ad.txt == {**txt, "role": "peer", "taken": "2", "free": "0"} and peer_ad.port == table_ad.port
 
             # §8.1: `ready` on the table's chain; the host's comes too (it may come before ours).
             context = blake(pack(config), 32, b"p2pc/config/v1")
@@ -433,6 +433,15 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             link.send(b"Q", pack([0, 0, 0, table_id]))
             assert await link.closed() in (b"", b"K", b"KK")
             assert host.proc.poll() is None
+
+            # §17: on SIGTERM the host withdraws both its ads with goodbye packets.
+            host.signal()
+            for _ in range(int(WAIT / 0.05)):
+                if not any(ad.txt["id"] == txt["id"] for ad in list(ads.values())):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"the host's ads are still there: {ads}")
 
     try:
         asyncio.run(main())
