@@ -428,8 +428,15 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             replay.send(b"P", proof)
             assert await replay.closed() == b""
 
-            # §18.5: a request out of shape closes the link.
+            # §18.2: a newer link from our key replaces the older one.
             beat.cancel()
+            newer, _, _, _ = await handshake(table_ad.port, signer, expect=host_key)
+            await link.closed()
+            newer.send(b"Q", pack([0, 0, 1, table_id]))
+            assert (await newer.next(b"R", skip=b"KQF"))[1] == ready.frame
+            link = newer
+
+            # §18.5: a request out of shape closes the link.
             link.send(b"Q", pack([0, 0, 0, table_id]))
             assert await link.closed() in (b"", b"K", b"KK")
             assert host.proc.poll() is None
@@ -491,7 +498,7 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
             [framed(b"H", hello(bytes(other.verify_key), table_id, v=1))],  # link version 1
             [framed(b"H", hello(bytes(other.verify_key), b"another table"))],  # another table
             [framed(b"H", hello(host_key, table_id))],  # the listener's own key
-            [framed(b"H", hello(bytes(32), table_id))],  # not a valid point
+            [framed(b"H", hello(bytes(32), table_id)), framed(b"P", bytes(64))],  # not a valid point
             [framed(b"H", unsorted)],  # not canonical
             [framed(b"H", extra)],  # a sixth key
             [framed(b"H", good), framed(b"P", bytes(64))],  # a proof that does not verify
@@ -499,6 +506,15 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         ]:
             seen, _ = await closed_after_hello(port, *sends)
             assert seen == b"", (sends, seen)
+        # A hello out of its ranges closes the link, even with a proof that verifies.
+        for bad in [{"nonce": bytes(31)}, {"port": 65536}, {"port": -1}, {"v": "2"}, {"key": bytes(31)}]:
+            link = await dial(port)
+            hello_l = (await link.read())[1]
+            hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 2,
+                            **bad})
+            link.send(b"H", hello_d)
+            link.send(b"P", other.sign(transcript("dialer", hello_l, hello_d)).signature)
+            assert await link.closed() == b"", bad
 
         # §18.4: in the open lobby a stranger's handshake is done, but a frame that is not its own `join` closes it.
         for frame in [
@@ -636,3 +652,66 @@ def test_a_real_guest_joins_a_host_written_from_the_document() -> None:
             server.close()
 
     asyncio.run(main())
+
+
+def test_at_three_seats_a_real_guest_dials_the_guest_from_the_document_where_the_host_says() -> None:
+    tag = secrets.token_hex(3)
+    host = start_host(tag, "--no-mdns", "--players", "3")
+    guest: PeerProc | None = None
+
+    async def main() -> None:
+        nonlocal guest
+        signer = SigningKey.generate()
+        me = bytes(signer.verify_key)
+        incoming: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+        server = await asyncio.start_server(lambda r, w: incoming.put_nowait((r, w)), "127.0.0.1", 0)
+        mine = server.sockets[0].getsockname()[1]
+        try:
+            port = host.port()
+            link, theirs, _, _ = await handshake(port, signer, listen_port=mine)
+            host_key, table_id = theirs["key"], theirs["table"]
+            await link.next(b"F")  # the host's table
+            nonce = secrets.token_bytes(32)
+            join = Chain(signer, table_id).sign("join", {"name": "middle", "nonce": nonce})
+            link.send(b"F", join)
+            assert (await link.next(b"F"))[1] == join
+            # Seat 2 joins after us: a real peer, told the host's address.
+            guest = PeerProc("--bot", "random", "--name", "last", "--peer", f"127.0.0.1:{port}")
+            guest_join = Envelope.parse((await link.next(b"F"))[1])
+            seats = Envelope.parse((await link.next(b"F"))[1])
+            config = seats.body["config"]
+            assert config["keys"] == [host_key, me, guest_join.sender] and config["names"][1:] == ["middle", "last"]
+            entries = unpack((await link.next(b"A"))[1])
+            # every seat the host is linked to with a port, ours included; each [key, [IP literal, ...], port]
+            assert sorted(e[0] for e in entries) == sorted([me, guest_join.sender])
+            assert [me, ["127.0.0.1"], mine] in entries
+
+            # §18.4: seat 2 dials every seat before its own, so us, on the address the host gave it.
+            side, dialer = await accept_handshake(*await asyncio.wait_for(incoming.get(), WAIT), signer, table_id,
+                                                  mine)
+            assert dialer["key"] == guest_join.sender
+            beats = [asyncio.ensure_future(heartbeats(side)), asyncio.ensure_future(heartbeats(link))]
+            context = blake(pack(config), 32, b"p2pc/config/v1")
+            ours = Chain(signer, context).sign("ready", {"config": context})
+            link.mine[table_id, 1] = side.mine[table_id, 1] = [ours]
+            link.send(b"F", ours)
+            side.send(b"F", ours)
+            host_ready = Envelope.parse((await link.next(b"F"))[1])
+            guest_ready = Envelope.parse((await side.next(b"F"))[1])
+            assert (host_ready.type, host_ready.sender, guest_ready.type, guest_ready.sender) == (
+                "ready", host_key, "ready", guest_join.sender)
+
+            # §18.5: a seat answers for any seat's chain it holds: seat 2 sends us the host's ready again.
+            side.send(b"Q", pack([0, 0, 1, table_id]))
+            assert (await side.next(b"R", skip=b"KQF"))[1] == host_ready.frame
+            for beat in beats:
+                beat.cancel()
+        finally:
+            server.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop()
+        if guest is not None:
+            guest.stop()
