@@ -507,7 +507,8 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
             seen, _ = await closed_after_hello(port, *sends)
             assert seen == b"", (sends, seen)
         # A hello out of its ranges closes the link, even with a proof that verifies.
-        for bad in [{"nonce": bytes(31)}, {"port": 65536}, {"port": -1}, {"v": "2"}, {"key": bytes(31)}]:
+        bads: list[dict[str, Any]] = [{"nonce": bytes(31)}, {"port": 65536}, {"port": -1}, {"v": "2"}, {"key": bytes(31)}]
+        for bad in bads:
             link = await dial(port)
             hello_l = (await link.read())[1]
             hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 2,
