@@ -716,3 +716,43 @@ def test_at_three_seats_a_real_guest_dials_the_guest_from_the_document_where_the
         host.stop()
         if guest is not None:
             guest.stop()
+
+
+async def joined(port: int, name: str) -> tuple[Link, list[Envelope], bytes]:
+    """A guest from the document, linked and joined; the lobby frames that came before its join came back, its key."""
+    signer = SigningKey.generate()
+    link, theirs, _, _ = await handshake(port, signer)
+    join = Chain(signer, theirs["table"]).sign("join", {"name": name, "nonce": secrets.token_bytes(32)})
+    link.send(b"F", join)
+    before: list[Envelope] = []
+    while True:
+        env = Envelope.parse((await link.next(b"F"))[1])
+        if env.frame == join:
+            return link, before, bytes(signer.verify_key)
+        before.append(env)
+
+
+def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name() -> None:
+    tag = secrets.token_hex(3)
+    host = start_host(tag, "--no-mdns", "--players", "3")
+
+    async def main() -> None:
+        port = host.port()
+        first, _, first_key = await joined(port, "dup")
+        first.close()  # §6.1, §18.4: it leaves the lobby before the seats
+        await asyncio.to_thread(host.wait_line, "dup left the lobby", WAIT)
+        again, before, again_key = await joined(port, "dup")  # its name is free again
+        # Every join accepted so far came first, the one that left included: a guest takes ours as its place anew.
+        assert [(e.type, e.sender) for e in before][1:] == [("join", first_key)]
+        last, _, last_key = await joined(port, "last")
+        assert Envelope.parse((await again.next(b"F"))[1]).sender == last_key
+        seats = Envelope.parse((await again.next(b"F"))[1])
+        assert seats.type == "seats" and seats.body["config"]["keys"][1:] == [again_key, last_key]
+        assert seats.body["config"]["names"] == [f"h{tag}", "dup", "last"]
+        again.close()
+        last.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop()
