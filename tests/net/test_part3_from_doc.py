@@ -756,3 +756,24 @@ def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name() -> None:
         asyncio.run(main())
     finally:
         host.stop()
+
+
+@pytest.mark.slow
+def test_a_real_host_closes_a_half_open_connection_and_a_link_that_never_joins() -> None:
+    tag = secrets.token_hex(3)
+    host = start_host(tag, "--no-mdns")
+
+    async def main() -> None:
+        port = host.port()
+        silent = await dial(port)  # §18.2: the handshake's 5 s run out
+        idle, _ = await lobby_link(port)  # §18.4: no join within 15 s
+        beat = asyncio.ensure_future(heartbeats(idle))
+        assert await silent.closed() == b"H"
+        seen = await idle.closed()
+        beat.cancel()
+        assert seen.endswith(b"B") and b"F" in seen and "join" in (idle.goodbye or ""), (seen, idle.goodbye)
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop()
