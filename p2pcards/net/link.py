@@ -144,7 +144,8 @@ class Link:
             return
         if goodbye:
             with contextlib.suppress(ConnectionError, OSError, RuntimeError):
-                self.writer.write(pack(BYE, why.encode()[:MAX_BYE]))
+                cut_why = why.encode("utf-8", "replace")[:MAX_BYE].decode("utf-8", "ignore")  # whole characters
+                self.writer.write(pack(BYE, cut_why.encode()))
         self.closed = why
         for task in self._tasks:
             if task is not asyncio.current_task():

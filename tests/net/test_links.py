@@ -91,6 +91,29 @@ def test_a_goodbye_reason_reaches_us_with_no_control_character() -> None:
     run(main)
 
 
+def test_a_long_goodbye_is_cut_at_a_character_boundary() -> None:
+    # §18.1: a goodbye's reason is UTF-8 of at most 200 bytes; cut byte-wise, "é" * 150 ended in half an "é"
+    # (and a lone surrogate in an error's text raised out of close).
+    async def main() -> None:
+        a_id, b_id = generate("ann"), generate("bob")
+        table = secrets.token_bytes(16)
+        a = Side(a_id, table, {b_id.public})
+        port = await a.links.listen([LOCAL])
+        reader, writer, _, theirs = await raw(port)
+        mine = new_hello(table, b_id.public, 0).to_bytes()
+        writer.write(pack(HELLO, mine) + pack(PROOF, prove(b_id, "dialer", theirs, mine)))
+        assert (await read_frame(reader, 100))[0] == PROOF
+        await until(lambda: b_id.public in a.links.links)
+        a.links.links[b_id.public].close("x" + "é" * 150 + "\udc80", goodbye=True)
+        while (frame := await read_frame(reader, 1000))[0] != link_mod.BYE:
+            pass
+        assert frame[1].decode() == "x" + "é" * 99 and len(frame[1]) == 199
+        writer.close()
+        await a.links.close("done")
+
+    run(main)
+
+
 def test_frames_sent_together_go_in_one_write_and_arrive_one_by_one_in_order() -> None:
     async def main() -> None:
         a, b, a_id, b_id = await pair()
