@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import secrets
+import socket
 import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -777,3 +778,49 @@ def test_a_real_host_closes_a_half_open_connection_and_a_link_that_never_joins()
         asyncio.run(main())
     finally:
         host.stop()
+
+
+@asynccontextmanager
+async def announced(name: str, txt: dict[str, str], port: int) -> AsyncIterator[None]:
+    """A table ad of §17 made with python-zeroconf alone, on 127.0.0.1, withdrawn on the way out."""
+    zc = AsyncZeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    info = AsyncServiceInfo(SERVICE, f"{name}.{SERVICE}", addresses=[socket.inet_aton("127.0.0.1")], port=port,
+                            properties=txt, server=f"doc-{secrets.token_hex(4)}.local.")
+    await zc.async_register_service(info)
+    try:
+        yield
+    finally:
+        await zc.async_unregister_service(info)
+        await zc.async_close()
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_fingerprint(honest: bool) -> None:
+    async def main() -> None:
+        signer = SigningKey.generate()
+        table_id = secrets.token_bytes(16)
+        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        fpr = fingerprint(bytes(signer.verify_key) if honest else bytes(SigningKey.generate().verify_key))
+        name = f"docad {secrets.token_hex(3)}"
+        txt = {"txtvers": "1", "pv": "2", "role": "table", "id": table_id.hex(), "game": "crisp",
+               "opts": '{"limit":50}', "taken": "1", "free": "1", "host": "adhost", "fpr": fpr, "port": str(port)}
+        guest = PeerProc("--bot", "random", "--name", "seeker", "--table", name, "--interface", "127.0.0.1")
+        try:
+            async with announced(name, txt, port):
+                link, theirs = await accept_handshake(*await asyncio.wait_for(links.get(), 2 * WAIT), signer,
+                                                      table_id, port)
+                link.send(b"F", Chain(signer, table_id).sign("table", {
+                    "game": "crisp", "name": "adhost", "nonce": secrets.token_bytes(32), "options": {"limit": 50}}))
+                if honest:
+                    join = Envelope.parse((await link.next(b"F"))[1])
+                    assert (join.type, join.sender, join.body["name"]) == ("join", theirs["key"], "seeker")
+                else:
+                    assert (await link.closed()).endswith(b"B") and "fingerprint" in (link.goodbye or "")
+                link.close()
+        finally:
+            guest.stop()
+            server.close()
+
+    asyncio.run(main())
