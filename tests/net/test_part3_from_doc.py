@@ -437,9 +437,22 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             assert (await newer.next(b"R", skip=b"KQF"))[1] == ready.frame
             link = newer
 
-            # §18.5: a request out of shape closes the link.
-            link.send(b"Q", pack([0, 0, 0, table_id]))
-            assert await link.closed() in (b"", b"K", b"KK")
+            # §18.1, §18.5: whatever breaks a rule closes the seated link, with no goodbye; we dial again, and
+            # the host, alive, takes our key and answers.
+            for junk in [framed(b"Q", pack([0, 0, 0, table_id])),  # count 0
+                         framed(b"Q", pack([2, 0, 1, table_id])),  # a seat the table does not have
+                         framed(b"Q", pack([0, 0, 1, table_id, 0])),  # a fifth item
+                         framed(b"F", b"\x00" * 100),  # not an envelope
+                         framed(b"F", ours[:-1]),  # truncated
+                         framed(b"H", hello_d), framed(b"P", proof),  # the handshake is done
+                         framed(b"A", pack([])),  # addresses from a guest
+                         framed(b"Z"),  # no such kind
+                         struct.pack(">I", MAX_FRAME + 2) + b"F"]:  # over the cap
+                link.writer.write(junk)
+                assert b"B" not in await link.closed(), junk[:6]
+                link, _, _, _ = await handshake(table_ad.port, signer, expect=host_key)
+                link.send(b"Q", pack([0, 0, 1, table_id]))
+                assert (await link.next(b"R", skip=b"KQF"))[1] == ready.frame
             assert host.proc.poll() is None
 
             # §17: on SIGTERM the host withdraws both its ads with goodbye packets.
