@@ -2,8 +2,8 @@
 
 Nothing here imports p2pcards: framing, the handshake, heartbeats, a guest's join, a request for missing
 frames and the discovery records are built from the document with msgpack, PyNaCl and python-zeroconf, so
-that where the document and the reference peer disagree, this file fails. The host is a real `p2pcards
-peer` process on loopback; mDNS stays on 127.0.0.1 (nothing goes to a real network)."""
+that where the document and the reference peer disagree, this file fails. The other side, host or guest, is
+a real `p2pcards peer` process on loopback; mDNS stays on 127.0.0.1 (nothing goes to a real network)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,26 @@ def unpack(data: bytes) -> Any:
     value = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True,
                             max_str_len=4096, max_bin_len=524288, max_array_len=4096, max_map_len=64, max_ext_len=0)
     assert pack(value) == data, "not canonical"
+    assert not has_float(value) and depth(value) <= 16
     return value
+
+
+def has_float(value: Any) -> bool:
+    """Whether a float is anywhere in `value`."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return any(has_float(v) for v in value)
+    return isinstance(value, float)
+
+
+def depth(value: Any) -> int:
+    """How many levels of arrays and maps lie below the top value."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0) if value else 0
+    return 0
 
 
 def blake(data: bytes, n: int, person: bytes) -> bytes:
