@@ -581,6 +581,7 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         await link.next(b"F")  # our join, back
         seats = Envelope.parse((await link.next(b"F"))[1])
         assert seats.type == "seats" and seats.body["config"]["names"] == [f"h{tag}", "late"]
+        assert unpack((await link.next(b"A"))[1]) == []  # our hello said port 0: we listen nowhere
         link.close()
         assert host.proc.poll() is None
 
