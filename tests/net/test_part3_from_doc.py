@@ -857,3 +857,25 @@ def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_f
             server.close()
 
     asyncio.run(main())
+
+
+def test_a_real_guest_gives_up_on_a_host_whose_announcement_breaks_the_rules() -> None:
+    async def main() -> None:
+        signer = SigningKey.generate()
+        table_id = secrets.token_bytes(16)
+        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        guest = PeerProc("--bot", "random", "--name", "wary", "--peer", f"127.0.0.1:{port}")
+        try:
+            link, _ = await accept_handshake(*await asyncio.wait_for(links.get(), WAIT), signer, table_id, port)
+            link.send(b"F", Chain(signer, table_id).sign("table", {"game": "poker", "name": "dochost",
+                                                                   "nonce": bytes(32), "options": {}}))
+            await link.closed()  # §18.4: it closes the link and gives up, saying why
+            await asyncio.to_thread(guest.proc.wait, WAIT)
+            assert guest.proc.returncode != 0 and "poker" in guest.text(), guest.text()
+        finally:
+            guest.stop()
+            server.close()
+
+    asyncio.run(main())
