@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final, TypeAlias
 
@@ -56,6 +57,19 @@ def _reject_ext(code: int, data: bytes) -> object:
     raise MalformedMessage(f"extension type {code} not allowed")
 
 
+_SIZED = {"str": "a string", "bin": "a byte string", "array": "an array", "map": "a map"}
+
+
+def _plain(said: str) -> str:
+    """msgpack's words for bad input (e.g. "9 exceeds max_str_len(8)"), as a user reads them."""
+    if "incomplete" in said:
+        return "cut short"
+    over = re.fullmatch(r"(\d+) exceeds max_(\w+)_len\((\d+)\)", said)
+    if over and over[2] in _SIZED:
+        return f"{_SIZED[over[2]]} of {over[1]}, over the limit of {over[3]}"
+    return "not a valid encoding"
+
+
 def _check(value: object, depth: int) -> None:
     """Raise MalformedMessage unless `value` is made only of the allowed types, within MAX_DEPTH."""
     if depth > MAX_DEPTH:
@@ -102,8 +116,10 @@ def decode(data: bytes, max_size: int = MAX_FRAME, max_bin: int = MAX_BIN, max_a
         raise
     except msgpack.StackError:  # its message is empty
         raise MalformedMessage(f"nested too deeply (more than {MAX_DEPTH} levels)") from None
-    except Exception as exc:  # msgpack raises several unrelated types for bad input
-        raise MalformedMessage(f"not msgpack: {exc or type(exc).__name__}") from None
+    except msgpack.ExtraData:
+        raise MalformedMessage("not msgpack: bytes after the end of the message") from None
+    except Exception as exc:  # msgpack raises several unrelated types for bad input, in its own words
+        raise MalformedMessage(f"not msgpack: {_plain(str(exc))}") from None
     _check(value, 0)
     # Types, depth and key order are checked: packing it as it is gives the canonical bytes.
     if msgpack.packb(value, use_bin_type=True) != data:

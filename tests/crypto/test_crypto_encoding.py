@@ -105,3 +105,16 @@ def test_encode_refuses_what_decode_would() -> None:
     for bad in (1.5, {1: 2}, 1 << 64, -(1 << 63) - 1, {1, 2}):
         with pytest.raises((TypeError, ValueError)):
             encode(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\x92\x01", "not msgpack: cut short"),
+    (b"\x01\x02", "not msgpack: bytes after the end of the message"),
+    (b"\xc1", "not msgpack: not a valid encoding"),
+    (b"\xda\x10\x01" + b"a" * 4097, "not msgpack: a string of 4097, over the limit of 4096"),
+])
+def test_bad_bytes_are_named_in_plain_words(data: bytes, words: str) -> None:
+    # A peer shows these to its user ("bo is missing: …"): msgpack's own words were "unpack(b) received extra data."
+    with pytest.raises(MalformedMessage) as err:
+        decode(data)
+    assert str(err.value) == words
