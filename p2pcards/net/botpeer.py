@@ -4,7 +4,8 @@
 one `Discovery`); `run` is the command, which the client's `--bots N` starts N times as processes.
 SIGTERM and Ctrl-C cancel it; leaving by any path sends the goodbyes (see `Node`). Exit status: 0 when
 the game finished or the peer quit saying goodbye; 1 when the table stopped, every other seat voted it
-out, or no link could be made; 2 for a bad option or a state directory it cannot use.
+out, or no link could be made; 2 for a bad option or a state directory it cannot use; 3 when every other
+seat went missing at once (its own network lost, most likely) and the game did not finish for it.
 """
 
 from __future__ import annotations
@@ -154,9 +155,10 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         if state is not None and node.seat.shell.over:
             clear(state)  # the table is over: nothing to come back to
         out = peer.seating.voted_out is not None  # the game is over for us, but we did not finish it
+        finished = peer.finished and not out
         return {"name": identity.name, "seat": peer.me, "resumed": saved is not None,
-                "finished": peer.finished and not out, "out": out, "voted_out": peer.seating.voted_out,
-                "stopped": peer.stopped,
+                "finished": finished, "out": out, "voted_out": peer.seating.voted_out,
+                "stopped": peer.stopped, "cut_off": None if finished else peer.cut_off,
                 "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.game.rounds_done,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 **fault_keys(peer.faults),
@@ -222,7 +224,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # The keys of `peer --json`'s line, and what each holds.
 SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with --state",
            "finished": "the game ended and we were in it", "out": "voted out while missing",
-           "voted_out": "why (or null)", "stopped": "why the table stopped (or null)", "names": "the seats' names",
+           "voted_out": "why (or null)", "stopped": "why the table stopped (or null)",
+           "cut_off": "why it takes it that its own network was lost, every other seat missing at once, when the "
+                      "game did not finish for it (exit status 3; or null)", "names": "the seats' names",
            "totals": "the scores", "rounds": "rounds played", "log": "the last round's log hash (hex)",
            "faults": "each fault as text with its blame", "blamed": "whom each fault blamed (null: no one)",
            "claims": "for each fault that blames no one on a report's word only, {reporter, blames}: whom that "
@@ -286,7 +290,7 @@ def note_line(name: str, note: Note) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the peer until its table is over (0 when it finished, 1 when it stopped or every other seat voted it
-    out) or it is told to quit (0)."""
+    out, 3 when it was cut off from every other seat at once) or it is told to quit (0)."""
     cfg = config_from_args(args)
     try:
         cfg, saved = load_seat(cfg)  # coming back: the seat's name and settings, for what we print too
@@ -359,10 +363,13 @@ def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int
         print(json.dumps(summary), flush=True)
     elif "quit" in summary:
         print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
+    elif summary.get("cut_off"):
+        print(f"[{cfg.name}] cut off: {printable(str(summary['cut_off']))}; the game did not finish here"
+              + (f" ({printable(str(summary['voted_out']))})" if summary.get("out") else ""), flush=True)
     elif summary.get("out"):
         print(f"[{cfg.name}] voted out while we were missing: {printable(str(summary['voted_out']))}", flush=True)
     else:
         state = "finished" if summary["finished"] else f"stopped: {printable(str(summary['stopped']))}"
         totals = ", ".join(f"{name} {total}" for name, total in zip(summary["names"], summary["totals"]))
         print(f"[{cfg.name}] {state}; totals {totals}", flush=True)
-    return 0 if summary.get("finished") or "quit" in summary else 1
+    return 0 if summary.get("finished") or "quit" in summary else 3 if summary.get("cut_off") else 1

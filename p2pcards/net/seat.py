@@ -41,6 +41,7 @@ class Seat:
         self._shell_args = (bot, think, on_note)
         self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self._giving_up: asyncio.TimerHandle | None = None  # cut off from every seat: when we leave, unless one is back
         self._held: dict[bytes, list[bytes]] = {}  # our private boxes not yet sent to a seat, by its key
         self._holding: asyncio.TimerHandle | None = None
         self.tables: dict[bytes, tuple[TablePeer, Recovery]] = {}  # every table we sat at: we answer for each
@@ -173,10 +174,24 @@ class Seat:
         self.shell.note("missing", f"{name} is missing: {why}; it is voted gone in {self.gone_after:g} s"
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(
-            self.gone_after, self.shell.gone, self.peer.cfg.keys.index(key),
-            f"{name} was missing for {self.gone_after:g} s ({why})")
+            self.gone_after, self._gone, key, f"{name} was missing for {self.gone_after:g} s ({why})")
+
+    def _gone(self, key: bytes, why: str) -> None:
+        """Vote a seat missing for `gone_after` gone; cut off from every seat at once (our network lost, most likely),
+        leave once `gone_after` more has passed with none back: the others went on without us by then."""
+        self.shell.gone(self.peer.cfg.keys.index(key), why)
+        if self.peer.cut_off is not None and self._giving_up is None and not self.shell.over:
+            self._giving_up = asyncio.get_running_loop().call_later(self.gone_after, self._give_up)
+
+    def _give_up(self) -> None:
+        self._giving_up = None
+        if all(k in self.missing for k in self.others):
+            self.shell.give_up()
 
     def _back(self, key: bytes) -> None:
+        if self._giving_up is not None:  # not alone after all: the table decides what comes next
+            self._giving_up.cancel()
+            self._giving_up = None
         if key in self.missing:
             self.missing.pop(key).cancel()
             self.shell.absent(self.peer.cfg.keys.index(key), False)
@@ -250,6 +265,9 @@ class Seat:
         self._release()
         for handle in self.missing.values():
             handle.cancel()
+        if self._giving_up is not None:
+            self._giving_up.cancel()
+            self._giving_up = None
         if self._asking is not None:
             self._asking.cancel()
             self._asking = None

@@ -214,6 +214,10 @@ class TableShell:
         """Leave the table for good."""
         self._emit(self.peer.leave(self.clock(), why))
 
+    def give_up(self) -> None:
+        """Cut off from every other seat, and none came back: leave, the game unfinished here (protocol.md §14.9)."""
+        self._emit(self.peer.give_up(self.clock()))
+
     def gone(self, seat: int, why: str) -> None:
         """A seat is gone from the network for good, as `why` says: we vote it gone (protocol.md §14.9)."""
         self._emit(self.peer.gone(seat, self.clock(), why))

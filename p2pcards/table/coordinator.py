@@ -68,12 +68,12 @@ class Coordinator:
                              self._first_hand)
         self.rules: Rules = rules_for(config.new_game())
         # A table that goes on without a seat (§14.9) carries the totals of the rounds played before.
-        self.seating = Seating(config, self.me, self.emit, carry)
+        self.absences = Absences()  # when our network layer missed each seat's link
+        self.seating = Seating(config, self.me, self.emit, carry, self.absences)
         self.seating.seat_game(self.game)
         self.parts = parts or Parts()
         self.round = 0
         self.rs: Round | None = None
-        self.absences = Absences()  # when our network layer missed each seat's link
         self.now = 0.0
         self._replay_at = 0.0  # a journal's record time, while it is replayed
         self._opener = Opener(identity)

@@ -20,6 +20,8 @@ NoteKind = Literal["event", "rejected", "audit", "fault", "void", "round", "over
 WE_LEFT = "we left"
 LEFT_BEFORE_RESTART = "we left before the restart"
 FAULT_BEFORE_RESTART = "we reported a fault before the restart"
+# How `stopped` begins when we gave up a table whose every other seat went missing at once (protocol.md §14.9).
+CUT_OFF = "cut off from every other seat"
 
 
 @dataclass(frozen=True, slots=True)

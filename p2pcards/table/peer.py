@@ -99,6 +99,11 @@ class TablePeer(Coordinator):
         return self.seating.successor
 
     @property
+    def cut_off(self) -> str | None:
+        """Why we take it that our own network was lost (every other seat went missing at once), or None."""
+        return self.seating.cut_off
+
+    @property
     def carry(self) -> tuple[tuple[int, ...], int]:
         """What our table carries from the one it went on from: the totals before, and the rounds played."""
         return self.seating.carry
@@ -191,6 +196,12 @@ class TablePeer(Coordinator):
         self._input(now)
         if 0 <= seat < self.n and seat != self.me:
             self.seating.vote_gone(seat, f"{why}: {OUR_VOTE}")
+        return self._flush()
+
+    def give_up(self, now: float) -> list[Output]:
+        """Cut off from every other seat (`cut_off`) and none back in time: we leave, the game unfinished here."""
+        self._input(now)
+        self.seating.give_up()
         return self._flush()
 
     def next_peer(self, records: list[Record] | None = None) -> TablePeer | None:

@@ -9,16 +9,20 @@ as the game's engine (its totals and results), which the peer owns and passes in
 
 from __future__ import annotations
 
+import math
+
 from ..crypto.envelope import Outbox
 from ..errors import MalformedMessage
 from .bodies import Aid, Gone, Leave, Out, Ready
 from .config import Game, TableConfig
 from .messages import reason
-from .outputs import WE_LEFT, Emitter
+from .absences import Absences
+from .outputs import CUT_OFF, WE_LEFT, Emitter
 from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
 TableMessage = Ready | Gone | Out | Leave | Aid
+AT_ONCE_S = 5.0  # seats whose links went missing this close together were lost at once (a link is quiet after 5 s)
 
 
 class Seating:
@@ -28,8 +32,10 @@ class Seating:
     before, and how many (protocol.md §14.9).
     """
 
-    def __init__(self, cfg: TableConfig, me: int, emit: Emitter, carry: tuple[tuple[int, ...], int] | None) -> None:
+    def __init__(self, cfg: TableConfig, me: int, emit: Emitter, carry: tuple[tuple[int, ...], int] | None,
+                 absences: Absences | None = None) -> None:
         self.cfg = cfg
+        self.absences = absences or Absences()  # when our network layer missed each seat's link
         self.me = me
         self.emit = emit
         totals, played = carry or ((0,) * cfg.seats, 0)
@@ -42,6 +48,7 @@ class Seating:
         self.successor: TableConfig | None = None  # the table that goes on without the seats voted out
         self.voted_out: str | None = None  # who voted us out, and what follows: the game is over for us, not finished
         self.passed_on = self.carry  # what the successor table carries
+        self.cut_off: str | None = None  # why we take it that our own network was lost: we decide nothing ourselves
 
     @property
     def first(self) -> int:
@@ -82,6 +89,8 @@ class Seating:
                 self.votes.take(seat, body.seat, rnd)
                 if seat != self.me:  # ours was noted with its reason when we cast it (`vote_gone`)
                     self.emit.note("missing", f"{names[seat]} votes {names[body.seat]} gone", body.seat)
+                else:
+                    self._cut_off()
                 self.vote_out(game, done)
             case Out():
                 if self.votes.take_out(seat, body.seats) and seat != self.me:
@@ -102,6 +111,34 @@ class Seating:
         if self.emit.stopped is None and not self.finished and seat not in self.votes.by(self.me):
             self.emit.note("missing", why, seat)
             self.emit.send(self.emit.round(), "gone", {"seat": seat})
+
+    def _cut_off(self) -> None:
+        """Once we voted every other seat of a table of three or more gone, each missing to our network layer since
+        within AT_ONCE_S of the others and none by its own `leave`: it is our network that was lost, most likely, not
+        all of theirs. We decide nothing on our own votes then (protocol.md §14.9): the seats that still reach each
+        other vote us gone and go on, and an `out` of ours could reach them first and end their game."""
+        others = [s for s in range(self.cfg.seats) if s != self.me]
+        if self.cut_off is not None or len(others) < 2 or self.votes.by(self.me) != set(others):
+            return
+        spans = [self.absences.spans.get(s) for s in others]
+        if any(s in self.left for s in others) or any(span is None or span[1] != math.inf for span in spans):
+            return
+        starts = [span[0] for span in spans if span is not None]
+        if max(starts) - min(starts) > AT_ONCE_S:
+            return
+        self.votes.cut_off = True
+        self.cut_off = (f"every other seat went missing at once ({', '.join(self.cfg.names[s] for s in others)}): "
+                        "it looks like our own network was lost, not that they all left")
+        self.emit.note("missing", f"{self.cut_off}; they most likely go on without us unless we are back in time")
+
+    def give_up(self) -> None:
+        """Cut off, and no seat back in time: we leave the table, the game unfinished here (none of our votes
+        decides anything: the others went on without us, or will)."""
+        if self.cut_off is not None and self.emit.stopped is None and not self.finished:
+            self.emit.send(self.emit.round(), "leave", {"why": reason(CUT_OFF)})
+            self.emit.stopped = f"{CUT_OFF}: {self.cut_off}"
+            self.emit.note("void", f"{CUT_OFF}, we leave the table in round {self.emit.round()}: the game did not "
+                                   "finish here")
 
     def vote_out(self, game: Game, done: bool) -> None:
         """Put out the seats the votes decide, once we may (`done`: our current round is settled in `game`),

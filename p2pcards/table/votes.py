@@ -9,6 +9,8 @@ seat whose `out` naming G we hold (its last frame at this table; every vote befo
 and that we did not vote gone ourselves. Every peer that decides signs that `out`. So two peers
 that both stay at the table decide the same set, whatever order the votes came in: a set G'
 that qualified with G's witness R outside it lies within what R voted, which is within G.
+A peer cut off from every other seat at once is no witness of its own (`cut_off`): it follows an
+`out` only, and one it never hears decides nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Votes:
         self.cast: dict[int, dict[int, int]] = {}  # seat voted gone -> voter -> the round it voted in
         self.outs: dict[int, tuple[int, ...]] = {}  # seat -> the seats its `out` put out (its last word here)
         self.totals_at: dict[int, tuple[int, ...]] = {}  # round -> the totals it began with, here
+        self.cut_off = False  # we are never our own witness: every other seat went missing at once (§14.9)
 
     def take(self, voter: int, seat: int, rnd: int) -> bool:
         """Count `voter`'s vote that `seat` is gone, signed in round `rnd`; False when it voted so already,
@@ -73,7 +76,7 @@ class Votes:
         """The seats out, with the void round (the highest round named by the votes of the seats that remain
         on them; none before the table's first), or None while no set qualifies with a witness to it."""
         mine = self.by(self.me)
-        sets = [tuple(sorted(mine))] if self.me < self.seats and mine else []
+        sets = [tuple(sorted(mine))] if self.me < self.seats and mine and not self.cut_off else []
         sets += [out for seat, out in self.outs.items()
                  if seat not in out and seat not in mine and self.by(seat) <= set(out)]
         for out in sorted(set(sets), key=lambda s: (len(s), s)):

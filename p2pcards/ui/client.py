@@ -18,6 +18,7 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from ..table.config import SEATS
+from ..table.outputs import CUT_OFF
 from ..table.peer import Note
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
@@ -149,6 +150,9 @@ class TableClient:
                         Note("round", f"round {dealt} begins"), view.players, self.session.game, me):
                     self.log.pop()  # the shuffle it announced is done: who deals says the round began, in one line
                 self.log.append(words)
+        stopped = self.session.stopped()
+        if stopped is not None and stopped.startswith(CUT_OFF) and not self.winners:  # said in the lobby after
+            self.winners = "your network seemed lost, and the game did not finish for you."
         if self._at(view) != self._moment:
             # A word about a key pressed earlier ("wait a moment", "it is Bo's turn") is stale once the table moved on.
             self._moment = self._at(view)
@@ -904,7 +908,10 @@ def stall_words(stall: Stall) -> list[str]:
         each = ", ".join(f"{name} in {left:.0f} s" if left > 0 else f"{name} already" for name, left in stall.missing)
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
-    if stall.alone and all(left <= 0 for _, left in stall.missing):
+    if stall.cut_off:
+        out.append(" Every other seat went missing at once: your own network seems lost. The others most likely go on "
+                   "without you; Q leaves. ")
+    elif stall.alone and all(left <= 0 for _, left in stall.missing):
         out.append(" No other seat is linked: the table may have gone on without you. Q leaves. ")
     if stall.owed:
         who = " and ".join(stall.owed)

@@ -61,6 +61,7 @@ class Stall:
     blamed_in: float = 0.0  # then the protocol blames them and the round is void
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
     alone: bool = False  # every other seat is missing: perhaps the table went on without us
+    cut_off: bool = False  # every other seat went missing at once: our own network seems lost (protocol.md §14.9)
 
 
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
@@ -484,7 +485,8 @@ class NetTable:
         owed = tuple(peer.names[s] for s in sorted(dog.owed)) if waited >= STALL_S else ()
         if not owed and not missing:
             return None
-        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1)
+        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1,
+                     peer.cut_off is not None)
 
     def finished(self) -> bool:
         """True once the game is over and verified (or ended by a vote), with no table going on after it."""
