@@ -10,7 +10,7 @@ from pathlib import Path
 from p2pcards.crypto import deck, encoding, envelope, identity, proofs, shuffle
 from p2pcards.net import discovery, handshake, link
 from p2pcards.sim import transcript
-from p2pcards.table import chains, config, coordinator, log, recovery, reveals
+from p2pcards.table import chains, config, coordinator, log, recovery, reveals, seating
 
 DOC = (Path(__file__).resolve().parent.parent / "protocol.md").read_text(encoding="utf-8")
 
@@ -28,6 +28,7 @@ CONSTANTS: dict[str, float] = {
     "TIMEOUT_S": coordinator.TIMEOUT_S,
     "RESEND_S": log.RESEND_S,
     "GAP_S": link.GAP_S,
+    "AT_ONCE_S": seating.AT_ONCE_S,
     "MAX_TRANSCRIPT": transcript.MAX_TRANSCRIPT,
 }
 UNITS = {"": 1, "s": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20}

@@ -1,0 +1,49 @@
+"""A `p2pcards peer` that hears nothing from every other seat at once, as when its own Wi-Fi is lost (protocol.md
+§14.9): it says its own network looks lost, gives up unfinished with exit status 3 and `cut_off` in its summary,
+and the others, once they hear again, go on without it and finish (real processes on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+from net_procs import PeerProc
+
+LOOP = ["--interface", "127.0.0.1", "--json"]
+
+
+@pytest.mark.slow  # a game between processes, two of them frozen for 10 s or so
+def test_a_peer_cut_off_from_every_other_seat_says_so_and_gives_up_unfinished_while_the_others_finish(
+        tmp_path: Path) -> None:
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns", *LOOP)
+    port = host.port()
+    other = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
+    lone = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "lone", "--gone-after", "2", "--state", str(tmp_path),
+                    *LOOP)
+    frozen = (host, other)
+    try:
+        lone.wait_line("round 1 begins", 60)
+        for p in frozen:  # to `lone`, just as its own network vanishing: nothing more comes, no link ends
+            p.signal(signal.SIGSTOP)
+        lone.wait_line("every other seat went missing at once .*: it looks like our own network was lost", 20)
+        cut = lone.result(30)
+        for p in frozen:
+            p.signal(signal.SIGCONT)
+        results = [host.result(120), other.result(120)]
+    finally:
+        for p in frozen:
+            if p.proc.poll() is None:
+                p.signal(signal.SIGCONT)
+        for p in (host, other, lone):
+            p.stop()
+    assert cut["rc"] == 3 and not cut["finished"] and not cut["out"], cut
+    assert cut["cut_off"].startswith("every other seat went missing at once") and not cut["faults"], cut
+    assert cut["stopped"].startswith("cut off from every other seat"), cut
+    assert not any(n.startswith("over") for n in cut["notes"]), cut["notes"]
+    # Nothing to come back to (the empty lock file stays).
+    assert [p.name for p in tmp_path.iterdir()] == ["lock"]
+    # Its votes decided nothing for them: its `leave` put it out, and the two finish the game.
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
+    assert all("void: lone is out" in p.text() for p in frozen), [p.text() for p in frozen]
