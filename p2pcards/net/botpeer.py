@@ -125,10 +125,10 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         identity, port = generate(cfg.name), cfg.port
         mdns = cfg.mdns and not (cfg.peers and not cfg.create)
     async with Node(identity, cfg.interfaces, mdns=mdns, port=port, on_note=on_note,
-                    gone_after=cfg.gone_after, disco=disco, state=state, bot=cfg.bot) as node:
+                    gone_after=cfg.gone_after, disco=disco, state=state, bot=cfg.bot, comeback=saved is not None) as node:
         if saved is not None:
             assert state is not None
-            node.resume(SeatStore(state, saved.config, saved.seat), saved.config, saved.dial)
+            node.resume(SeatStore(state, saved.config, saved.seat), saved.config, saved.dial, saved.later)
             if on_ready is not None:
                 on_ready(node)
         elif cfg.create:
@@ -315,7 +315,8 @@ def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
         joining = ", ".join(f"{host}:{port}" for host, port in cfg.peers) or "the first table found"
         doing = "coming back " if node.resumed else "hosting " + where if cfg.create else f"joining {joining}, listening "
-        print(f"[{cfg.name}] {doing}on port {node.links.port}", flush=True)
+        moved = "" if node.moved_from is None else f" (port {node.moved_from} was taken: we dial every seat)"
+        print(f"[{cfg.name}] {doing}on port {node.links.port}{moved}", flush=True)
 
     async def main() -> dict[str, Any]:
         task = asyncio.current_task()

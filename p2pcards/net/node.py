@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -80,7 +81,7 @@ class Node:
                  port: int = 0, on_note: Callable[[Note], None] | None = None,
                  gone_after: float = GONE_AFTER_S, disco: Discovery | None = None,
                  timeout: float | None = None, state: Path | None = None, bot: str | None = None,
-                 whole_journal: bool = False) -> None:
+                 whole_journal: bool = False, comeback: bool = False) -> None:
         self.identity = identity
         self.timeout = timeout  # how long our seat lets a peer owe a message (None: the table's default)
         self.interfaces = interfaces
@@ -104,6 +105,9 @@ class Node:
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
         self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
+        self.later: dict[bytes, list[tuple[str, int]]] = {}  # where the seats after ours listen (they dial us)
+        self.comeback = comeback  # `port` is where we listened before a crash: another one if it is taken now
+        self.moved_from: int | None = None  # that port, when it was taken and we listen on another
         self._redialling: set[bytes] = set()
         self._addressed = False  # the host told us where the seats listen (once)
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
@@ -115,9 +119,17 @@ class Node:
         if self.disco is None and self.mdns:
             self.disco = self._own_disco = Discovery(self.interfaces)
             await self.disco.__aenter__()
+        hosts = interface_addresses(self.interfaces) if self.interfaces else ["0.0.0.0"]
         try:
-            await self.links.listen(interface_addresses(self.interfaces) if self.interfaces else ["0.0.0.0"],
-                                    self.port)
+            try:
+                await self.links.listen(hosts, self.port)
+            except OSError as exc:
+                if not (self.comeback and self.port and exc.errno == errno.EADDRINUSE):
+                    raise
+                # Another program took our port while we were down: we listen on another and dial every seat
+                # ourselves, the later ones too; our hello tells them where we listen now (protocol.md §18.3).
+                await self.links.listen(hosts, 0)
+                self.moved_from = self.port
         except BaseException:
             await self.close("could not listen")
             raise
@@ -205,6 +217,7 @@ class Node:
         where: list[Any] = [[k, [self.links.links[k].address], self.links.links[k].hello.port]
                             for k in config.keys if k in self.links.links and self.links.links[k].hello.port]
         self.links.broadcast(ADDRS, encode(where), config.keys)
+        self.later = {k: [(hosts[0], port)] for k, hosts, port in where}  # every seat is after ours
         self._make_seat()
         if self.ad is not None:
             self._spawn(self.ad.update(taken=config.seats, free=0))
@@ -407,6 +420,8 @@ class Node:
                 raise MalformedMessage("a seat's host is not an IP address")
             if keys.index(key) < me:
                 where[key] = [(h, p) for h, p in addresses if dialable(h, via)]
+            elif keys.index(key) > me and (usable := [(h, p) for h, p in addresses if dialable(h, via)]):
+                self.later[key] = usable  # we dial it only if we come back on another port
         return where
 
     async def _dial_seats(self, where: Mapping[bytes, list[tuple[str, int]]]) -> None:
@@ -428,12 +443,14 @@ class Node:
                 write_file(self.state / BOT_KEY, key_file(self.identity.key), private=True)  # before a node names it
             write_file(self.state / "node", NodeState(self.identity.public, self.links.port, self.dialled, cfg,
                                                       self.seat.peer.me, interfaces, self.gone_after,
-                                                      self.bot, self.disco is not None).to_bytes(), overwrite=True,
-                                                      private=True)
+                                                      self.bot, self.disco is not None, self.later).to_bytes(),
+                       overwrite=True, private=True)
 
-    def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]]) -> None:
+    def resume(self, store: SeatStore, config: TableConfig, dial: Mapping[bytes, list[tuple[str, int]]],
+               later: Mapping[bytes, list[tuple[str, int]]] | None = None) -> None:
         """Take our seat again from its journal (we crashed or were killed mid-round): listen where we
-        did, dial the seats before ours, catch up and go on in the round (protocol.md §14.10)."""
+        did, dial the seats before ours, catch up and go on in the round (protocol.md §14.10). Where our
+        port was taken meanwhile, we listen on another and dial the seats after ours (at `later`) too."""
         records = store.load()
         peer = (TablePeer.resume(config, self.identity, records, wall_clock()) if self.timeout is None
                 else TablePeer.resume(config, self.identity, records, wall_clock(), timeout=self.timeout))
@@ -441,9 +458,26 @@ class Node:
         self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
         self.resumed = True
         self.dialled = dict(dial)
+        self.later = dict(later or {})
         self._save_state()  # the options of this run, an option given again included, for the next resume
         for key in self.dialled:
             self._spawn(self._redial(key))
+        if self.moved_from is not None:
+            self.note("local", f"port {self.moved_from} was taken by another program while we were down: we listen "
+                               f"on {self.links.port} and dial every seat")
+            for key in self.later:
+                self._spawn(self._dial_later(key))
+
+    async def _dial_later(self, key: bytes) -> None:
+        """Back on another port: dial a seat after ours until it is linked to us, whoever dialled. From our hello it
+        learns where we listen now, and dials that when the link breaks (protocol.md §18.3): we dial it no more, so
+        that two links do not keep crossing between us."""
+        seat = self.seat
+        while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
+            with contextlib.suppress(LinkBroken):
+                await self.links.dial(self.later[key], key, attempts=1)
+            await asyncio.sleep(REDIAL_S)
+            seat = self.seat
 
     async def _redial(self, key: bytes) -> None:
         """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:
@@ -463,12 +497,27 @@ class Node:
 
     def _linked(self, link: Link) -> None:
         if self.seat is not None:
+            self._learn(link)
             self.seat.linked(link)
         elif self.is_host:
             for frame in self.lobby_frames:
                 link.send(FRAME, frame)
             # A place in the lobby is for a guest that joins: one that only links would keep it from others.
             asyncio.get_running_loop().call_later(JOIN_S, self._joined_or_cut, link)
+
+    def _learn(self, link: Link) -> None:
+        """Where a seat listens, as its link shows it: the address it is linked from, at the port its hello
+        names (a seat back on another port, its own taken, says so there), first; kept for a redial or a resume."""
+        assert self.seat is not None
+        keys, port = self.seat.peer.cfg.keys, link.hello.port
+        if not port or link.key not in keys or self.identity.public not in keys:
+            return
+        book = self.dialled if keys.index(link.key) < keys.index(self.identity.public) else self.later
+        known = book.get(link.key, [])
+        where = ([(link.address, port)] + [(h, port) for h, _ in known if h != link.address])[:MAX_ADDRESSES]
+        if where != known:
+            book[link.key] = where
+            self._save_state()
 
     def _joined_or_cut(self, link: Link) -> None:
         if self.seat is None and self.lobby is not None and link.key not in self.lobby.names:

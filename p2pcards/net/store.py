@@ -23,7 +23,7 @@ import fcntl
 import io
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, BinaryIO, Final
@@ -216,7 +216,8 @@ class SeatStore:
 class NodeState:
     """What a networked peer keeps beside its journal (file `node`) to come back after a crash: the public key it
     signs with (the secret stays in its own file: the user's identity key, or a bot's in the store, `bot_key`),
-    the port it listened on, where the seats before ours listen, and the options it was started with that a
+    the port it listened on, where the other seats listen (those before ours, which it dials, and those after,
+    which it dials only when it comes back on another port: its own was taken), and the options it was started with that a
     resume needs again (None: not given; a file without them reads so)."""
 
     public: bytes
@@ -228,6 +229,7 @@ class NodeState:
     gone_after: float | None = None  # `--gone-after`
     bot: str | None = None  # who plays the seat (`p2pcards peer --bot`)
     announced: bool = False  # it announced itself by multicast DNS (so it does again when it comes back)
+    later: dict[bytes, list[tuple[str, int]]] = field(default_factory=dict)  # where the seats after ours listen
 
     def to_bytes(self) -> bytes:
         """The `node` file."""
@@ -241,6 +243,8 @@ class NodeState:
             data["bot"] = self.bot
         if self.announced:
             data["mdns"] = True
+        if self.later:
+            data["later"] = [[k, [[h, p] for h, p in where]] for k, where in self.later.items()]
         return encode(data)
 
     @classmethod
@@ -253,13 +257,14 @@ class NodeState:
             v: Any = decode(node.read_bytes())
             cfg, seat = read_owner(table)
             dial = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v["dial"]}
+            later = {bytes(k): [(str(h), int(p)) for h, p in where] for k, where in v.get("later", [])}
             if "key" in v:  # written before the key stayed in its own file: the secret is not taken from a copy
                 raise ValueError("its node file is of an older p2pcards, which kept a copy of the signing key")
             if not (isinstance(v["public"], bytes) and len(v["public"]) == 32):
                 raise ValueError("its public key is not 32 bytes")
             port = int(v["port"])
             if not (0 <= port < 65536
-                    and all(0 < p < 65536 for where in dial.values() for _, p in where)):
+                    and all(0 < p < 65536 for book in (dial, later) for where in book.values() for _, p in where)):
                 raise ValueError("a seat or a port out of range")
             interfaces, gone_after_ms, bot = v.get("interfaces"), v.get("gone_after_ms"), v.get("bot")
             announced = v.get("mdns", False)
@@ -273,7 +278,7 @@ class NodeState:
             if type(announced) is not bool:
                 raise ValueError("its mdns flag is not true or false")
             return cls(v["public"], port, dial, cfg, seat, None if interfaces is None else tuple(interfaces),
-                       None if gone_after_ms is None else gone_after_ms / 1000, bot, announced)
+                       None if gone_after_ms is None else gone_after_ms / 1000, bot, announced, later)
         except (MalformedMessage, InputError, KeyError, TypeError, ValueError) as exc:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 

@@ -186,14 +186,15 @@ class NetTable:
                                                  "what was kept of it to come back holds its last rounds only"))
         node = Node(self.identity, self.interfaces, mdns=self.mdns, port=0 if saved is None else saved.port,
                     on_note=self._note, gone_after=self.gone_after, disco=self.disco if self.mdns else None,
-                    timeout=self.timeout, state=self.state, whole_journal=self.record is not None)
+                    timeout=self.timeout, state=self.state, whole_journal=self.record is not None,
+                    comeback=saved is not None)
         await node.__aenter__()
         self.node = node
         if saved is not None:
             assert self.state is not None
             try:
                 store = SeatStore(self.state, saved.config, saved.seat, compacting=self.record is None)
-                node.resume(store, saved.config, saved.dial)
+                node.resume(store, saved.config, saved.dial, saved.later)
             except (LocalError, MalformedMessage, ValueError, KeyError, TypeError) as exc:  # a damaged journal
                 raise LocalError(f"the saved game cannot be taken up again ({exc})") from None
 

@@ -249,3 +249,36 @@ def test_a_seat_that_comes_back_announces_its_peer_ad_again(tmp_path: Path) -> N
         for p in (host, guest, again):
             if p is not None:
                 p.stop()
+
+
+@pytest.mark.slow  # a whole game between processes, the host killed and started again while its port is taken
+def test_a_seat_whose_port_was_taken_while_it_was_down_comes_back_on_another_and_dials_the_later_seats(
+        tmp_path: Path) -> None:
+    # The host is seat 0: every other seat dials it, at the port another program holds when it comes back.
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns", "--name", "phoenix",
+                    "--state", str(tmp_path), *LOOP)
+    port = host.port()
+    guests = [PeerProc("--peer", f"127.0.0.1:{port}", *LOOP) for _ in range(2)]
+    again = None
+    squatter = socket.socket()
+    try:
+        host.wait_line("round 1 begins", 60)
+        time.sleep(1.0)  # mid-round
+        host.signal(signal.SIGKILL)
+        host.proc.wait(10)
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()  # it takes connections and never says a word: a dial there fails its handshake
+        again = PeerProc("--state", str(tmp_path), "--json")
+        _, moved = again.wait_line(r"coming back on port (\d+) \(port (\d+) was taken", 30)
+        assert int(moved.group(1)) != port and int(moved.group(2)) == port
+        results = [again.result(120)] + [g.result(120) for g in guests]
+    finally:
+        squatter.close()
+        for p in (host, *guests, again):
+            if p is not None:
+                p.stop()
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert results[0]["resumed"] and len({r["log"] for r in results}) == 1 and len(results[0]["totals"]) == 3
+    assert all("votes" not in g.text() and "back: phoenix is back" in g.text() for g in guests), [g.text() for g in guests]
+    assert [p.name for p in tmp_path.iterdir()] == ["lock"]

@@ -137,23 +137,30 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
     assert "--port 4001: this seat comes back on its port, 4000" in capsys.readouterr().err
 
 
-def test_a_peer_voted_out_says_so_and_does_not_claim_it_finished(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("cut_off", [False, True])
+def test_a_peer_voted_out_or_cut_off_says_so_and_does_not_claim_it_finished(
+        cut_off: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # A laptop lid closed longer than gone_after: opened again, the peer hears every other seat voted it out.
     # It used to print "finished; totals a 0, b 0, c 0" and exit 0, as if it had played the game to its end.
+    # Its Wi-Fi lost for good, it hears nothing more: cut off, it gives up (it too said "finished" and exit 0).
     from p2pcards.net import botpeer
     from p2pcards.sim.table_game import make_table
+    from p2pcards.table.outputs import CUT_OFF
 
     peers = make_table("crisp", 3)
-    peers[2].seating.voted_out = "every other seat voted us gone: the table goes on without us"
-    peers[2].seating.finished = True
+    if cut_off:
+        peers[2].seating.cut_off = "every other seat went missing at once (a, b): it looks like our own network was lost"
+        peers[2].emit.stopped = f"{CUT_OFF}: {peers[2].seating.cut_off}"
+    else:
+        peers[2].seating.voted_out = "every other seat voted us gone: the table goes on without us"
+        peers[2].seating.finished = True
 
     class Voted:
         def __init__(self, *a: object, **kw: object) -> None:
             self.seat = SimpleNamespace(peer=peers[2], shell=SimpleNamespace(over=True, notes=[], first_turn=None,
                                                                               latency={}), started=None)
             self.links = SimpleNamespace(port=4000, traffic=lambda: {})
-            self.lobby = self.ad = None
+            self.lobby = self.ad = self.moved_from = None
             self.resumed = False
 
         async def __aenter__(self) -> "Voted":
@@ -171,8 +178,12 @@ def test_a_peer_voted_out_says_so_and_does_not_claim_it_finished(
     monkeypatch.setattr(botpeer, "Node", Voted)
     status = main(["peer", "--peer", "127.0.0.1:4000", "--interface", "127.0.0.1", "--name", "c"])
     out, _ = capsys.readouterr()
-    assert status == 1 and "voted out while we were missing: every other seat voted us gone" in out \
-        and "finished" not in out, out
+    if cut_off:
+        assert status == 3 and "cut off: every other seat went missing at once (a, b): it looks like our own " \
+            "network was lost; the game did not finish here" in out and "finished;" not in out, out
+    else:
+        assert status == 1 and "voted out while we were missing: every other seat voted us gone" in out \
+            and "finished" not in out, out
 
 
 def test_peer_json_gives_a_fault_on_a_reports_word_only_as_a_claim_and_documents_it(

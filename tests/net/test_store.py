@@ -124,6 +124,22 @@ def test_a_node_file_with_a_key_of_the_wrong_size_is_no_seat_to_come_back_to(tmp
         NodeState.load(tmp_path)
 
 
+def test_a_node_keeps_where_the_seats_after_ours_listen_and_an_older_file_reads_without_it(tmp_path: Path) -> None:
+    cfg = make_table("crisp", 3)[0].cfg
+    SeatStore(tmp_path, cfg, 0).close()
+    later = {cfg.keys[1]: [("10.0.0.2", 4001)], cfg.keys[2]: [("10.0.0.3", 4002), ("192.168.1.3", 4002)]}
+    store_file(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 0, later=later).to_bytes())
+    saved = NodeState.load(tmp_path)
+    assert saved is not None and saved.later == later
+    store_file(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 0).to_bytes())
+    saved = NodeState.load(tmp_path)
+    assert saved is not None and saved.later == {}
+    store_file(tmp_path / "node", NodeState(bytes(32), 4000, {}, cfg, 0, later={cfg.keys[1]: [("10.0.0.2", 0)]})
+               .to_bytes())
+    with pytest.raises(LocalError, match="out of range"):
+        NodeState.load(tmp_path)
+
+
 def test_clearing_a_store_takes_what_a_crash_mid_write_left_too(tmp_path: Path) -> None:
     cfg = make_table("crisp", 2)[0].cfg
     SeatStore(tmp_path, cfg, 1).close()
