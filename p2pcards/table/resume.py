@@ -139,12 +139,14 @@ class Check:
     results: Value
     outs: tuple[tuple[int, tuple[int, ...]], ...] = ()
     clock: float = 0.0  # the game's: the time of the last entry of the rounds before
+    cut_off: bool = False  # we were cut off from every other seat at once: never our own witness (§14.9)
 
     def record(self) -> Record:
         """The checkpoint as a journal record."""
-        return ("check", self.round, encode([_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
-                                             list(self.aided), [list(v) for v in self.votes], self.results,
-                                             [[seat, list(out)] for seat, out in self.outs], _bits(self.clock)]))
+        fields: list[Value] = [_bits(self.now), self.seq, self.head, list(self.totals), list(self.before),
+                               list(self.aided), [list(v) for v in self.votes], self.results,
+                               [[seat, list(out)] for seat, out in self.outs], _bits(self.clock)]
+        return ("check", self.round, encode(fields + [True] if self.cut_off else fields))
 
     @classmethod
     def parse(cls, record: Record) -> Check:
@@ -156,10 +158,10 @@ class Check:
                 raise LocalError("a journal's checkpoint is not lists of integers")
             return tuple(i for i in x if isinstance(i, int))
 
-        if not isinstance(v, list) or len(v) not in (8, 9, 10):
+        if not isinstance(v, list) or len(v) not in (8, 9, 10, 11) or len(v) == 11 and v[10] is not True:
             raise LocalError("a journal's checkpoint is not "
-                             "[time, seq, head, totals, before, aided, votes, results, outs, clock]")
-        now, seq, head, clock = v[0], v[1], v[2], v[9] if len(v) == 10 else 0
+                             "[time, seq, head, totals, before, aided, votes, results, outs, clock, (cut off)]")
+        now, seq, head, clock = v[0], v[1], v[2], v[9] if len(v) >= 10 else 0
         if not (isinstance(now, int) and isinstance(seq, int) and isinstance(clock, int) and isinstance(head, bytes)
                 and isinstance(v[6], list) and all(-(1 << 63) <= x < 1 << 63 for x in (now, seq, clock))):
             raise LocalError("a journal's checkpoint is not "
@@ -174,7 +176,7 @@ class Check:
         return cls(record[1], record_time(now), seq, head, ints(v[3]), ints(v[4]), ints(v[5]),
                    tuple((a, b, c) for a, b, c in votes), v[7],
                    tuple((x[0], ints(x[1])) for x in outs if isinstance(x, list) and isinstance(x[0], int)),
-                   record_time(clock))
+                   record_time(clock), len(v) == 11)
 
 
 def _listed(v: object) -> Value:

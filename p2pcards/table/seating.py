@@ -126,10 +126,15 @@ class Seating:
         starts = [span[0] for span in spans if span is not None]
         if max(starts) - min(starts) > AT_ONCE_S:
             return
+        self._cut()
+        self.emit.note("missing", f"{self.cut_off}; they most likely go on without us unless we are back in time")
+
+    def _cut(self) -> None:
+        """We are cut off: no witness of our own at this table from now on."""
+        others = [s for s in range(self.cfg.seats) if s != self.me]
         self.votes.cut_off = True
         self.cut_off = (f"every other seat went missing at once ({', '.join(self.cfg.names[s] for s in others)}): "
                         "it looks like our own network was lost, not that they all left")
-        self.emit.note("missing", f"{self.cut_off}; they most likely go on without us unless we are back in time")
 
     def give_up(self) -> None:
         """Cut off, and no seat back in time: we leave the table, the game unfinished here (none of our votes
@@ -183,7 +188,7 @@ class Seating:
         """The checkpoint of what the rounds before round `number` left us (begun at `now`, our chain at `outbox`)."""
         return Check(number, now, outbox.next_seq, outbox.head, tuple(game.totals), self.votes.totals_at[number - 1],
                       tuple(sorted(self.aided)), self.votes.held(), results_to_wire(game),
-                     tuple(sorted(self.votes.outs.items())), game.clock)
+                     tuple(sorted(self.votes.outs.items())), game.clock, self.votes.cut_off)
 
     def restore(self, check: Check, game: Game) -> None:
         """Back where we were, with `game`, when the rounds before round `check.round` were done (resume)."""
@@ -194,4 +199,6 @@ class Seating:
             self.votes.take(voter, seat, rnd)
         for seat, out in check.outs:
             self.votes.take_out(seat, out)
+        if check.cut_off:  # its votes stand, and still decide nothing on our own witness
+            self._cut()
         self.votes.began(check.round - 1, check.before)

@@ -142,3 +142,24 @@ def test_a_checkpoint_gives_a_fresh_seating_back_what_the_rounds_before_left() -
     assert again.votes.held() == part.votes.held() == ((2, 1, 2),)
     assert again.votes.outs == part.votes.outs == {2: (1,)}
     assert again.votes.totals_at[2] == (3, 0, -3)
+
+
+def test_a_seat_cut_off_stays_no_witness_of_its_own_votes_after_a_checkpoint() -> None:
+    # Cut off in round 2, its votes on both other seats stand when the cut heals; a peer that crashed and came
+    # back from the next round's checkpoint took itself for their witness again and put both out at its next vote.
+    part, emit = seating(me=0, rnd=2)
+    game = part.cfg.new_game()
+    part.began(2, game)
+    for seat in (1, 2):
+        part.absences.missing(seat, 10.0 + seat)
+    for seat in (1, 2):
+        part.vote_gone(seat, "missing")
+        part.take(0, 2, Gone(seat), game, False)
+    assert part.cut_off is not None and not part.finished and "out" not in [t for t, _, _ in sent(emit)]
+    check = part.check(3, 40.0, emit.outbox, game)
+    assert check.cut_off
+    again, again_emit = seating(me=0, rnd=3)
+    fresh = again.cfg.new_game()
+    again.restore(check, fresh)
+    again.take(1, 3, Gone(2), fresh, True)  # any vote makes it look at the votes again
+    assert again.cut_off is not None and not again.finished and not again_emit.own
