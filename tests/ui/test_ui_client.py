@@ -203,6 +203,18 @@ def test_every_other_seat_missing_and_voted_gone_says_the_table_may_have_gone_on
     assert " No other seat is linked: the table may have gone on without you. Q leaves." in text
 
 
+def test_a_seat_cut_off_from_every_other_at_once_says_its_own_network_seems_lost_and_no_game_over() -> None:
+    client, session = crisp_client(names=("you", "Bo", "Cy"))
+    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True, cut_off=True)
+    text = screen(client, width=120)
+    assert "Every other seat went missing at once: your own network seems lost." in text
+    assert "may have gone on without you" not in text and "Game over" not in text
+    session.stalled = None
+    session.stopped = lambda: "cut off from every other seat: every other seat went missing at once"  # type: ignore[method-assign]
+    client.absorb(1.0)
+    assert client.winners == "your network seemed lost, and the game did not finish for you."  # the lobby's words
+
+
 def test_the_shuffle_of_the_next_round_shows_its_progress_in_one_line() -> None:
     names = tuple(f"player{i}" for i in range(8))
     client, session = crisp_client(crisp_deck([]), names)
@@ -296,6 +308,8 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     ("we reported a fault before the restart: Bo sent a bad share",
      "The table stopped before the program restarted: it reported a fault (Bo sent a bad share). Press Q"),
     ("we left: quit", "You left the table. Press Q"),
+    ("cut off from every other seat: every other seat went missing at once (Bo, Cy): it looks like our own network "
+     "was lost, not that they all left", "Your network seems to have been lost: every other seat went missing at once"),
 ])
 def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, said: str) -> None:
     # A seat taken up again read "The table stopped: stopped before the restart (leave). Press Q to leave.".
