@@ -61,6 +61,7 @@ class TablePeer(Coordinator):
         # asks for them, so that a second restart gives back these very frames.
         peer._journal.records = [frame_record(peer.now, out.frame) for out in peer.emit.out if isinstance(out, Send)]
         peer.now = max(peer.now, now)
+        peer.seating.back_at = peer.now  # a seat not heard from since then may be at a table that went on
         if peer.rs is not None:
             peer.rs.log.back = peer.now
         peer.waits.quiet_since = peer.now

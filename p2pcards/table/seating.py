@@ -13,16 +13,19 @@ import math
 
 from ..crypto.envelope import Outbox
 from ..errors import MalformedMessage
+from .absences import Absences
 from .bodies import Aid, Gone, Leave, Out, Ready
 from .config import Game, TableConfig
 from .messages import reason
-from .absences import Absences
 from .outputs import CUT_OFF, WE_LEFT, Emitter
 from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
 TableMessage = Ready | Gone | Out | Leave | Aid
 AT_ONCE_S = 5.0  # seats whose links went missing this close together were lost at once (a link is quiet after 5 s)
+# How `cut_off` ends: every other seat went missing at once while we played, or none was back since we came back.
+NETWORK_LOST = "it looks like our own network was lost, not that they all left"
+AWAY_TOO_LONG = "they most likely went on without us while we were away, or our own network is lost"
 
 
 class Seating:
@@ -49,6 +52,7 @@ class Seating:
         self.voted_out: str | None = None  # who voted us out, and what follows: the game is over for us, not finished
         self.passed_on = self.carry  # what the successor table carries
         self.cut_off: str | None = None  # why we take it that our own network was lost: we decide nothing ourselves
+        self.back_at: float | None = None  # when we came back from our journal, if we did
 
     @property
     def first(self) -> int:
@@ -126,15 +130,16 @@ class Seating:
         starts = [span[0] for span in spans if span is not None]
         if max(starts) - min(starts) > AT_ONCE_S:
             return
-        self._cut()
-        self.emit.note("missing", f"{self.cut_off}; they most likely go on without us unless we are back in time")
+        self._cut(self.back_at is not None and min(starts) >= self.back_at)
+        self.emit.note("missing", f"{self.cut_off}; unless one is back in time, we leave the table")
 
-    def _cut(self) -> None:
-        """We are cut off: no witness of our own at this table from now on."""
-        others = [s for s in range(self.cfg.seats) if s != self.me]
+    def _cut(self, away: bool = False) -> None:
+        """We are cut off (`away`: no seat was back since we came back from our journal): no witness of our own at this
+        table from now on."""
+        names = ", ".join(self.cfg.names[s] for s in range(self.cfg.seats) if s != self.me)
         self.votes.cut_off = True
-        self.cut_off = (f"every other seat went missing at once ({', '.join(self.cfg.names[s] for s in others)}): "
-                        "it looks like our own network was lost, not that they all left")
+        self.cut_off = (f"no other seat was back since we came back ({names}): {AWAY_TOO_LONG}" if away else
+                        f"every other seat went missing at once ({names}): {NETWORK_LOST}")
 
     def give_up(self) -> None:
         """Cut off, and no seat back in time: we leave the table, the game unfinished here (none of our votes

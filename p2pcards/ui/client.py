@@ -20,6 +20,7 @@ from ..games.crisp import CrispView
 from ..table.config import SEATS
 from ..table.outputs import CUT_OFF
 from ..table.peer import Note
+from ..table.seating import AWAY_TOO_LONG
 from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
 from .session import Stall, TableSession
 from .words import (DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words, dealt_round,
@@ -908,7 +909,10 @@ def stall_words(stall: Stall) -> list[str]:
         each = ", ".join(f"{name} in {left:.0f} s" if left > 0 else f"{name} already" for name, left in stall.missing)
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
-    if stall.cut_off:
+    if stall.cut_off and AWAY_TOO_LONG in stall.cut_off:
+        out.append(" No other seat was back since you came back: they most likely went on without you while you were "
+                   "away, or your network is lost. Q leaves. ")
+    elif stall.cut_off:
         out.append(" Every other seat went missing at once: your own network seems lost. The others most likely go on "
                    "without you; Q leaves. ")
     elif stall.alone and all(left <= 0 for _, left in stall.missing):

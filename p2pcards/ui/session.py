@@ -61,7 +61,7 @@ class Stall:
     blamed_in: float = 0.0  # then the protocol blames them and the round is void
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
     alone: bool = False  # every other seat is missing: perhaps the table went on without us
-    cut_off: bool = False  # every other seat went missing at once: our own network seems lost (protocol.md §14.9)
+    cut_off: str | None = None  # why every other seat went missing at once: our own network seems lost (§14.9)
 
 
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
@@ -487,7 +487,7 @@ class NetTable:
         if not owed and not missing:
             return None
         return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1,
-                     peer.cut_off is not None)
+                     peer.cut_off)
 
     def finished(self) -> bool:
         """True once the game is over and verified (or ended by a vote), with no table going on after it."""

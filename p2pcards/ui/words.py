@@ -10,6 +10,7 @@ from ..games.base import CRISP_SLOTS
 from ..games.crescendo import NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.outputs import CUT_OFF, FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT
+from ..table.seating import AWAY_TOO_LONG
 from ..table.peer import OUR_VOTE, Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -272,6 +273,9 @@ def stopped_words(detail: str) -> str:
         return "The table stopped before the program restarted: you had left it."
     if detail.startswith(WE_LEFT):
         return "You left the table."
+    if detail.startswith(CUT_OFF) and AWAY_TOO_LONG in detail:
+        return ("No other seat was back since you came back: they most likely went on without you while you were "
+                "away, or your network is lost. The game did not finish here.")
     if detail.startswith(CUT_OFF):
         return ("Your network seems to have been lost: every other seat went missing at once, and none came back in "
                 "time. The others most likely went on without you; the game did not finish here.")

@@ -163,3 +163,18 @@ def test_a_seat_cut_off_stays_no_witness_of_its_own_votes_after_a_checkpoint() -
     again.restore(check, fresh)
     again.take(1, 3, Gone(2), fresh, True)  # any vote makes it look at the votes again
     assert again.cut_off is not None and not again.finished and not again_emit.own
+
+
+def test_a_seat_back_from_its_journal_that_no_seat_came_back_to_says_it_was_away_too_long() -> None:
+    # Every seat missing from the moment it came back is not "our own network lost": it came back too late, most likely.
+    part, emit = seating(me=0, rnd=2)
+    game = part.cfg.new_game()
+    part.back_at = 50.0
+    for seat in (1, 2):
+        part.absences.missing(seat, 50.0)
+    for seat in (1, 2):
+        part.vote_gone(seat, "missing")
+        part.take(0, 2, Gone(seat), game, False)
+    assert part.cut_off == ("no other seat was back since we came back (p1, p2): they most likely went on without us "
+                            "while we were away, or our own network is lost")
+    assert not part.finished and "out" not in [t for t, _, _ in sent(emit)]

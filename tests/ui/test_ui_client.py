@@ -205,10 +205,16 @@ def test_every_other_seat_missing_and_voted_gone_says_the_table_may_have_gone_on
 
 def test_a_seat_cut_off_from_every_other_at_once_says_its_own_network_seems_lost_and_no_game_over() -> None:
     client, session = crisp_client(names=("you", "Bo", "Cy"))
-    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True, cut_off=True)
+    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True,
+                            cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network ...")
     text = screen(client, width=120)
     assert "Every other seat went missing at once: your own network seems lost." in text
     assert "may have gone on without you" not in text and "Game over" not in text
+    session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True,
+                            cut_off="no other seat was back since we came back (Bo, Cy): they most likely went on "
+                                    "without us while we were away, or our own network is lost")
+    assert " No other seat was back since you came back: they most likely went on without you while you were away, " \
+           "or your network is lost. Q leaves." in " ".join(screen(client, width=240).split("\n"))
     session.stalled = None
     session.stopped = lambda: "cut off from every other seat: every other seat went missing at once"  # type: ignore[method-assign]
     client.absorb(1.0)
@@ -310,6 +316,9 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     ("we left: quit", "You left the table. Press Q"),
     ("cut off from every other seat: every other seat went missing at once (Bo, Cy): it looks like our own network "
      "was lost, not that they all left", "Your network seems to have been lost: every other seat went missing at once"),
+    ("cut off from every other seat: no other seat was back since we came back (Bo, Cy): they most likely went on "
+     "without us while we were away, or our own network is lost",
+     "No other seat was back since you came back: they most likely went on without you while you were away"),
 ])
 def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, said: str) -> None:
     # A seat taken up again read "The table stopped: stopped before the restart (leave). Press Q to leave.".
