@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -161,3 +162,16 @@ def test_a_run_stopped_by_a_signal_reports_the_games_already_over(transport: str
     assert "seeds 7 to 8" in captured.out and "honest peers agreed on every result: yes (2/2 games)" in captured.out
     report = json.loads(out.read_text())
     assert [g["seed"] for g in report["games"]] == [7, 8] and report["params"]["stopped_after"] == 2
+
+
+@pytest.mark.slow  # a game of three processes, one cut off by the proxy for 40 s
+def test_a_seat_cut_off_past_gone_after_over_tcp_gives_up_unfinished_and_the_others_finish(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The last seat's every link is cut (its Wi-Fi lost) well past the vote: it voted both others gone and ended the
+    # game alone, "finished" with totals [0, 0, 0], while they went on; now it says it was cut off and finishes nothing.
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "3",
+                 "--faults", "partition=4:40"]) == 1  # a seat cut off past gone_after does not survive the cut
+    out = capsys.readouterr().out
+    assert re.search(r"p0 +finished", out) and re.search(r"p1 +finished", out), out
+    assert re.search(r"p2 +cut off from every other seat: every other seat went missing at once \(p0, p1\): it looks "
+                     r"like our own network was lost", out), out
