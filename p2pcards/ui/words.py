@@ -10,7 +10,7 @@ from ..games.base import CRISP_SLOTS
 from ..games.crescendo import NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.outputs import CUT_OFF, FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT
-from ..table.seating import AWAY_TOO_LONG
+from ..table.seating import AWAY_TOO_LONG, NETWORK_LOST
 from ..table.peer import OUR_VOTE, Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -341,6 +341,8 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         if note.blame and detail.endswith(OUR_VOTE):
             # Our own vote, in the words the others' votes are said in ("Ada votes Cy gone"): a player is not an "it".
             detail = detail[:-len(OUR_VOTE)] + f"you vote {note.blame} gone"
+        elif NETWORK_LOST in detail or AWAY_TOO_LONG in detail:  # cut off: the table's words are our seat's
+            detail = re.sub(r"\b(we|us)\b", "you", re.sub(r"\bour\b", "your", detail))
         return ("class:warn", _sentence(detail, names, me))
     if note.kind == "back":
         return ("class:good", note.detail + ".")
