@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -119,10 +120,22 @@ def test_the_seats_addresses_come_once_and_name_only_the_seats_before_ours() -> 
         node._frame(host_link, ADDRS, encode(where))
         await asyncio.sleep(0.05)
         assert node.dialled == {keys[0]: [("127.0.0.1", 4000)], keys[1]: [("127.0.0.1", 4001), ("::1", 4001)]}
+        assert node.later == {keys[3]: [("127.0.0.1", 4003)]}  # kept, not dialled: for a comeback on another port
         with pytest.raises(LinkBroken, match="once"):
             node._frame(host_link, ADDRS, encode(where))
 
     asyncio.run(main())
+
+
+def test_a_seats_link_says_where_it_listens_now_first_and_a_port_0_says_nothing() -> None:
+    # A seat back on another port (its own taken) dials us: from its hello's port we learn where to dial it again.
+    node, _, keys, _ = _seated()
+    node.dialled = {keys[1]: [("10.0.0.1", 4001), ("127.0.0.1", 4001)]}
+    node.later = {keys[3]: [("10.0.0.3", 4003)]}
+    for key, address, port in ((keys[1], "127.0.0.1", 5001), (keys[3], "10.0.0.9", 5003), (keys[0], "10.0.0.7", 0)):
+        node._learn(SimpleNamespace(key=key, address=address, hello=SimpleNamespace(port=port)))  # type: ignore[arg-type]
+    assert node.dialled == {keys[1]: [("127.0.0.1", 5001), ("10.0.0.1", 5001)]}
+    assert node.later == {keys[3]: [("10.0.0.9", 5003), ("10.0.0.3", 5003)]}
 
 
 def test_the_seats_addresses_before_the_seats_cut_the_hosts_link() -> None:
@@ -270,3 +283,23 @@ def test_a_guest_that_vanishes_from_the_lobby_frees_its_place_and_its_name() -> 
     players, names, again = asyncio.run(main())
     assert players == ["host", "bo"], players
     assert names == again == ("host", "bo", "ada")
+
+
+def test_a_node_coming_back_listens_on_another_port_when_its_own_is_taken_and_only_then() -> None:
+    async def main() -> None:
+        squatter = socket.socket()
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        try:
+            with pytest.raises(OSError):  # a port asked for (--port) and taken: said in one line, as ever
+                async with Node(generate("a"), interfaces=["127.0.0.1"], mdns=False, port=port):
+                    pass
+            async with Node(generate("b"), interfaces=["127.0.0.1"], mdns=False, port=port, comeback=True) as node:
+                assert node.moved_from == port and node.links.port not in (0, port)
+            async with Node(generate("c"), interfaces=["127.0.0.1"], mdns=False, comeback=True) as node:
+                assert node.moved_from is None
+        finally:
+            squatter.close()
+
+    asyncio.run(main())
