@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..table.outputs import Claim, Note
+from ..table.outputs import CUT_OFF, Claim, Note
 from ..table.peer import TablePeer
 
 JUDGED = ("rejected", "fault", "audit")  # the notes a verdict reads: those that may blame a seat
@@ -71,7 +71,9 @@ def _note(data: list[Any]) -> Note:
 
 
 def agreed(outcomes: Sequence[Outcome]) -> bool:
-    """Every peer finished with the same totals and winners, or every one stopped naming the same seat first."""
+    """Every peer finished with the same totals and winners, or every one stopped naming the same seat first; a peer
+    that gave up cut off from every other seat (protocol.md §14.9) holds no outcome to agree with or to contradict."""
+    outcomes = [o for o in outcomes if not (o.stopped or "").startswith(CUT_OFF)] or outcomes
     if all(o.finished for o in outcomes):
         return len({(o.totals, o.winners) for o in outcomes}) == 1
     if all(o.stopped is not None for o in outcomes):

@@ -175,3 +175,5 @@ def test_a_seat_cut_off_past_gone_after_over_tcp_gives_up_unfinished_and_the_oth
     assert re.search(r"p0 +finished", out) and re.search(r"p1 +finished", out), out
     assert re.search(r"p2 +cut off from every other seat: every other seat went missing at once \(p0, p1\): it looks "
                      r"like our own network was lost", out), out
+    # It ended nothing the others could contradict: they agree, and it is why the cut was not survived.
+    assert "honest peers agreed on every result: yes" in out and "disagreed" not in out, out
