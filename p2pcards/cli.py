@@ -107,6 +107,27 @@ def out_file(text: str) -> str:
     return text
 
 
+def state_dir(text: str) -> str:
+    """An option type: a directory to keep a program's own files in, made when missing (`say_made` says so), refused
+    at once when it is not a directory, or when the directory above it is missing too: a mistyped path, not one
+    to make a whole tree for."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(text) and not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"no directory {parent!r} to make {text!r} in (check the path, or make "
+                                         f"{parent!r} first)")
+    return text
+
+
+def say_made(command: str, option: str, directory: str | os.PathLike[str] | None) -> None:
+    """Say once, on standard error, that the directory an option names does not exist yet and is made now (a
+    misspelt --state would otherwise start a journal nobody looks for)."""
+    if directory is not None and not os.path.exists(directory):
+        print(f"p2pcards {command}: {option} {os.fspath(directory)} is a new directory: making it, readable by you "
+              "alone", file=sys.stderr)
+
+
 def json_file(text: str) -> str:
     """An option type: where a report's JSON goes, `-` for standard output, else a file as `out_file` checks it."""
     return text if text == STDOUT else out_file(text)

@@ -31,7 +31,7 @@ from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
 from ..crypto.identity import Identity, generate
 from ..errors import InputError, LinkBroken, LocalError
-from ..cli import whole
+from ..cli import say_made, state_dir, whole
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES, MAX_LIMIT
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
@@ -206,13 +206,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gone-after", type=float, default=None,
                         help="seconds a seat may be missing before we vote it gone and the table goes on "
                              f"without it (default {GONE_AFTER_S:.0f}; coming back with --state: the one it had)")
-    parser.add_argument("--state", metavar="DIR", default=None,
+    parser.add_argument("--state", metavar="DIR", type=state_dir, default=None,
                         help="journal this seat in DIR (a directory of its own: one that holds other files named "
                              "journal, node or table is refused); started again with the same DIR after a crash or "
                              "a kill, the peer comes back into its round (its key, port, table, --bot, "
                              "--interface and --gone-after are in DIR, readable by you alone; one of the last three given "
                              "again wins, a --port given again must be the same); "
-                             "one peer at a time: a second one given the same DIR says so and stops")
+                             "one peer at a time: a second one given the same DIR says so and stops; a DIR that does not exist "
+                             "is made, and said once, if the directory above it exists")
     parser.add_argument("--json", action="store_true",
                         help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
                              + "; told to quit (a signal, or --attached and standard input closed): only name and quit "
@@ -297,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
     except LocalError as exc:
         print(f"p2pcards peer: {printable(str(exc))}", file=sys.stderr)
         return 2
+    say_made("peer", "--state", cfg.state)
     # Held from here on (load_seat only read, and refused a directory of other files untouched): a second peer on
     # this journal would sign places of the same chain.
     with Lock(Path(cfg.state)) if cfg.state is not None else contextlib.nullcontext():

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli import out_file
+from ..cli import out_file, say_made, state_dir
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
 from ..files import numbered, overwrite_help, refuse_existing
@@ -40,10 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="save your game's transcript (every signed frame you sent or received) to FILE when "
                              "you leave; `p2pcards verify FILE` checks it offline")
     parser.add_argument("--overwrite", action="store_true", help=overwrite_help("--record"))
-    parser.add_argument("--state", metavar="DIR", default=None,
+    parser.add_argument("--state", metavar="DIR", type=state_dir, default=None,
                         help="where your seat at a LAN table is journaled, so that after a crash `p2pcards play` "
                              "takes you back into the game (default $XDG_STATE_HOME/p2pcards, or "
-                             "~/.local/state/p2pcards; $P2PCARDS_HOME/state when that is set)")
+                             "~/.local/state/p2pcards; $P2PCARDS_HOME/state when that is set); made if missing, "
+                             "said once")
     crisp = parser.add_argument_group("Crisp options (the host's)")
     crisp.add_argument("--limit", type=int, choices=LIMIT_CHOICES, default=None,
                        help="the game ends at the end of the round someone reaches this total (default 100)")
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from .app import run_table  # prompt_toolkit only loads for the client itself
     from .client import TableClient
-    from .comeback import state_dir
+    from .comeback import state_dir as default_state_dir
     from .session import NetTable
 
     refuse_existing(args.record, "--record", args.overwrite)
@@ -93,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         peer = _address(args.peer) if args.peer is not None else None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
-        state = Path(args.state) if args.state is not None else state_dir()
+        say_made("play", "--state", args.state)
+        state = Path(args.state) if args.state is not None else default_state_dir()
         with saying_saved() as saved:
             status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
                                                 record=args.record, state=state, host_options=options,

@@ -132,6 +132,20 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "new identity" in out3 and fpr1 not in out3
 
 
+def test_cli_dir_is_made_only_under_a_directory_that_exists_and_said_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`p2pcards id --dir` made a whole missing tree, a key in it, and said nothing: a typo's key went unnoticed."""
+    from p2pcards.cli import main
+    assert main(["id", "--dir", str(tmp_path / "typo" / "keys")]) == 2
+    err = capsys.readouterr().err
+    assert "argument --dir: no directory" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "typo").exists()
+    assert main(["id", "--dir", str(tmp_path / "keys")]) == main(["id", "--dir", str(tmp_path / "keys")]) == 0
+    err = capsys.readouterr().err
+    assert f"--dir {tmp_path / 'keys'} is a new directory" in err and len(err.splitlines()) == 1
+    assert (tmp_path / "keys" / identity.KEY_FILE).exists()
+
+
 def test_cli_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI honours $P2PCARDS_HOME, and a corrupt key makes it fail without replacing it."""
     monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))

@@ -199,3 +199,23 @@ def test_peer_json_gives_a_fault_on_a_reports_word_only_as_a_claim_and_documents
     assert set(keys) <= documented
     assert main(["peer", "--help"]) == 0
     assert "claims: for each fault that blames no one on a report's word only" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_state_whose_parent_is_missing_is_refused_and_nothing_is_made(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--state /a/new/dir` made the whole tree silently: a mistyped path journalled where nobody would look.
+    assert main(["peer", "--peer", "127.0.0.1:9", "--state", str(tmp_path / "typo" / "state")]) == 2
+    err = capsys.readouterr().err
+    assert "argument --state: no directory" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "typo").exists()
+
+
+def test_a_new_state_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from p2pcards.net import botpeer
+    monkeypatch.setattr(botpeer, "_run", lambda cfg, saved, args: 0)
+    for _ in range(2):
+        assert main(["peer", "--peer", "127.0.0.1:9", "--state", str(tmp_path / "new")]) == 0
+    err = capsys.readouterr().err
+    assert (tmp_path / "new").is_dir()
+    assert f"p2pcards peer: --state {tmp_path / 'new'} is a new directory" in err and len(err.splitlines()) == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from p2pcards.cli import main
@@ -32,3 +35,33 @@ def test_rules_print_with_the_hosts_options(capsys: pytest.CaptureFixture[str]) 
     status = main(["rules", "crisp", "--limit", "50"])
     out, err = capsys.readouterr()
     assert status == 0 and "50" in out and not err
+
+
+def test_a_state_dir_whose_parent_is_missing_is_refused_and_nothing_is_made(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--state /a/new/dir` made the whole tree silently: a mistyped path journalled where nobody would look.
+    wanted = tmp_path / "typo" / "state"
+    assert main(["play", "--state", str(wanted)]) == 2
+    err = capsys.readouterr().err
+    assert "argument --state: no directory" in err and err.count("\n") == 1
+    assert not (tmp_path / "typo").exists()
+
+
+def test_a_new_state_dir_is_said_once_and_an_existing_one_not_at_all(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from p2pcards.ui import lobby
+    lobbies: list[Path] = []
+
+    async def run_lobby(*args: Any, state: Path, **kwargs: Any) -> int:
+        lobbies.append(state)
+        state.mkdir(exist_ok=True)  # as the lobby's Lock does
+        return 0
+
+    monkeypatch.setattr(lobby, "run_lobby", run_lobby)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    for _ in range(2):
+        assert main(["play", "--state", str(tmp_path / "new")]) == 0
+    err = capsys.readouterr().err
+    assert lobbies == [tmp_path / "new"] * 2
+    assert err.count("\n") == 1 and f"--state {tmp_path / 'new'} is a new directory: making it" in err
