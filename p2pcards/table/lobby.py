@@ -138,6 +138,8 @@ class Lobby:
                 raise MalformedMessage("seats for another table than the one announced", env.sender.hex())
             if not config.nonces or any(n != self.nonces.get(k, n) for k, n in zip(config.keys, config.nonces)):
                 raise MalformedMessage("seats with another nonce than a seat sent", env.sender.hex())
+            if config.keys[0] != self.host or config.first_dealer != 0:  # what every seat's rules text says (§6.1)
+                raise MalformedMessage("seats where the host is not seat 0 and round 1's dealer", env.sender.hex())
             self.config = config
         else:
             raise MalformedMessage(f"{env.type} has no place in the lobby", env.sender.hex())

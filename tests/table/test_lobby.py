@@ -157,3 +157,22 @@ def test_a_guest_refuses_seats_that_do_not_carry_the_nonce_it_sent() -> None:
     assert ann.config is None and ann.errors and "nonce" in ann.errors[-1]
     with pytest.raises(InputError):
         ann.table_peer()
+
+
+@pytest.mark.parametrize("dealer, order", [(1, (0, 1, 2)), (0, (1, 0, 2))])
+def test_a_guest_refuses_seats_where_the_host_is_not_seat_0_and_first_dealer(dealer: int, order: tuple[int, ...]) -> None:
+    # Every seat's rules say the host, the first seat, deals round 1 (p2pcards rules, the `?` screen): a host
+    # that seats itself elsewhere, or names another dealer, would deal a game its guests' rules do not describe.
+    table = secrets.token_bytes(16)
+    ids = [generate("host"), generate("ann"), generate("bob")]
+    host, opened = Lobby.open(ids[0], table, "crisp", {})
+    ann, bob = Lobby(ids[1], table, ids[0].public), Lobby(ids[2], table, ids[0].public)
+    frames = [opened, ann.join(), bob.join()]
+    for lobby in (host, ann):
+        for frame in frames:
+            lobby.receive(frame)
+    seated = [ids[i] for i in order]
+    config = TableConfig(table, "crisp", {}, tuple(i.public for i in seated), tuple(i.name for i in seated), dealer,
+                         tuple(host.nonces[i.public] for i in seated))
+    ann.receive(host.outbox.seal(0, "seats", {"config": config.to_wire()}).frame)
+    assert ann.config is None and ann.errors and "seat 0" in ann.errors[-1]
