@@ -172,6 +172,7 @@ def _crisp(o: CrispOptions) -> list[Section]:
         sections.append(("Drawing from the discard pile", [
             "Not at this table: every draw comes from the draw pile.",
         ]))
+    sections.append(_leaving("The game then goes on to its limit as before."))
     sections.append(("Table options", [[
         f"limit = {o.limit}: the game ends at this many points (usual choices 50, 100, 150).",
         f"discard_draw = {'yes' if o.discard_draw else 'no'}: whether a draw may take the top of the discard pile.",
@@ -240,7 +241,7 @@ def _crescendo(o: CrescendoOptions) -> list[Section]:
              "Swap: exchange one of your face-down cards with a face-down card of another "
              "player, without looking. The other player sees the card they receive; you see "
              "nothing.",
-             "Lock: turn one of your cards face up for good. Nobody can Swap it away, you "
+             "Lock: turn one of your face-down cards face up for good. Nobody can Swap it away, you "
              "included; you may still replace it with a drawn card, which comes in face down "
              "and unlocked."],
         ]),
@@ -285,11 +286,23 @@ def _crescendo(o: CrescendoOptions) -> list[Section]:
             "CRESCENDO calls (the +6 and the minus results together), then to the most points in "
             "the last round; if it still stands, the tied players share the win.",
         ]),
+        _leaving("The game still ends after the third round."),
         ("Table options", [[
             f"number_window_s = {_s(o.number_window_s)}: seconds the NUMBER window lasts.",
             f"number_tie_ms = {_s(o.number_tie_ms)}: claims this many milliseconds apart are simultaneous.",
         ]]),
     ]
+
+
+def _leaving(after: str) -> Section:
+    """What happens to the game when a player leaves it (protocol.md §14.9), the same in both games but for `after`."""
+    return ("If a player leaves", [
+        "A player who leaves the table, or whose connection stays lost until the countdown the others see runs "
+        "out, is voted out, and the others play on without them. The round in which they are voted out does not "
+        "count for anyone, even if it has just ended: it is dealt again to those who remain, by the same dealer or, when the dealer is the one who left, by "
+        "the next player to the dealer's left, and the running totals are those from before it. " + after
+        + " With only one player left, the game ends there.",
+    ])
 
 
 def _backs_table() -> Pre:

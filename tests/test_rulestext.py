@@ -31,7 +31,7 @@ CRESCENDO_WORDS = {
     "discard": "put it face up onto the common discard pile",
     "peek": "Peek: look at one face-down card",
     "exchange": "Swap: exchange one of your face-down cards",
-    "lock": "Lock: turn one of your cards face up",
+    "lock": "Lock: turn one of your face-down cards face up",
     "crescendo": "Call CRESCENDO",
     "pass": "or a pass, which earns 1 point",
     "number": "may call NUMBER",
@@ -159,3 +159,13 @@ def test_crisp_face_cards_join_a_hand_from_the_discard_pile_only_where_the_table
     plain = flat(rules_text("crisp"))
     assert "dealt to you or received in a Queen swap." in plain and "taken from the discard pile" not in plain
     assert "received in a Queen swap, or taken from the discard pile." in flat(rules_text("crisp", {"discard_draw": True}))
+
+
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+def test_both_games_say_who_deals_the_round_dealt_again_when_a_player_leaves(game: str) -> None:
+    # The text said only that the host deals round 1 and the dealer moves on: a player voted out (protocol.md
+    # §14.9) leaves a void round, dealt again by its dealer or the next seat, which no rule a player read told.
+    text = " ".join(rules_text(game).split())
+    assert "If a player leaves" in text
+    assert "dealt again to those who remain, by the same dealer or, when the dealer is the one who left" in text
+    assert "running totals are those from before it" in text

@@ -219,7 +219,7 @@ def test_the_rules_of_a_table_are_its_own_and_scrolling_stops_at_their_end() -> 
     for _ in range(40):
         lobby.key(" ")
     text = plain(lobby.lines(80, 24))
-    assert "reaches 50 or" in text  # the kitchen's limit, not the default 100
+    assert "limit = 50:" in text  # the kitchen's limit, not the default 100
     lobby.key("up")
     lines = plain(lobby.lines(80, 24)).splitlines()
     assert len(lines) == 24 and lines[-1] == " Esc back"  # one line up from the end, not 40 pages past it
@@ -228,7 +228,7 @@ def test_the_rules_of_a_table_are_its_own_and_scrolling_stops_at_their_end() -> 
     lobby.key("?")
     for _ in range(40):
         lobby.key("pagedown")
-    assert "reaches 50 or" in plain(lobby.lines(80, 24)) and "Rules of Crisp" in plain(lobby.lines(80, 24))
+    assert "limit = 50:" in plain(lobby.lines(80, 24)) and "Rules of Crisp" in plain(lobby.lines(80, 24))
 
 
 def test_a_tables_options_read_as_words_in_one_order_for_host_and_guest() -> None:
