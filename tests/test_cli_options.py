@@ -85,6 +85,7 @@ BAD = [
     (["localgame", "crescendo", "--players", "7"], "crescendo seats 2 to 6"),
     (["localgame", "crisp", "--good", "4"], "--good"),
     (["localgame", "crisp", "--seed", "1.5"], "--seed"),
+    (["localgame", "crescendo", "--limit", "10"], "--limit is not an option of crescendo"),  # was dropped silently
     (["scenario"], "required"),
     (["scenario", "/nonexistent/file.json"], "cannot read"),
     (["id", "--name", ""], "name"),

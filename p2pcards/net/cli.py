@@ -6,6 +6,7 @@ import argparse
 import time
 
 from ..cli import add_game_options, check_good, check_seats, seed_of, whole
+from ..errors import InputError
 from ..progress import Progress
 from .local import run_local_game
 
@@ -20,8 +21,10 @@ def run(args: argparse.Namespace) -> int:
     """Start the seats, wait for the game's end, print each seat's verdict."""
     check_seats(args.game, args.players)
     check_good(args.good, args.players)
+    if args.limit is not None and args.game != "crisp":  # it was dropped without a word
+        raise InputError(f"--limit is not an option of {args.game}")
     seed = seed_of(args)
-    options = {"limit": args.limit} if args.limit is not None and args.game == "crisp" else {}
+    options = {"limit": args.limit} if args.limit is not None else {}
     bots = ["good"] * args.good + ["random"] * (args.players - args.good)
     print(f"{args.players} processes, one per seat, linked by TCP on 127.0.0.1 ...", flush=True)
     start = time.perf_counter()
