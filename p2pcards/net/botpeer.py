@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
-from ..crypto.identity import Identity, generate
+from ..crypto.identity import MAX_NAME, Identity, generate, valid_name
 from ..errors import InputError, LinkBroken, LocalError
-from ..cli import say_made, state_dir, whole
+from ..cli import check_seats, say_made, state_dir, whole
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES, MAX_LIMIT
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
@@ -247,9 +247,7 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
             raise InputError("--create needs --game")
         if args.peer:
             raise InputError("--peer: a guest joins the host there; the host of a new table (--create) dials no one")
-        low, high = SEATS[args.game]
-        if not low <= players <= high:
-            raise InputError(f"{args.game} takes {low} to {high} players")
+        check_seats(args.game, players)
         if args.game == "crisp":
             options = {"limit": args.limit or 100, "discard_draw": args.discard_draw, "draw_seconds": args.draw_seconds}
         elif args.limit is not None or args.discard_draw or args.draw_seconds is not None:
@@ -260,13 +258,15 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
                          "only with --create")
     elif args.no_mdns and not args.peer:
         raise InputError("--no-mdns without --create needs --peer HOST:PORT")
+    if args.name is not None and not valid_name(args.name):
+        raise InputError(f"--name: a name must be 1 to {MAX_NAME} bytes of printable UTF-8, not {args.name!r}")
     if not 0 <= args.port < 65536:
         raise InputError("--port must be 0 to 65535")
     if args.gone_after is not None and not (math.isfinite(args.gone_after) and args.gone_after > 0):
         raise InputError("--gone-after must be positive")
     given = frozenset(k for k, v in (("bot", args.bot), ("interfaces", args.interface), ("gone_after", args.gone_after))
                       if v is not None)
-    return BotPeer(args.bot or "random", args.name or f"bot-{secrets.token_hex(2)}", args.create, args.game, options,
+    return BotPeer(args.bot or "random", f"bot-{secrets.token_hex(2)}" if args.name is None else args.name, args.create, args.game, options,
                    players, args.table, args.interface, [_address(p) for p in args.peer],
                    not args.no_mdns, args.port, GONE_AFTER_S if args.gone_after is None else args.gone_after,
                    state=args.state, given=given)

@@ -19,7 +19,9 @@ store_file = partial(write_file, overwrite=True, private=True)  # as a seat writ
     (["--create"], "--create needs --game"),
     (["--peer", "nope"], "HOST:PORT"),
     (["--peer", "127.0.0.1:70000"], "HOST:PORT"),
-    (["--create", "--game", "crisp", "--players", "9"], "2 to 8 players"),
+    (["--create", "--game", "crisp", "--players", "9"], "--players: crisp seats 2 to 8 players, not 9"),
+    (["--create", "--game", "crisp", "--name", "", "--port", "70000"], "--name: a name must be 1 to 32 bytes"),  # was bot-XXXX
+    (["--create", "--game", "crisp", "--name", "x" * 33, "--port", "70000"], "--name: a name must be"),
     (["--create", "--game", "crescendo", "--limit", "5"], "Crisp options"),
     (["--no-mdns"], "needs --peer"),
     # a host's options on a guest, and a guest's on a host, were silently ignored (a bad --port too, so that
