@@ -10,7 +10,7 @@ import math
 import os
 import secrets
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from .errors import InputError
 
@@ -20,6 +20,13 @@ STDOUT = "-"  # a file to write by this name is standard output (a report's --js
 def overwrite_help(*options: str) -> str:
     """The help of `--overwrite` for a command whose `options` write files."""
     return f"replace a FILE of {' or '.join(options)} that already exists (default: refuse it before anything starts)"
+
+
+def refuse_lone_overwrite(overwrite: bool, files: Mapping[str, str | None]) -> None:
+    """InputError for `--overwrite` given with none of the options (`files`: each option and its FILE, or None) whose
+    file it lets replace one that exists: the user meant a file that is not there."""
+    if overwrite and all(path is None for path in files.values()):
+        raise InputError(f"--overwrite: only with {' or '.join(files)}, whose FILE it lets replace one that exists")
 
 
 def refuse_existing(path: str | None, option: str, overwrite: bool) -> None:

@@ -86,6 +86,11 @@ BAD = [
     (["localgame", "crisp", "--good", "4"], "--good"),
     (["localgame", "crisp", "--seed", "1.5"], "--seed"),
     (["localgame", "crescendo", "--limit", "10"], "--limit is not an option of crescendo"),  # was dropped silently
+    # --overwrite with no file to replace was ignored: the user meant a file that is not there
+    (["sim", "crisp", "--players", "2", "--limit", "5", "--overwrite"], "--overwrite: only with --record or --json"),
+    (["play", "--bots", "2", "--overwrite"], "--overwrite: only with --record"),
+    (["play", "--overwrite"], "--overwrite: only with --record"),
+    (["bench", "engine", "--game", "crisp", "--seconds", "0.01", "--overwrite"], "--overwrite: only with --json"),
     (["scenario"], "required"),
     (["scenario", "/nonexistent/file.json"], "cannot read"),
     (["id", "--name", ""], "name"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cli import JSON_HELP, check_seats, json_file, whole
-from ..files import json_output, overwrite_help, refuse_existing
+from ..files import json_output, overwrite_help, refuse_existing, refuse_lone_overwrite
 
 KINDS: dict[str, tuple[str, str]] = {
     "engine": ("p2pcards.bench.engine", "full games per second with random bots on the referee engine"),
@@ -55,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen benchmark, and write its figures as JSON when --json is given."""
+    refuse_lone_overwrite(args.overwrite, {"--json": args.json})
     refuse_existing(args.json, "--json", args.overwrite)
     with json_output(args.json, args.overwrite) as write:
         figures: Figures = args._bench.run(args)

@@ -20,7 +20,7 @@ from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
 from ..cli import JSON_HELP, add_game_options, amount, check_good, check_seats, json_file, out_file, seed_of, whole
 from ..errors import InputError
-from ..files import STDOUT, json_output, overwrite_help, refuse_existing
+from ..files import STDOUT, json_output, overwrite_help, refuse_existing, refuse_lone_overwrite
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
@@ -116,6 +116,7 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
     if args.game is None:
         raise InputError("the game: crisp or crescendo (or --cheat list)")
     check_seats(args.game, args.players)
+    refuse_lone_overwrite(args.overwrite, {"--record": args.record, "--json": args.json})
     refuse_existing(args.record, "--record", args.overwrite)
     refuse_existing(args.json, "--json", args.overwrite)
     if args.record is not None and args.json not in (None, STDOUT) \

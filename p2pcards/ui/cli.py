@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..cli import out_file, say_made, state_dir
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
-from ..files import numbered, overwrite_help, refuse_existing
+from ..files import numbered, overwrite_help, refuse_existing, refuse_lone_overwrite
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..net.botpeer import _address
 from ..rulestext import rules_text
@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from .comeback import state_dir as default_state_dir
     from .session import NetTable
 
+    refuse_lone_overwrite(args.overwrite, {"--record": args.record})
     refuse_existing(args.record, "--record", args.overwrite)
     options = table_options(args)
     if args.bots is None:
