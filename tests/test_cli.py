@@ -78,6 +78,10 @@ def test_a_scenario_prints_its_result(capsys: pytest.CaptureFixture[str]) -> Non
     (lambda d: "{not json", "not valid JSON"),
     (lambda d: [1, 2], "JSON object"),
     (lambda d: {**d, "game": "chess"}, "unknown game"),
+    # a missing game read "unknown game None", a field of the wrong type "scenario: scenario: 'decks' has the wrong type"
+    (lambda d: {k: v for k, v in d.items() if k != "game"}, "p2pcards scenario: missing 'game'"),
+    (lambda d: {**d, "decks": "x"}, "p2pcards scenario: 'decks' must be a list, not 'x'"),
+    (lambda d: {**d, "moves": [{"do": "wait", "seconds": "2"}]}, "move 0: 'seconds' must be a number, not '2'"),
     (lambda d: {**d, "players": ["ann"]}, "2 to 8 players"),
     (lambda d: {**d, "dealer": "zed"}, "unknown dealer"),
     (lambda d: {**d, "decks": [list(CRISP_DECK)[:51]]}, "52 cards"),
