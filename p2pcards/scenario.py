@@ -85,21 +85,26 @@ def load(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+KIND_WORDS = {list: "a list", str: "a string", int: "a whole number", (int, float): "a number"}
+
+
+def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str = "") -> Any:
+    """`obj[key]`, of `kind`; InputError naming the field (in `where`, a move) when it is missing or not one."""
+    at = f"{where}: " if where else ""
     if key not in obj:
-        raise InputError(f"{where}: missing {key!r}")
+        raise InputError(f"{at}missing {key!r}")
     value = obj[key]
     if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-        raise InputError(f"{where}: {key!r} has the wrong type")
+        raise InputError(f"{at}{key!r} must be {KIND_WORDS.get(kind, 'of another type')}, not {value!r:.40}")
     return value
 
 
 def build(data: Mapping[str, Any]) -> Game:
     """The engine for a scenario, with every round's deck queued; InputError when the file is malformed."""
-    game = data.get("game")
+    game = _field(data, "game", str)
     if game not in ("crisp", "crescendo"):
         raise InputError(f"unknown game {game!r} (crisp or crescendo)")
-    players = _field(data, "players", list, "scenario")
+    players = _field(data, "players", list)
     if not players or not all(isinstance(p, str) and p for p in players):
         raise InputError("players must be a list of names")
     dealer_name = data.get("dealer", players[0])
@@ -108,7 +113,7 @@ def build(data: Mapping[str, Any]) -> Game:
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise InputError("options must be an object")
-    decks = _field(data, "decks", list, "scenario")
+    decks = _field(data, "decks", list)
     if not decks or not all(isinstance(d, list) for d in decks):
         raise InputError("decks must be a non-empty list of decks")
     engine: Game

@@ -114,6 +114,15 @@ def test_every_option_of_every_command_is_explained() -> None:
             assert action.help and action.help != argparse.SUPPRESS, f"{prog} {name} has no help"
 
 
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    # `sim --games` (1) and `rules --limit` (100) / `--draw-seconds` (no limit) left a user to guess.
+    for prog, parser in parsers().items():
+        for name, action in options(parser).items():
+            if action.option_strings and action.default not in (None, False, []) or (prog, name) in (
+                    ("p2pcards rules", "--limit"), ("p2pcards rules", "--draw-seconds"), ("p2pcards play", "--bots")):
+                assert "default" in (action.help or ""), f"{prog} {name}"
+
+
 def test_the_commands_that_play_one_game_agree_on_their_options() -> None:
     defaults = {}
     for name in ("botgame", "sim", "localgame"):

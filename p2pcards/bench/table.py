@@ -101,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=whole(1), default=100, help="Crisp's game limit (default the game's 100)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the keys, shuffles, delays and bots (default 1)")
     parser.add_argument("--bots", choices=("random", "good"), default="random",
-                        help="RandomBot (default) or the good bots of p2pcards/bots")
+                        help="who plays every seat: random bots (default) or good ones")
     parser.add_argument("--top", type=whole(0), default=12, help="non-crypto hot spots to list per game (default 12)")
 
 

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cheat", metavar="KIND",
                         help="one seat cheats this way (at a table of random bots), and the report says whom each "
                              "honest peer blamed; `--cheat list` prints the catalogue, also below")
-    parser.add_argument("--cheater", type=whole(0), default=None,
+    parser.add_argument("--cheater", type=whole(0), default=None, metavar="SEAT",
                         help="with --cheat: the cheating seat (default 1); a cheat of the round's orderer "
                              "(early-timeout, bad-stamp) has its chance only once SEAT deals, in round SEAT + 1")
     parser.epilog = legend() + "\n  " + "\n  ".join(catalogue_lines())

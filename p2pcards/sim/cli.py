@@ -50,10 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jitter-ms", type=amount(0), default=None,
                         help="memory: random extra delay per message in ms, up to this (default 12)")
     parser.add_argument("--games", type=whole(1), default=1,
-                        help="play this many seeded games (seeds from --seed on) and report on them all")
+                        help="play this many seeded games (seeds from --seed on) and report on them all (default 1)")
     parser.add_argument("--tables", type=whole(1), default=None,
                         help="load: run this many tables at once (in memory one process each, over tcp one process "
-                             "per peer), each playing --games games, and report each table's rate and every failure")
+                             "per peer), each playing --games games, and report each table's rate and every failure (default: one "
+                             "table, no load report)")
     parser.add_argument("--json", metavar="FILE", type=json_file, default=None,
                         help="also write the report (every game and the totals) as JSON to FILE; " + JSON_HELP)
     parser.add_argument("--faults", metavar="SPEC", default=None,

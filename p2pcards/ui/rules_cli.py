@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES
 from ..rulestext import rules_text
 from ..table.config import SEATS
 from .cli import table_options
@@ -12,9 +13,14 @@ from .cli import table_options
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The game and the host's options, as for `p2pcards play` (Crescendo has none)."""
     parser.add_argument("game", choices=sorted(SEATS), help="the game whose rules to print")
-    parser.add_argument("--limit", type=int, default=None, help="Crisp: the game's end total")
-    parser.add_argument("--draw-seconds", type=int, default=None, help="Crisp: time for each draw")
-    parser.add_argument("--discard-draw", action="store_true", help="Crisp: drawing from the discard pile allowed")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="Crisp: the game ends at the end of the round someone reaches N points (default 100; "
+                             f"a host in the client chooses {', '.join(map(str, LIMIT_CHOICES))})")
+    parser.add_argument("--draw-seconds", type=int, default=None,
+                        choices=[c for c in DRAW_SECONDS_CHOICES if c is not None],
+                        help="Crisp: seconds for each draw (default: no limit)")
+    parser.add_argument("--discard-draw", action="store_true",
+                        help="Crisp: drawing from the discard pile allowed (default: not)")
 
 
 def run(args: argparse.Namespace) -> int:
