@@ -187,12 +187,17 @@ def _default_name() -> str:
 
 def _read_name(directory: Path) -> str:
     """The stored display name, or the login name when none is stored."""
+    path = directory / NAME_FILE
     try:
-        return _check_name((directory / NAME_FILE).read_text(encoding="utf-8"))
+        return _check_name(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return _default_name()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IdentityError(f"cannot read the name file {directory / NAME_FILE}: {exc}") from None
+    except OSError as exc:
+        raise IdentityError(f"cannot read the name file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise IdentityError(f"the name file {path} is not UTF-8 text: set a name with `p2pcards id --name NAME`") from None
+    except IdentityError as exc:
+        raise IdentityError(f"the name file {path}: {exc}; set another with `p2pcards id --name NAME`") from None
 
 
 def read_key(path: Path, missing: str = "") -> Ed25519PrivateKey:
@@ -204,16 +209,16 @@ def read_key(path: Path, missing: str = "") -> Ed25519PrivateKey:
     except FileNotFoundError:
         raise IdentityError(f"no identity key at {path}{missing}") from None
     except OSError as exc:
-        raise IdentityError(f"cannot read the identity key {path}: {exc}") from None
+        raise IdentityError(f"cannot read the identity key {path}: {exc.strerror or exc}") from None
     if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o077:
         raise IdentityError(f"the identity key {path} is readable by others; run `chmod 600 {path}`")
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except UnsupportedAlgorithm:  # a key on a curve this build of OpenSSL lacks: not ours either way
         raise IdentityError(f"the identity key {path} is not an Ed25519 key; it was left untouched") from None
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError):  # the library's words point at its own FAQ, not at what the user can do
         raise IdentityError(
-            f"the identity key {path} is corrupt ({exc}); it was left untouched. "
+            f"the identity key {path} is corrupt (not a PEM private key); it was left untouched. "
             "Restore it from a backup, or move it away and run `p2pcards id --new`."
         ) from None
     if not isinstance(key, Ed25519PrivateKey):

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,25 @@ def test_corrupt_key_is_an_error_and_kept(tmp_path: Path) -> None:
     with pytest.raises(IdentityError):
         identity.create(tmp_path)  # no replace without being asked
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("spoil, says", [
+    # the library's words ("Unable to load PEM file. See https://cryptography.io/... MalformedFraming") were quoted
+    (lambda d: (d / identity.KEY_FILE).write_bytes(b"junk"), "key {d}/identity.key is corrupt (not a PEM private key)"),
+    (lambda d: (d / identity.KEY_FILE).unlink() or (d / identity.KEY_FILE).mkdir(),
+     "cannot read the identity key {d}/identity.key: Is a directory"),
+    # a bad name file read as if the name had been typed, without naming the file
+    (lambda d: (d / identity.NAME_FILE).write_bytes(b"a\tb"), "the name file {d}/name: a name must be"),
+    (lambda d: (d / identity.NAME_FILE).write_bytes(b"\xff"), "the name file {d}/name is not UTF-8 text"),
+])
+def test_a_spoilt_key_or_name_file_is_one_line_naming_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], spoil: Any, says: str) -> None:
+    from p2pcards.cli import main
+    identity.create(tmp_path)
+    spoil(tmp_path)
+    assert main(["id", "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert says.format(d=tmp_path) in err and len(err.splitlines()) == 1 and "http" not in err, err
 
 
 # A throwaway key on sect163k1, a curve OpenSSL builds may not support at all (made with `openssl ecparam`).
