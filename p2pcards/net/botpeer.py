@@ -39,7 +39,7 @@ from ..table.peer import Note
 from .discovery import Discovery
 from .link import printable
 from .node import Node
-from .store import BOTS, STORE_FILES, Lock, NodeState, SeatStore, bot_key, clear
+from .store import BOTS, Lock, NodeState, SeatStore, bot_key, clear, not_a_seat
 from .seat import GONE_AFTER_S
 
 SHOWN = frozenset({"round", "over", "fault", "void", "missing", "back", "aid"})
@@ -97,10 +97,9 @@ def load_seat(cfg: BotPeer) -> tuple[BotPeer, NodeState | None]:
     if state is not None and state.exists() and not state.is_dir():
         raise InputError(f"--state {state}: not a directory")
     saved = NodeState.load(state) if state is not None else None
-    if state is not None and saved is None and any((state / name).exists() for name in STORE_FILES):
+    if state is not None and saved is None and (why := not_a_seat(state)) is not None:
         # Before we join anyone: files of a seat's names that are no seat to come back to are not ours to write over.
-        raise InputError(f"--state {state} holds {', '.join(n for n in STORE_FILES if (state / n).exists())} but no "
-                         "seat to come back to: remove them or give another directory")
+        raise InputError(f"--state {why}")
     return (cfg, None) if saved is None else (resume_config(cfg, saved), saved)
 
 

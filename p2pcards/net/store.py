@@ -283,6 +283,20 @@ class NodeState:
             raise LocalError(f"{directory} holds no seat we can come back to ({exc})") from None
 
 
+def not_a_seat(directory: Path) -> str | None:
+    """Why `directory` holds files of a seat's store's names that are no seat to come back to (so not ours to
+    write over or clear: a directory of someone else's); None when it holds a seat, or none of those files."""
+    present = [name for name in STORE_FILES if (directory / name).exists()]
+    if not present:
+        return None
+    try:
+        if NodeState.load(directory) is not None:
+            return None
+    except LocalError as exc:
+        return str(exc)
+    return f"{directory} holds {', '.join(present)} but no seat to come back to: remove them or give another directory"
+
+
 def bot_key(directory: Path, saved: NodeState) -> Ed25519PrivateKey:
     """The signing key of the bot whose store is `directory` (its own file there, mode 0600); IdentityError when
     it cannot be read, LocalError when it is not the key the node file names."""

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where your seat at a LAN table is journaled, so that after a crash `p2pcards play` "
                              "takes you back into the game (default $XDG_STATE_HOME/p2pcards, or "
                              "~/.local/state/p2pcards; $P2PCARDS_HOME/state when that is set); made if missing, "
-                             "said once")
+                             "said once; a DIR that holds other files named journal, node or table is refused")
     crisp = parser.add_argument_group("Crisp options (the host's)")
     crisp.add_argument("--limit", type=int, choices=LIMIT_CHOICES, default=None,
                        help="the game ends at the end of the round someone reaches this total (default 100)")
@@ -83,6 +83,7 @@ def check_bots(game: str, bots: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
+    from ..net.store import not_a_seat
     from .app import run_table  # prompt_toolkit only loads for the client itself
     from .client import TableClient
     from .comeback import state_dir as default_state_dir
@@ -96,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         peer = _address(args.peer) if args.peer is not None else None
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise InputError("the client needs a terminal")
+        if args.state is not None and (why := not_a_seat(Path(args.state))) is not None:
+            # A directory the player named may be one of theirs: its files are not ours to clear (the default is).
+            raise InputError(f"--state {why}")
         say_made("play", "--state", args.state)
         state = Path(args.state) if args.state is not None else default_state_dir()
         with saying_saved() as saved:

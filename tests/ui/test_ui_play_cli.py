@@ -65,3 +65,28 @@ def test_a_new_state_dir_is_said_once_and_an_existing_one_not_at_all(
     err = capsys.readouterr().err
     assert lobbies == [tmp_path / "new"] * 2
     assert err.count("\n") == 1 and f"--state {tmp_path / 'new'} is a new directory: making it" in err
+
+
+@pytest.mark.parametrize("files", [{"table": b"my kitchen table plans", "journal": b"dear diary"},
+                                   {"node": b"junk", "table": b"junk", "notes.txt": b"kept"}])
+def test_a_state_dir_of_someone_elses_files_is_refused_and_left_as_it_was(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        files: dict[str, bytes]) -> None:
+    # `play --state DIR` cleared files of a seat's names that were no seat (the user's own `table`, `journal`),
+    # silently, and made DIR 0700: the peer refused such a directory, the client deleted its files.
+    from p2pcards.ui import lobby
+
+    async def run_lobby(*args: Any, **kwargs: Any) -> int:
+        raise AssertionError("the lobby must not start")
+
+    monkeypatch.setattr(lobby, "run_lobby", run_lobby)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    tmp_path.chmod(0o755)
+    assert main(["play", "--state", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--state {tmp_path} holds" in err and err.count("\n") == 1, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files
+    assert tmp_path.stat().st_mode & 0o777 == 0o755
