@@ -51,3 +51,16 @@ def test_matcher_can_fail() -> None:
     assert matches({"a": [1, 2]}, {"a": [1, 2, 3]})
     assert matches({"a": {"b": None}}, {"a": {"b": 0}})
     assert not matches({"a": {"b": 1}}, {"a": {"b": 1, "c": 2}})
+
+
+def test_the_format_page_gives_every_options_bounds_as_the_engine_checks_them() -> None:
+    # docs/scenarios.md said "seconds ≥ 0" and "a whole number ≥ 1": a file with a two-day window was refused
+    # on a bound the page did not give.
+    from p2pcards.games.base import MAX_SECONDS
+    from p2pcards.games.crisp import MAX_LIMIT
+    page = (Path(__file__).parent.parent / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[2].strip(" `"): line for line in page.splitlines() if line.startswith(("| Crisp |", "| Crescendo |"))}
+    assert f"from 1 to {MAX_LIMIT}" in rows["limit"]
+    for name in ("draw_seconds", "crisp_window_s", "next_start_s", "number_window_s"):
+        assert f"{MAX_SECONDS:g}" in rows[name], name
+    assert f"{MAX_SECONDS * 1000:.0f}" in rows["number_tie_ms"]
