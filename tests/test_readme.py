@@ -46,3 +46,24 @@ def test_the_default_run_is_parallel_and_leaves_out_the_slow_tests() -> None:
     pytest_options = project["tool"]["pytest"]["ini_options"]
     assert "-n auto" in pytest_options["addopts"] and "-m 'not slow'" in pytest_options["addopts"]
     assert any(marker.startswith("slow:") for marker in pytest_options["markers"])
+
+
+def test_the_command_table_names_only_options_its_commands_take_and_every_one_of_id() -> None:
+    # `p2pcards id` has --dir, where the key lives, which the table left out.
+    import argparse
+
+    from p2pcards.cli import load_command
+    rows = [line for line in README.splitlines() if line.startswith("| `p2pcards ")]
+    assert rows
+    for row in rows:
+        usage = row.split("`")[1]
+        words = usage.split()
+        parser = load_command(words[1])
+        if words[1] == "bench":
+            sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            parser = sub.choices[words[2]]
+        known = {o for a in parser._actions for o in a.option_strings}
+        named = set(re.findall(r"--[a-z][a-z-]*", usage))
+        assert named <= known, (usage, named - known)
+        if words[1] == "id":
+            assert named == known - {"-h", "--help"}, usage
