@@ -213,6 +213,9 @@ class LobbyClient:
             return self._room_key(k, self.room)
         if self.asking in ("tname", "tgame", "topts"):
             return self._new_key(k)
+        if self.new is not None and k != "Q":  # opening: its screen stays up, so the list's keys would act unseen
+            self.status = ("", f"Opening {self.new.name} … a moment.")
+            return None
         if self.asking == "addr":
             return self._address_key(k)
         if k == "Q":

@@ -99,6 +99,22 @@ def test_a_new_table_sets_its_name_game_seats_and_every_host_option() -> None:
     assert lobby.new.options() == {"limit": 150, "draw_seconds": 45, "discard_draw": True}
 
 
+def test_keys_while_a_new_table_opens_do_not_act_on_the_list_behind_its_screen() -> None:
+    # Enter pressed again while "Opening den …" joined (or tried to join) the table under the list's cursor,
+    # and b, n, a opened dialogues, all behind the new table's screen that stays up until it is open.
+    directory = Directory()
+    directory.announce(KITCHEN)
+    lobby = LobbyClient(generate("zoe"), directory, joinable=True)
+    lobby.key("n")
+    lobby.key("enter")
+    lobby.key("1")
+    assert lobby.key("enter") == "host"
+    for k in ("enter", "b", "n", "a", "down"):
+        assert lobby.key(k) is None and lobby.asking is None, k
+    assert "Opening zoe's table" in lobby.status[1]
+    assert lobby.key("Q") == "quit"
+
+
 class Room:
     """A table's lobby as the lobby screen sees it."""
 
