@@ -98,6 +98,10 @@ def out_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"no directory {parent!r} to write {text!r} in")
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    if os.path.exists(text) and not os.path.isfile(text):
+        # The file is written whole, as a new one renamed over it: over /dev/null (as root) or a pipe, that would
+        # put a plain file in its place.
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular file: this writes a whole file in its place")
     try:  # a directory we may not write in (or no real one: /proc) is refused now too
         tempfile.TemporaryFile(dir=parent).close()
     except OSError as exc:

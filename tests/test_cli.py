@@ -68,6 +68,20 @@ def test_sim_refuses_an_output_file_it_cannot_write_before_playing(
     assert "is a directory" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", ["--json", "--record"])
+def test_an_output_that_is_no_regular_file_is_refused_and_left_as_it_was(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str) -> None:
+    # A file is written as a new one renamed over the old: `--json /dev/null --overwrite`, as root, put a plain
+    # file in place of /dev/null; here a named pipe stands for it.
+    import stat
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert main([*QUICK_SIM, option, str(pipe), "--overwrite"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "is not a regular file" in err
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+
+
 def test_a_scenario_prints_its_result(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenario", str(EXAMPLE)]) == 0
     result = json.loads(capsys.readouterr().out)
