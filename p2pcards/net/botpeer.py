@@ -278,6 +278,13 @@ def _address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def joining_words(table: str | None, game: str | None) -> str:
+    """Which table a guest without --peer looks for, as --table and --game filter the tables found."""
+    if table is not None:
+        return f"the table {printable(repr(table))}" + (f" if it plays {game}" if game else "")
+    return f"the first {game + ' ' if game else ''}table found with a free seat"
+
+
 def note_line(name: str, note: Note) -> str | None:
     """The line `p2pcards peer` prints for a note (None for a kind it does not show): the kind first, for a
     tester's grep, unless the words begin with it; what others said in it (a leave's or a fault's reason, a
@@ -314,7 +321,7 @@ def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int
 
     def ready(node: Node) -> None:
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
-        joining = ", ".join(f"{host}:{port}" for host, port in cfg.peers) or "the first table found"
+        joining = ", ".join(f"{host}:{port}" for host, port in cfg.peers) or joining_words(cfg.table, cfg.game)
         doing = "coming back " if node.resumed else "hosting " + where if cfg.create else f"joining {joining}, listening "
         moved = "" if node.moved_from is None else f" (port {node.moved_from} was taken: we dial every seat)"
         print(f"[{cfg.name}] {doing}on port {node.links.port}{moved}", flush=True)

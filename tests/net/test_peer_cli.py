@@ -221,3 +221,12 @@ def test_a_new_state_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert (tmp_path / "new").is_dir()
     assert f"p2pcards peer: --state {tmp_path / 'new'} is a new directory" in err and len(err.splitlines()) == 1
+
+
+def test_a_guest_says_which_table_it_looks_for() -> None:
+    # With --table rdtest it said "joining the first table found".
+    from p2pcards.net.botpeer import joining_words
+    assert joining_words("rdtest", None) == "the table 'rdtest'"
+    assert joining_words("rdtest", "crisp") == "the table 'rdtest' if it plays crisp"
+    assert joining_words(None, "crescendo") == "the first crescendo table found with a free seat"
+    assert joining_words(None, None) == "the first table found with a free seat"
