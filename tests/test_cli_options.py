@@ -78,6 +78,7 @@ BAD = [
     (["sim", "crisp", "--faults", "drop=2"], "--faults: drop is a chance"),
     (["sim", "crisp", "--faults", "lag=3"], "--faults: 'lag=3' is not kind=value"),
     (["sim", "crisp", "--games", "0"], "--games"),
+    (["sim", "crisp", "--tables", "65"], "--tables: at most 64"),  # each a process, all at once: a fork bomb
     (["sim", "crescendo", "--limit", "30"], "--limit: limit is not an option of crescendo"),
     (["sim", "crisp", "--tables", "2", "--good", "1"], "--good: not with --tables"),
     (["sim", "crisp", "--cheat", "out-of-turn", "--cheater", "7"], "--cheater"),

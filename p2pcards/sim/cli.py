@@ -28,7 +28,7 @@ from .batch import GameReport, batch_json, check_cheat, mark_missed, play_batch,
 from .catalogue import CHEAT_LIMIT, CheatKind, cheat_limit
 from .cheaters import Run
 from .faults import FaultSpec
-from .load import load_lines, run_tables
+from .load import MAX_TABLES, load_lines, run_tables
 from .memnet import LinkModel, MemNet
 from .tcp import check_tcp_cheat
 from .transcript import Transcript, record
@@ -51,10 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory: random extra delay per message in ms, up to this (default 12)")
     parser.add_argument("--games", type=whole(1), default=1,
                         help="play this many seeded games (seeds from --seed on) and report on them all (default 1)")
-    parser.add_argument("--tables", type=whole(1), default=None,
+    parser.add_argument("--tables", type=whole(1), default=None, metavar="N",
                         help="load: run this many tables at once (in memory one process each, over tcp one process "
-                             "per peer), each playing --games games, and report each table's rate and every failure (default: one "
-                             "table, no load report)")
+                             "per peer), each playing --games games, and report each table's rate and every failure (at most "
+                             f"{MAX_TABLES}; default: one table, no load report)")
     parser.add_argument("--json", metavar="FILE", type=json_file, default=None,
                         help="also write the report (every game and the totals) as JSON to FILE; " + JSON_HELP)
     parser.add_argument("--faults", metavar="SPEC", default=None,
@@ -137,6 +137,9 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
         check_good(good_bots, args.players)
     if args.limit is not None and args.game != "crisp":
         raise InputError(f"--limit: limit is not an option of {args.game}")
+    if args.tables is not None and args.tables > MAX_TABLES:
+        raise InputError(f"--tables: at most {MAX_TABLES} (each starts at once, a process of its own; over tcp one "
+                         f"per peer), not {args.tables}")
     if args.tables is not None and args.good is not None:
         raise InputError("--good: not with --tables (a load table seats random bots)")
     cheater = 1 if args.cheater is None else args.cheater

@@ -8,7 +8,9 @@ time while all ran together) and every failure.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -22,6 +24,15 @@ from .faults import FaultSpec
 from .memnet import LinkModel
 
 SEED_STRIDE = 100_000  # table k plays seeds from seed + k * SEED_STRIDE: no two tables play one game
+MAX_TABLES = 64  # all start at once, each a process (over tcp, one per peer): --tables 1000000 forked thousands
+
+
+def _table_process() -> None:
+    """A table's process leaves Ctrl-C and SIGTERM to the command, which stops every table (each printed its own
+    traceback): a signal sent to the whole group (Ctrl-C, `timeout`) ends it quietly, or the command does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @dataclass
@@ -64,11 +75,18 @@ def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any],
     """Play `tables` tables at once (in memory one process each; over tcp one process per peer); their runs,
     and the wall time of the whole. `until` is each game's limit: table time in memory, real time over tcp."""
     start = time.perf_counter()
-    pool: Executor = ThreadPoolExecutor(tables) if transport == "tcp" else ProcessPoolExecutor(tables)
-    with pool:
+    pool: Executor = (ThreadPoolExecutor(tables) if transport == "tcp"
+                      else ProcessPoolExecutor(tables, initializer=_table_process))
+    try:
         futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,
                                link or LinkModel(), timeout, until, transport) for k in range(tables)]
         runs = [f.result() for f in futures]
+    except BaseException:  # Ctrl-C or a signal: the tables stop now, not once every one has played its games
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
+    pool.shutdown()
     return runs, time.perf_counter() - start
 
 

@@ -215,3 +215,36 @@ def test_a_seat_that_gave_up_cut_off_holds_no_outcome_the_others_could_disagree_
     assert agreed([*two, cut])
     assert not agreed([two[0], outcome("p1", None, (75, 110)), cut])
     assert not agreed([*two, outcome("p2", "p0 sent nothing owed for 15 s", (0, 0, 0))])
+
+
+def test_a_load_run_stopped_by_sigterm_stops_every_table_at_once_without_a_traceback() -> None:
+    # It waited for every table's every game before it exited (minutes; with --tables 1000000, thousands of
+    # processes), and each table's process printed a traceback of its own.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "p2pcards", "sim", "crisp", "--tables", "2", "--games", "1000",
+                             "--players", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    try:
+        while len(pids := children.read_text().split()) < 2:  # both tables' processes are playing
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)  # a guard against a hang, not a measure
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+
+    def alive(pid: str) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except OSError:
+            return False
+
+    for _ in range(600):  # the tables' processes were ended, not left playing (a guard of 30 s, not a measure)
+        if not any(alive(p) for p in pids):
+            break
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids), pids
