@@ -74,8 +74,8 @@ def whole(low: int) -> Callable[[str], int]:
     return parse
 
 
-def amount(low: float, above: bool = False) -> Callable[[str], float]:
-    """An option type: a finite number of at least `low` (greater than it when `above`)."""
+def amount(low: float, above: bool = False, most: float = math.inf) -> Callable[[str], float]:
+    """An option type: a finite number of at least `low` (greater than it when `above`), and at most `most`."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -83,6 +83,8 @@ def amount(low: float, above: bool = False) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not math.isfinite(value) or value < low or (above and value == low):
             raise argparse.ArgumentTypeError(f"must be {'more than' if above else 'at least'} {low:g}, not {text}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g}, not {text}")
         return value
     parse.__name__ = "number"
     return parse

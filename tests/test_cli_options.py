@@ -71,6 +71,8 @@ BAD = [
     (["botgame", "crisp", "--seed", "x"], "--seed"),
     (["sim", "crisp", "--players", "1"], "crisp seats 2 to 8 players, not 1"),
     (["sim", "crisp", "--jitter-ms", "-1"], "--jitter-ms"),
+    (["sim", "crisp", "--delay-ms", "1e308"], "--delay-ms: must be at most 10000"),  # a game that could only fail
+    (["sim", "crisp", "--jitter-ms", "10001"], "--jitter-ms: must be at most 10000"),
     (["sim", "crisp", "--limit", "-5"], "--limit"),
     (["sim", "crisp", "--good", "4"], "--good"),
     (["sim", "crisp", "--cheat", "bribe"], "no cheat 'bribe'"),

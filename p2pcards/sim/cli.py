@@ -27,7 +27,7 @@ from . import cheat_cli, tcp
 from .batch import GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
 from .catalogue import CHEAT_LIMIT, CheatKind, cheat_limit
 from .cheaters import Run
-from .faults import FaultSpec
+from .faults import MAX_DELAY_MS, FaultSpec
 from .load import MAX_TABLES, load_lines, run_tables
 from .memnet import LinkModel, MemNet
 from .tcp import check_tcp_cheat
@@ -45,10 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"Crisp's game limit (default 100; {CHEAT_LIMIT} with --cheat, and with a cheat of the "
                              f"round's orderer {CHEAT_LIMIT} × (SEAT + 1), so that the game reaches the round the "
                              "cheater's SEAT deals)")
-    parser.add_argument("--delay-ms", type=amount(0), default=None,
-                        help="memory: per-link delay in ms (default 4)")
-    parser.add_argument("--jitter-ms", type=amount(0), default=None,
-                        help="memory: random extra delay per message in ms, up to this (default 12)")
+    # As --faults delay= and jitter=: a link slower than that is a link gone (1e308 ms played a game that failed).
+    parser.add_argument("--delay-ms", type=amount(0, most=MAX_DELAY_MS), default=None, metavar="MS",
+                        help=f"memory: per-link delay in ms, at most {MAX_DELAY_MS:g} (default 4)")
+    parser.add_argument("--jitter-ms", type=amount(0, most=MAX_DELAY_MS), default=None, metavar="MS",
+                        help=f"memory: random extra delay per message in ms, up to this, at most {MAX_DELAY_MS:g} "
+                             "(default 12)")
     parser.add_argument("--games", type=whole(1), default=1,
                         help="play this many seeded games (seeds from --seed on) and report on them all (default 1)")
     parser.add_argument("--tables", type=whole(1), default=None, metavar="N",
