@@ -81,7 +81,7 @@ def is_joker(card: CrescendoCard) -> bool:
 
 
 def crescendo_back(card: CrescendoCard) -> Back:
-    """The back every player sees on `card` (RULINGS.md: range by tens, action by number mod 3)."""
+    """The back every player sees on `card` (docs/rules.md, "Card backs": range by tens, action by number mod 3)."""
     if isinstance(card, str):
         return _JOKER_BACKS[card]
     low = (card - 1) // 10 * 10 + 1

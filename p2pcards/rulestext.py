@@ -150,7 +150,8 @@ def _crisp(o: CrispOptions) -> list[Section]:
     else:
         timing = [
             f"Each draw has {_plural(o.draw_seconds, 'second')}, a King's extra draws included, "
-            "counted from the moment the draw is due: when your turn opens, or when your previous "
+            "counted from the moment the draw is due: when your turn opens (a round's first turn at the "
+            f"deal, any other {start} after the turn before it ended), or when your previous "
             "draw of the turn was played. When the time runs out you forfeit the rest of your turn:",
             ["if you have not drawn yet, the top card of the draw pile is drawn and discarded "
              "for you;",

@@ -1,5 +1,5 @@
 """Independent models for the property tests: card positions and knowledge, rebuilt from the
-public events and the rules (RULINGS.md), never from the engine's own bookkeeping.
+public events and the rules (docs/rules.md), never from the engine's own bookkeeping.
 
 A model is synced after every step (a move or a wait).  It reads only
 - the deck of each round (the engine's faces of handles 0..N-1, i.e. the deck as dealt),

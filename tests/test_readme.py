@@ -67,3 +67,17 @@ def test_the_command_table_names_only_options_its_commands_take_and_every_one_of
         assert named <= known, (usage, named - known)
         if words[1] == "id":
             assert named == known - {"-h", "--help"}, usage
+
+
+def test_no_file_of_the_repository_points_at_the_developers_rulings() -> None:
+    # Code, tests and scenario files cited "RULINGS" and "RULINGS.md", a document a reader of the repository
+    # does not have: docs/rules.md is the rules as played here.
+    import subprocess
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    here = Path(__file__).resolve()
+    for name in listed:
+        path = ROOT / name
+        if path.resolve() == here or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert "RULINGS" not in text and "/work/" not in text and "shared/rules" not in text, name

@@ -133,7 +133,7 @@ def test_lines_fit_the_terminal(game: str, options: dict[str, object]) -> None:
 
 @pytest.mark.parametrize("game", ["crisp", "crescendo"])
 def test_both_games_say_a_card_looked_at_hides_again_unless_the_memory_aid_is_on(game: str) -> None:
-    """RULINGS "Memory": both games are memory games, and the client hides a card looked at after a few seconds."""
+    """The rulings' "Memory": both games are memory games, and the client hides a card looked at after a few seconds."""
     text = flat(rules_text(game))
     assert "It is a memory game: a card you look at is shown to you for a few seconds only" in text
     assert "unless you turn on a memory aid (the table tells everyone who uses one)" in text
@@ -169,3 +169,10 @@ def test_both_games_say_who_deals_the_round_dealt_again_when_a_player_leaves(gam
     assert "If a player leaves" in text
     assert "dealt again to those who remain, by the same dealer or, when the dealer is the one who left" in text
     assert "running totals are those from before it" in text
+
+
+def test_the_time_per_draw_says_when_a_turn_opens() -> None:
+    # "counted from ... when your turn opens" left a player to guess when that is (a round's first turn at the
+    # deal, the others once the next-start delay is over).
+    text = flat(rules_text("crisp", {"draw_seconds": 30, "next_start_s": 1.5}))
+    assert "when your turn opens (a round's first turn at the deal, any other 1.5 seconds after the turn before it ended)" in text

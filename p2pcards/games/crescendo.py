@@ -663,7 +663,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
             if penalty is not None:
                 row.insert(pos + 1, penalty)
                 r.locked[me].insert(pos + 1, False)
-        # The claim uses up the window, but the next player still waits out its time (RULINGS: no
+        # The claim uses up the window, but the next player still waits out its time (docs/rules.md: no
         # earlier than number_window_s), and a round's last window still ends the round at its end.
         assert r.window is not None
         r.window = replace(r.window, claimed=True)
