@@ -33,6 +33,10 @@ def _table_process() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # blocked by the command while it started us
+
+
+STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @dataclass
@@ -77,9 +81,16 @@ def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any],
     start = time.perf_counter()
     pool: Executor = (ThreadPoolExecutor(tables) if transport == "tcp"
                       else ProcessPoolExecutor(tables, initializer=_table_process))
+    # A signal that came while the pool forked its processes could leave one started but not yet known to
+    # `active_children`, playing on as an orphan: so it waits until every one is started (a table's process
+    # unblocks it for itself, having set what it does with it).
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:
-        futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,
-                               link or LinkModel(), timeout, until, transport) for k in range(tables)]
+        try:
+            futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,
+                                   link or LinkModel(), timeout, until, transport) for k in range(tables)]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         runs = [f.result() for f in futures]
     except BaseException:  # Ctrl-C or a signal: the tables stop now, not once every one has played its games
         pool.shutdown(wait=False, cancel_futures=True)
