@@ -450,15 +450,21 @@ class TableClient:
         """The rows, their legend, the piles and whose turn it is, in `room` lines: short of room (the log keeping
         LOG_MIN lines), the legend goes first, then the last rows; the piles and the turn line stay."""
         ended = view.turn is None and view.round > 0 and view.rounds_played >= view.round
+        short: list[Line] = []
         if isinstance(view, CrescendoView):
-            head, seats, legend = self._crescendo_rows(view, width, ended)
+            head, seats, legend, short = self._crescendo_rows(view, width, ended)
         else:
             head, seats, legend = self._crisp_rows(view, width, ended)
-        status = self._piles(view, width) + self._timers(view, width)
+        timers = self._timers(view, width)
+        status = self._piles(view, width) + timers
         # The log keeps its last lines: what the others did (a blind swap of our card) matters more than the legend,
-        # and its last line more than the other seats' rows (they are named); our own row stays before it.
-        if len(head) + sum(map(len, seats)) + len(legend) + len(status) > room - min(LOG_MIN, len(self.log)):
-            legend = []
+        # and its last line more than the other seats' rows (they are named); our own row stays before it. Short of
+        # room, the legend is said in fewer words (two lines, then one) and the piles share a line, before it goes:
+        # in 40 columns four Crescendo seats take 12 lines, and the whole legend 5.
+        spare = room - min(LOG_MIN, len(self.log)) - len(head) - sum(map(len, seats))
+        tight = self._piles(view, width, tight=True) + timers
+        tries = [(legend, status), (short[:2], status), (short[:2], tight), (short[:1], status), (short[:1], tight)]
+        legend, status = next(((lg, st) for lg, st in tries if lg and len(lg) + len(st) <= spare), ([], status))
         keep = min(LOG_LAST, len(self.log))
         rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
         if not any(line is seats[view.me][0] for line in rows):  # our row before the log's lines
@@ -533,8 +539,8 @@ class TableClient:
         return rows, seats, under
 
     def _crescendo_rows(self, view: CrescendoView, width: int,
-                        ended: bool) -> tuple[list[Line], list[list[Line]], list[Line]]:
-        """The heading, each seat's lines, and the legend's lines."""
+                        ended: bool) -> tuple[list[Line], list[list[Line]], list[Line], list[Line]]:
+        """The heading, each seat's lines, the legend's lines, and the legend in fewer words (its most needed first)."""
         cards = bool(view.round and view.known)
         most = max((len(row) for row in view.known), default=0)
         score_w = self._score_w(view, 2)  # with the `*` and a space before it, room for the heading's " pts"
@@ -576,11 +582,19 @@ class TableClient:
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", "81-90P" + SEEN_MARK), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
+        brief = [[("class:back", "81-90P"), ("", ": range, P peek S swap L lock")], [("class:known", "(52)"), ("", " known")],
+                 [("class:back", "81-90P" + SEEN_MARK), ("", " seen")], [("class:locked", "[66]"), ("", " locked")],
+                 [("", "pl pile")]]
         if any(style == "class:back" and TOP_RANGE in text for lines in seats for line in lines for style, text in line):
             legend.insert(1, [("class:back", TOP_RANGE), ("", " means 91-100")])
-        return rows, seats, (flow(legend, width, lead="   ") if cards and not ended else [])
+            brief.insert(4, [("class:back", TOP_RANGE), ("", " 91-100")])
+        if not cards or ended:
+            return rows, seats, [], []
+        return rows, seats, flow(legend, width, lead="   "), flow(brief, width, lead=" ")
 
-    def _piles(self, view: View, width: int) -> list[Line]:
+    def _piles(self, view: View, width: int, tight: bool = False) -> list[Line]:
+        """The draw pile (Reserve) and the discard pile, and a card we drew; `tight`: Crescendo's Reserve in the
+        fewest words, so that the Discard shares its line in 40 columns."""
         game = self.session.game
         if view.round == 0:
             return []
@@ -600,11 +614,12 @@ class TableClient:
             reserve = f"Reserve: {view.reserve}"
             if back is not None:  # kept on one line: the shorter words where the longer do not fit
                 long = f"{reserve} (top back {back.low}-{back.high}, action {back.action.upper()})"
-                reserve = long if len(long) < width else f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})"
+                reserve = (f"{reserve} ({back.low}-{back.high} {back.action.upper()})" if tight else long
+                           if len(long) < width else f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})")
             groups = [[("", reserve)], [("", "Discard: "), ("class:up", top)]]
             if view.drawn is not None:
                 drawn = [("", "You drew: "), ("class:known", card_word(view.drawn, game))]
-        return flow(groups + ([drawn] if drawn else []), width, gap="   ")
+        return flow(groups + ([drawn] if drawn else []), width, gap="  " if tight else "   ")
 
     def _timers(self, view: View, width: int) -> list[Line]:
         """Whose turn it is and a countdown for every timed rule running now, read from the engine's view."""

@@ -1474,3 +1474,17 @@ def test_once_crescendo_is_called_the_turn_line_counts_the_final_turns_not_when_
     assert "Bo is to play   final turns left: 2" in text and "CRESCENDO from" not in text
     session.play(Move("Bo", "pass"))
     assert "Cy is to play   final turns left: 1" in screen(client, now)
+
+
+def test_in_40_by_24_four_crescendo_seats_keep_a_short_legend() -> None:
+    # At 40x24 four Crescendo seats took 12 lines and the legend (5 lines in 40 columns) was dropped whole: what
+    # "81-90P" meant was nowhere on screen. Now it is said in fewer words, and the piles share a line to make room.
+    session = RefereeSession("crescendo", ("you", "Ada", "Cy", "Bo"), list(CRESCENDO_DECK), dealer=3)
+    client = TableClient(session)
+    lines = screen(client, width=40, height=24).splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 40 for line in lines)
+    assert " 81-90P: range, P peek S swap L lock" in lines
+    assert " (52) known  81-90P· seen  [66] locked" in lines
+    assert any(line.startswith("Reserve: ") and "Discard: " in line for line in lines)
+    assert all(any(line[1:].startswith(f"{i + 1} {name}") for line in lines) for i, name in enumerate(session.names))
+    assert "You are to play" in "\n".join(lines) and "— Round 1: Bo deals —" in lines
