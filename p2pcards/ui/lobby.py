@@ -184,7 +184,7 @@ class LobbyClient:
     address: str = ""  # the HOST:PORT being typed (asking "addr")
     typed_after: str = ""  # what the field held when it opened (the host given, and ":")
     reach: tuple[str, int] | None = None  # the host to join by address, once typed
-    # The room and its players when last drawn: a change is news that takes the status line ("Ann joined.").
+    # The room and its players when room_changed last looked: a change is news that takes the status line ("Ann joined.").
     room_was: tuple[Room, tuple[tuple[str, str], ...]] | None = None
 
     def key(self, k: str) -> str | None:
@@ -240,6 +240,7 @@ class LobbyClient:
             self.status = ("class:warn", f"{self.game.capitalize()} takes {low - 1} to {high - 1} bots: press a digit.")
             return None
         tables = self.directory.tables()
+        self.selected = min(self.selected, max(0, len(tables) - 1))  # the list may have shrunk since the last key
         self.status = ("", "")
         if k == "b":
             self.asking = "game"
@@ -443,12 +444,12 @@ class LobbyClient:
     def _table_lines(self, width: int) -> list[Line]:
         out: list[Line] = [[("class:title", " Tables on this network ")]]
         tables = list(self.directory.tables())
-        self.selected = min(self.selected, max(0, len(tables) - 1))
+        selected = min(self.selected, max(0, len(tables) - 1))  # the list may have shrunk since the last key
         if not tables:
             out.append([("class:dim", " No table announced on this network yet.")])
         for i, ad in enumerate(tables):
-            mark = "▶" if i == self.selected else " "
-            name = ("class:turn" if i == self.selected else "", f"{mark} {ad.name[:22 if ad.game not in SEATS else 16]:<16}")
+            mark = "▶" if i == selected else " "
+            name = ("class:turn" if i == selected else "", f"{mark} {ad.name[:22 if ad.game not in SEATS else 16]:<16}")
             if ad.game not in SEATS:  # a host given by address: its game, seats and options show on joining
                 about = "a host given by address: its table shows when you join"
                 out += ([[name, ("class:dim", f"  {about}")]] if len(name[1]) + 2 + len(about) <= width else
@@ -499,9 +500,15 @@ class LobbyClient:
             out.append([("class:dim", " Crescendo has no options a host may set.")])
         return out + [[], [("class:key", " Enter"), ("", " open the table  "), ("class:key", "Esc"), ("", " back")]]
 
-    def _room_news(self, room: Room, players: Sequence[tuple[str, str]]) -> None:
-        """Who came or went since the room was last drawn, said in the status line: the word of a moment before
-        ("den is open.", "You joined den.") gives way to what is true now."""
+    def room_changed(self) -> None:
+        """Who came or went in our table's lobby since this was last called, said in the status line: the word of a
+        moment before ("den is open.", "You joined den.") gives way to what is true now. Called where the room's
+        changes are handled, never by drawing (the first call for a room only notes who is in it)."""
+        room = self.room
+        if room is None:
+            self.room_was = None
+            return
+        players = room.lobby_players()
         was = self.room_was[1] if self.room_was is not None and self.room_was[0] is room else None
         self.room_was = (room, tuple(players))
         if was is None or tuple(players) == was:
@@ -516,7 +523,6 @@ class LobbyClient:
     def _room_lines(self, room: Room, width: int) -> list[Line]:
         opts = options_words(room.options)
         players = room.lobby_players()
-        self._room_news(room, players)
         out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
                            [("class:dim", f" {opts}")],
                            [("", f" Players ({len(players)}), in seat order:")]]
@@ -567,6 +573,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         assert lan is not None and lobby.identity is not None
         try:
             lobby.room = await lan.host(lobby.identity, new)
+            lobby.room_changed()
             lobby.status = ("class:good", f"{lobby.room.table_name} is open.")
         except (P2PCardsError, OSError) as exc:
             lobby.status = ("class:warn", f"Could not open the table: {exc}")
@@ -577,6 +584,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         assert lan is not None and lobby.identity is not None
         try:
             lobby.room = await lan.join(lobby.identity, ad)
+            lobby.room_changed()
             lobby.status = ("class:good", f"You joined {lobby.room.table_name}.")
         except (P2PCardsError, OSError) as exc:
             lobby.status = ("class:warn", f"Could not join {ad.name}: {exc}")
@@ -586,6 +594,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         assert lan is not None and lobby.identity is not None
         try:
             lobby.room = await lan.reach(lobby.identity, host, port)
+            lobby.room_changed()
             lobby.status = ("class:good", f"You joined {lobby.room.table_name}.")
         except (P2PCardsError, OSError) as exc:
             lobby.status = ("class:warn", f"Could not join {host}:{port}: {exc}")
@@ -629,6 +638,8 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
             room = lobby.room
             if isinstance(room, NetTable):
                 await room.lobby_changed(0.5)
+                if lobby.room is room:
+                    lobby.room_changed()
                 if room.seated():
                     finish(room)
                 elif (why := room.lobby_trouble()) is not None:

@@ -153,14 +153,38 @@ def test_the_hosts_open_word_gives_way_to_who_joined_and_left() -> None:
     me = generate("zoe")
     room = Room([("zoe", me.fingerprint)])
     lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    lobby.room_changed()  # as the app does once the table is open
     lobby.status = ("class:good", "den is open.")
     assert plain(lobby.lines(80, 24)).rstrip().endswith("den is open.")
     room.players += [("ann", "12345 67890"), ("bo", "22345 67890")]
+    lobby.room_changed()
     text = plain(lobby.lines(80, 24))
     assert "den is open." not in text and text.rstrip().endswith("ann and bo joined.")
     room.players.pop(1)
+    lobby.room_changed()
     assert plain(lobby.lines(80, 24)).rstrip().endswith("ann left.")
-    assert plain(lobby.lines(80, 24)).rstrip().endswith("ann left.")  # drawn again, nothing new: the same word
+    lobby.room_changed()
+    assert plain(lobby.lines(80, 24)).rstrip().endswith("ann left.")  # nothing new: the same word
+
+
+def test_drawing_the_lobby_changes_nothing() -> None:
+    # Drawing a table's lobby said who joined: the status changed inside the render path, and the cursor on a list
+    # that had shrunk was moved there too. Drawing is pure now: the news waits for room_changed, the cursor for a key.
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint)])
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    lobby.room_changed()
+    room.players.append(("ann", "12345 67890"))
+    before = repr(lobby)
+    assert "ann" in plain(lobby.lines(80, 24)) and repr(lobby) == before and lobby.status == ("", "")
+    lobby.room_changed()
+    assert lobby.status == ("", "ann joined.")
+    directory = Directory()
+    listing = LobbyClient(me, directory, joinable=True, selected=1)
+    directory.announce(KITCHEN)
+    before = repr(listing)
+    assert "▶ kitchen" in plain(listing.lines(80, 24)) and repr(listing) == before
+    assert listing.key("?") is None and listing.rules_for == "crisp" and listing.selected == 0
 
 
 def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:
