@@ -485,7 +485,9 @@ class LobbyClient:
         out: list[Line] = [[("class:title", " A new table ")],
                            [("", " Name: "), ("class:known", new.name + ("▏" if self.asking == "tname" else ""))]]
         if self.asking == "tname":
-            return out + [[], [("class:key", " Enter"), ("", " next  "), ("class:key", "Esc"), ("", " back")]]
+            # The field starts filled ("Ann's table"): what is typed goes after it, so the key that empties it is said.
+            return out + [[], [("class:key", " Enter"), ("", " next  "), ("class:key", "Ctrl-U"), ("", " clear  "),
+                               ("class:key", "Esc"), ("", " back")]]
         if self.asking == "tgame":
             return out + [[], [("class:key", " Game: "), ("", "1 Crisp   2 Crescendo   Esc back")]]
         low, high = SEATS[new.game]

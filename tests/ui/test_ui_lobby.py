@@ -492,3 +492,15 @@ def test_the_rules_in_the_lobby_fill_a_narrow_screens_lines() -> None:
     for k in "fe80::1:4000":
         ipv6.key(k)
     assert ipv6.key("enter") == "reach" and ipv6.reach == ("fe80::1", 4000)
+
+
+def test_a_new_tables_name_field_says_how_to_empty_it() -> None:
+    # The name field opens filled with "zoe's table" and typing adds to it: "den" made "zoe's tableden", and its keys
+    # said only "Enter next  Esc back", not that Ctrl-U empties it.
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True)
+    lobby.key("n")
+    text = plain(lobby.lines(80, 24))
+    assert "Name: zoe's table" in text and " Enter next  Ctrl-U clear  Esc back" in text
+    for k in ("c-u", "d", "e", "n"):
+        lobby.key(k)
+    assert lobby.new is not None and lobby.new.name == "den"
