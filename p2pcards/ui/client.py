@@ -64,6 +64,12 @@ def tenths(seconds: float) -> str:
     return f"{math.ceil(max(0.0, seconds) * 10 - 1e-9) / 10:.1f}"
 
 
+def whole(seconds: float) -> str:
+    """A draw's time left in whole seconds rounded up, as `tenths` rounds: "1" until the moment it runs out, never a
+    "0" with time still on it."""
+    return str(math.ceil(max(0.0, seconds) - 1e-9))
+
+
 @dataclass
 class TableClient:
     """One player's table screen: what they have seen, what they are choosing, what the log says."""
@@ -644,7 +650,7 @@ class TableClient:
                 parts.append([("", f"{whose} turn starts in {tenths(view.opens_at - now)} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
-                parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {max(0.0, left):.0f} s left")])
+                parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {whole(left)} s left")])
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {tenths(view.window_until - now)} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
@@ -901,7 +907,7 @@ class TableClient:
         """The time our turn's draw has left, when draws are timed (" (29 s left)"), for a screen that hides the
         table's own clock."""
         until = view.draw_until if isinstance(view, CrispView) else None
-        return f" ({max(0.0, until - self.now):.0f} s left)" if until is not None else ""
+        return f" ({whole(until - self.now)} s left)" if until is not None else ""
 
 
 def too_small(width: int, height: int, said: str = "") -> list[Line]:

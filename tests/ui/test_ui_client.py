@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 from dataclasses import replace
 
@@ -102,6 +103,17 @@ def test_the_time_for_a_draw_counts_down_to_the_engines_own_time_out() -> None:
     assert "your draw: 27 s left" in screen(client, now=3.0)
     client.key("d")  # drawing does not restart the clock: the draw and its use share the time
     assert "your draw: 25 s left" in screen(client, now=5.0)
+
+
+def test_the_draw_countdown_rounds_up_so_it_never_reads_0_while_the_draw_is_open() -> None:
+    # With 0.4 s left it read "your draw: 0 s left" and the player took the draw for gone (and 29.6 s read 30).
+    session = RefereeSession("crisp", ("you", "Bo"), DECK, {"draw_seconds": 30}, dealer=1)
+    client = TableClient(session)
+    assert "your draw: 1 s left" in screen(client, now=29.6)
+    assert "your draw: 30 s left" in screen(client, now=0.0) and "your draw: 30 s left" in screen(client, now=0.4)
+    client.key("?")
+    assert "Your turn (1 s left)" in screen(client, now=29.5)
+    assert "your draw: 0 s left" not in screen(TableClient(session), now=29.99)
 
 
 def test_crisp_is_one_key_right_after_our_turn() -> None:
@@ -1109,7 +1121,7 @@ def test_the_reveal_says_how_long_our_timed_draw_has_left_when_our_turn_came_beh
     assert view.round == 2 and view.turn == 0 and isinstance(view, CrispView) and view.draw_until is not None
     left = view.draw_until - (now + 4.0)
     assert 10 < left < 30
-    assert f"Your turn in round 2 ({left:.0f} s left): Enter back to the table" in screen(client, now + 4.0)
+    assert f"Your turn in round 2 ({math.ceil(left)} s left): Enter back to the table" in screen(client, now + 4.0)
 
 
 def drawn_with_twelve_cards() -> tuple[TableClient, RefereeSession]:
