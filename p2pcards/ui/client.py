@@ -762,8 +762,8 @@ class TableClient:
         stopped = self.session.stopped()
         stall = self.session.stall()
         prog = self.session.progress()
-        if stopped is not None:
-            out.append([("class:warn", f" {stopped_words(stopped)} Press Q to leave. ")])
+        if stopped is not None:  # once we are leaving, no key to leave by: the status says we are on our way
+            out.append([("class:warn", f" {stopped_words(stopped)}{'' if self.outcome else ' Press Q to leave.'} ")])
         elif stall is not None:
             out += [[("class:warn", text)] for text in stall_words(stall)]
         elif prog is not None and not self.panel_round:
@@ -780,6 +780,8 @@ class TableClient:
                            else ("Leave the table?", "leave"))
             out += flow([[("class:warn", f"{ask} {after}")], [("class:key", "y"), ("", f" {answer}")],
                          [("class:key", "n"), ("", " stay")]], width, lead=" ")
+        elif self.outcome:
+            pass  # leaving (the status says so): the keys of a table we are leaving would be words for nothing
         elif stopped is not None:
             out += flow([[("class:key", "Q"), ("", " leave the table (the rounds before stand, signed by all)")]], width,
                         lead=" ")

@@ -316,9 +316,9 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     text = screen(client)
     assert "The table stopped: Bo sent nothing owed for 15 s. Press Q to leave." in text
     assert " Q leave the table" in text and "d draw" not in text
-    assert client.key("Q") == "leave"  # no question: there is no round left to void
     narrow = " ".join(line.strip() for line in screen(client, width=40).splitlines()[-4:])
     assert "Q leave the table (the rounds before stand, signed by all)" in narrow  # 40 columns cut it at "st"
+    assert client.key("Q") == "leave"  # no question: there is no round left to void
 
 
 @pytest.mark.parametrize("stopped,said", [
@@ -337,6 +337,23 @@ def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, sai
     client, session = crisp_client()
     session.stopped = lambda: stopped  # type: ignore[method-assign]
     assert said in screen(client, width=120)
+
+
+def test_a_table_we_are_leaving_offers_no_key_to_leave_by() -> None:
+    # Q then y: while the goodbye went out the screen read "You left the table. Press Q to leave." over
+    # "Q leave the table (the rounds before stand, signed by all)" and "Leaving the table …": Q again did nothing.
+    client, session = crisp_client()
+    assert client.key("Q") is None and client.key("y") == "leave"
+    client.status = ("class:warn", "Leaving the table …")  # as the app says it
+    session.stopped = lambda: "we left: leave"  # type: ignore[method-assign]
+    text = screen(client)
+    assert "You left the table." in text and text.rstrip().endswith("Leaving the table …")
+    assert "Press Q" not in text and "Q leave" not in text and "d draw" not in text
+    over, _ = crisp_client()
+    over.again = True
+    over.session.view = lambda: replace(over.session.engine.view("you"), over=True)  # type: ignore[method-assign]
+    assert "n new game" in screen(over) and over.key("Q") == "leave"
+    assert "n new game" not in screen(over) and "The game is over." not in screen(over)
 
 
 def test_a_game_ended_by_a_vote_shows_it_is_over_not_the_turn_it_stopped_on() -> None:
