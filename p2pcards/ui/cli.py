@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -147,5 +148,6 @@ def saying_saved() -> Iterator[list[str]]:
 
 def saved_words(paths: Sequence[str]) -> str:
     """Where --record saved the games' transcripts, said once the screen is gone (a later game's name is numbered)."""
-    which, it = ("Your game's transcript is", "it") if len(paths) == 1 else ("Your games' transcripts are", "one")
-    return f"{which} saved in {', '.join(paths)}: p2pcards verify FILE checks {it}."
+    if len(paths) == 1:  # the command whole, to paste: "FILE" alone read as a word to type
+        return f"Your game's transcript is saved in {paths[0]}: p2pcards verify {shlex.quote(paths[0])} checks it."
+    return f"Your games' transcripts are saved in {', '.join(paths)}: p2pcards verify FILE checks one."

@@ -18,6 +18,7 @@ from p2pcards.cli import main
 from p2pcards.crypto.identity import generate
 from p2pcards.files import numbered
 from p2pcards.table.peer import Note
+from p2pcards.ui.cli import saved_words
 from p2pcards.ui.client import TableClient, plain
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby
 from p2pcards.ui.session import NetTable
@@ -172,3 +173,9 @@ def test_the_lobby_says_where_the_last_games_transcript_was_saved() -> None:
     lobby.back("Bo wins.", "/tmp/g-2.p2pt")
     assert "Back in the lobby. Last game: Bo wins. Its transcript is saved in /tmp/g-2.p2pt." in \
         plain(lobby.lines(100, 24))
+
+
+def test_one_saved_transcript_is_said_with_the_command_that_checks_it() -> None:
+    # It read "Your game's transcript is saved in /tmp/rec1: p2pcards verify FILE checks it.": FILE to fill in.
+    assert saved_words(["/tmp/rec1"]) == "Your game's transcript is saved in /tmp/rec1: p2pcards verify /tmp/rec1 checks it."
+    assert saved_words(["/tmp/my game"]).endswith(": p2pcards verify '/tmp/my game' checks it.")
