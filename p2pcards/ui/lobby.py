@@ -456,9 +456,13 @@ class LobbyClient:
                         [[name]] + [[("class:dim", f"    {t}")] for t in wrap(about, width - 4)])
                 continue
             room = max(18, width - 68)  # the options take what the rest of the row leaves
-            opts = clip(options_words(ad.options), room)
-            out.append([name, ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  {opts:<{room}} "),
-                        ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")])
+            seats = ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  ")
+            host = ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")
+            if len(name[1]) + len(seats[1]) + room + 1 + len(host[1]) <= width:
+                out.append([name, seats, ("", f"{clip(options_words(ad.options), room):<{room}} "), host])
+            else:  # in 40 columns the row was cut after its seats: who hosts and the options go under it, whole
+                out += [[name, (seats[0], seats[1].rstrip())], [("", "    "), host]]
+                out += [[("", f"    {t}")] for t in wrap(options_words(ad.options), width - 4)]
         out.append([])
         if self.asking == "addr":
             out.append([("", " Join the host at "), ("class:known", self.address + "▏")])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from collections.abc import Sequence
 
 import pytest
@@ -504,3 +505,18 @@ def test_a_new_tables_name_field_says_how_to_empty_it() -> None:
     for k in ("c-u", "d", "e", "n"):
         lobby.key(k)
     assert lobby.new is not None and lobby.new.name == "den"
+
+
+def test_in_40_columns_a_listed_table_says_who_hosts_it_and_its_options() -> None:
+    # At 40 columns a table's row was cut after its seats, "▶ kitchen          crisp     seats 2/8": who hosts
+    # it, with the fingerprint to compare, and its options were not on screen.
+    directory = Directory()
+    directory.announce(replace(KITCHEN, options={"limit": 50, "draw_seconds": 30, "discard_draw": True}))
+    lines = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(40, 24)).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    row = next(i for i, line in enumerate(lines) if "kitchen" in line)
+    assert lines[row] == "▶ kitchen          crisp     seats 2/8"
+    assert lines[row + 1] == "    host ann 12345 67890"
+    assert lines[row + 2] == "    limit 50, 30 s per draw, discard" and lines[row + 3] == "    draws"
+    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
+    assert "▶ kitchen          crisp     seats 2/8  limit 50, 30 s …   host ann 12345 67890" in wide  # as before
