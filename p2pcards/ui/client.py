@@ -21,7 +21,8 @@ from ..table.config import SEATS
 from ..table.outputs import CUT_OFF
 from ..table.peer import Note
 from ..table.seating import AWAY_TOO_LONG
-from .keys import DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt, why_not
+from .keys import (DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt_parts,
+                   why_not)
 from .session import Stall, TableSession
 from .words import (DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words, dealt_round,
                     goes_on, note_words, revealed_words, score_why, stopped_words, winners_words)
@@ -786,15 +787,18 @@ class TableClient:
             out += flow([[("class:key", "Q"), ("", " leave the table (the rounds before stand, signed by all)")]], width,
                         lead=" ")
         elif self.chooser is not None and (f := self.chooser.next_field()) is not None:
-            text = prompt(self.chooser, f, view, self.session.game)
+            question, answers = prompt_parts(self.chooser, f, view, self.session.game)
+            # The question goes with its first answer; each answer is kept whole on a line.
+            asked = [[("class:key", f"{question} {answers[0]}" if answers else question)]] + [
+                [("class:key", a)] for a in answers[1:]]
             # A digit that begins a longer choice (1 of 10-12) waits: say for what, so that it is not taken for lost.
             typed = self.chooser.typed
             waits: list[Line] = []
             if typed:
-                text += f"  [{typed}…]"
+                asked.append([("class:key", f"[{typed}…]")])
                 if int(typed) in {label_number(f, v, view.players) for v in self.chooser.options(f)}:
                     waits = [[("class:key", "Enter"), ("", f" takes {typed}, or type its next digit")]]
-            out += flow([[("class:key", text)], *waits, [("", "Esc cancel")]], width, lead=" ")
+            out += flow([*asked, *waits, [("", "Esc cancel")]], width, lead=" ")
         elif self.panel_round:
             # The next round goes on behind the reveal: say so when it waits on us.
             # With the time its draw has left: a timed draw runs out behind the reveal as behind the rules.

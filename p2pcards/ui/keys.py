@@ -128,23 +128,24 @@ def label_number(f: str, value: object, players: Sequence[str]) -> int:
     return value + 1
 
 
-def prompt(ch: Chooser, f: str, view: View, game: str) -> str:
-    """The question the chooser asks for field `f`, with every answer it accepts."""
+def prompt_parts(ch: Chooser, f: str, view: View, game: str) -> tuple[str, list[str]]:
+    """The question the chooser asks for field `f`, and each answer it accepts ("2 Bo"), apart: a narrow screen
+    breaks the line between answers, never inside one (a "3" ended a line, its "Cy" began the next)."""
     me = view.players[view.me]
     values = ch.options(f)
     if f == "target":
         values.sort(key=lambda v: label_number(f, v, view.players))
-        opts = "  ".join(f"{label_number(f, v, view.players)} {'you' if v == me else v}" for v in values)
-        return f"{LABELS[ch.action]}: whose card? {opts}"
+        return (f"{LABELS[ch.action]}: whose card?",
+                [f"{label_number(f, v, view.players)} {'you' if v == me else v}" for v in values])
     if f in ("pos", "pos2") and ch.action != "peek":
         whose = "your"
     else:
         t = ch.chosen.get("target")
         whose = "your" if t == me else f"{t}'s"
     positions = [v for v in values if isinstance(v, int)]
-    opts = "  ".join(f"{v + 1} {slot_name(game, v)}" if game == "crisp" else str(v + 1) for v in positions)
     other = " other" if f == "pos2" else ""
-    return f"{LABELS[ch.action]}: which{other} of {whose} cards? {opts}"
+    return (f"{LABELS[ch.action]}: which{other} of {whose} cards?",
+            [f"{v + 1} {slot_name(game, v)}" if game == "crisp" else str(v + 1) for v in positions])
 
 
 def why_not(view: View, aids: Sequence[str], busy: bool, now: float) -> str:

@@ -1517,3 +1517,18 @@ def test_in_40_by_24_four_crescendo_seats_keep_a_short_legend() -> None:
     assert any(line.startswith("Reserve: ") and "Discard: " in line for line in lines)
     assert all(any(line[1:].startswith(f"{i + 1} {name}") for line in lines) for i, name in enumerate(session.names))
     assert "You are to play" in "\n".join(lines) and "— Round 1: Bo deals —" in lines
+
+
+def test_in_40_columns_a_question_breaks_between_its_answers_never_inside_one() -> None:
+    # A Queen at 40 columns read "Queen: blind swap: whose card? 2 Ada 3" over "Cy 4 Di 5 Bo  Esc cancel": the 3 ended
+    # one line and its name began the next.
+    deck = crisp_deck(["AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "AH", "2H", "3H", "4H", "5H", "6H", "QH"])
+    client, session = crisp_client(deck, names=("you", "Ada", "Cy", "Di", "Bo"))
+    client.key("d")
+    client.key("q")
+    client.key("1")
+    lines = [line.strip() for line in screen(client, width=40).splitlines()[-3:]]
+    answers = [f"{i} {name}" for i, name in ((2, "Ada"), (3, "Cy"), (4, "Di"), (5, "Bo"))]
+    assert all(any(a in line for line in lines) for a in answers), lines
+    assert any(line.startswith("Queen: blind swap: whose card? 2 Ada") for line in lines)
+    assert "Queen: blind swap: whose card? 2 Ada  3 Cy  4 Di  5 Bo  Esc cancel" in screen(client)  # 80: as before
