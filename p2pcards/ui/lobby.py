@@ -169,6 +169,8 @@ class LobbyClient:
     typed: str = ""
     joinable: bool = False  # True when the lobby can reach the network (host and join LAN tables)
     selected: int = 0
+    cursor: str | None = None  # the key of the table under the cursor: it stays on it as other tables come and go
+    listed: tuple[str, ...] = ()  # the tables' keys when tables_changed last looked
     asking: str | None = None  # "game", then "bots"; "tname", then "tgame", then "topts" for a new table; or "addr"
     game: str = "crisp"
     status: tuple[str, str] = ("", "")
@@ -240,14 +242,13 @@ class LobbyClient:
             self.status = ("class:warn", f"{self.game.capitalize()} takes {low - 1} to {high - 1} bots: press a digit.")
             return None
         tables = self.directory.tables()
-        self.selected = min(self.selected, max(0, len(tables) - 1))  # the list may have shrunk since the last key
+        self.selected = self._cursor(tables)
         self.status = ("", "")
         if k == "b":
             self.asking = "game"
-        elif k == "down" and tables:
-            self.selected = min(self.selected + 1, len(tables) - 1)
-        elif k == "up":
-            self.selected = max(0, self.selected - 1)
+        elif k in ("down", "up") and tables:
+            self.selected = min(self.selected + 1, len(tables) - 1) if k == "down" else max(0, self.selected - 1)
+            self.cursor = tables[self.selected].key
         elif k == "?":
             ad = tables[self.selected] if tables and tables[self.selected].game in SEATS else None
             self.rules_for, self.rules_opts = (ad.game, ad.options) if ad is not None else ("crisp", {})
@@ -288,7 +289,22 @@ class LobbyClient:
     def selected_table(self) -> TableAd | None:
         """The table the cursor is on."""
         tables = self.directory.tables()
-        return tables[self.selected] if 0 <= self.selected < len(tables) else None
+        return tables[self._cursor(tables)] if tables else None
+
+    def tables_changed(self) -> None:
+        """The list of tables changed (called where that is handled, never by drawing): the cursor stays on the
+        table it was on, wherever that table is listed now (a table listed above it moved it onto another)."""
+        tables = self.directory.tables()
+        if self.cursor is None and self.listed:
+            self.cursor = self.listed[min(self.selected, len(self.listed) - 1)]
+        self.selected = self._cursor(tables)
+        self.listed = tuple(ad.key for ad in tables)
+
+    def _cursor(self, tables: Sequence[TableAd]) -> int:
+        """The cursor's place in `tables`: on its table while that is listed, else where it was (the last place
+        when the list has shrunk)."""
+        keys = [ad.key for ad in tables]
+        return keys.index(self.cursor) if self.cursor in keys else min(self.selected, max(0, len(tables) - 1))
 
     def _address_key(self, k: str) -> str | None:
         if k == "escape":
@@ -444,7 +460,7 @@ class LobbyClient:
     def _table_lines(self, width: int) -> list[Line]:
         out: list[Line] = [[("class:title", " Tables on this network ")]]
         tables = list(self.directory.tables())
-        selected = min(self.selected, max(0, len(tables) - 1))  # the list may have shrunk since the last key
+        selected = self._cursor(tables)
         if not tables:
             out.append([("class:dim", " No table announced on this network yet.")])
         for i, ad in enumerate(tables):
@@ -644,8 +660,9 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
             room = lobby.room
             if isinstance(room, NetTable):
                 await room.lobby_changed(0.5)
-                if lobby.room is room:
-                    lobby.room_changed()
+                if lobby.room is not room:  # left meanwhile (Esc): how it ends is ours, not news to say
+                    continue
+                lobby.room_changed()
                 if room.seated():
                     finish(room)
                 elif (why := room.lobby_trouble()) is not None:
@@ -654,6 +671,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
                     act(leave(room))
             else:
                 await lobby.directory.changed(0.5)
+                lobby.tables_changed()
             app.invalidate()
 
     task = asyncio.get_running_loop().create_task(follow())

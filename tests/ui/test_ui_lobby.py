@@ -520,3 +520,80 @@ def test_in_40_columns_a_listed_table_says_who_hosts_it_and_its_options() -> Non
     assert lines[row + 2] == "    limit 50, 30 s per draw, discard" and lines[row + 3] == "    draws"
     wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
     assert "▶ kitchen          crisp     seats 2/8  limit 50, 30 s …   host ann 12345 67890" in wide  # as before
+
+
+def test_the_cursor_stays_on_its_table_as_another_is_listed_above_it() -> None:
+    # The cursor on "porch" (the only table); "doc" was announced, listed first: the cursor, an index, was on "doc"
+    # now, and Enter joined a table the player had not chosen.
+    directory = Directory()
+    porch = replace(KITCHEN, key="t5", name="porch")
+    directory.announce(porch)
+    lobby = LobbyClient(generate("zoe"), directory, joinable=True)
+    lobby.tables_changed()
+    assert "▶ porch" in plain(lobby.lines(80, 24))
+    directory.announce(replace(KITCHEN, key="t1", name="doc"))
+    lobby.tables_changed()
+    assert "▶ porch" in plain(lobby.lines(80, 24)) and "  doc" in plain(lobby.lines(80, 24))
+    assert lobby.key("enter") == "join" and lobby.selected_table() == porch
+    lobby.key("up")  # moved by the player: on doc, and it stays there as porch goes
+    directory.withdraw("t5")
+    directory.announce(replace(KITCHEN, key="t0", name="attic"))
+    lobby.tables_changed()
+    assert "▶ doc" in plain(lobby.lines(80, 24)) and lobby.selected_table().name == "doc"  # type: ignore[union-attr]
+
+
+class LeftRoom(NetTable):
+    """A joined table's lobby whose link ends once we leave it, as a host's goodbye does."""
+
+    def __init__(self) -> None:
+        super().__init__(generate("zoe"))
+        self.table_name = "porch"
+        self.gone = asyncio.Event()
+        self.seen_gone = False  # lobby_changed has returned since: the lobby's loop took the link's end
+
+    @property
+    def is_host(self) -> bool:
+        return False
+
+    def lobby_players(self) -> list[tuple[str, str]]:
+        return [("ann", "12345 67890"), ("zoe", "22345 67890")]
+
+    def seated(self) -> bool:
+        return False
+
+    def lobby_trouble(self) -> str | None:
+        return "the host said goodbye: quit" if self.gone.is_set() else None
+
+    async def lobby_changed(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.gone.wait(), timeout)
+        except TimeoutError:
+            pass
+        self.seen_gone = self.gone.is_set()
+
+    async def leave(self) -> None:
+        self.gone.set()
+        await asyncio.sleep(0.3)  # the goodbye takes a moment
+
+
+def test_leaving_a_tables_lobby_says_so_and_nothing_about_the_link_it_ended() -> None:
+    # Esc in a table's lobby: "You left porch." was replaced at once by "Wait: the last request is still on its way.",
+    # the lobby taking the end of the link we had just closed for trouble and leaving the table a second time.
+    room = LeftRoom()
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True, room=room)
+
+    async def main() -> tuple[str, str]:
+        with create_pipe_input() as inp:
+            task = asyncio.create_task(run_lobby_app(lobby, inp, DummyOutput()))
+            await asyncio.sleep(0.2)
+            inp.send_text("\x1b")
+            while not room.seen_gone:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)  # what the loop does with it is done before its next wait
+            said = lobby.status[1]
+            inp.send_text("Q")
+            await asyncio.wait_for(task, 5)
+            return said, lobby.status[1]
+
+    said, _ = asyncio.run(main())
+    assert said == "You left porch."
