@@ -48,7 +48,7 @@ SEEN_MARK = "·"
 SHORT_HELD = 7  # columns of "10-13:", which cards a Crescendo row's further line holds, in its short form
 # A key without a letter, as its keycap says it (the app names it "enter", "pageup" ...).
 KEY_WORDS = {"enter": "Enter", "backspace": "Backspace", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
-             " ": "Space", "c-u": "Ctrl-U"}
+             " ": "Space", "c-u": "Ctrl-U", "escape": "Esc"}
 # Under the keys when the table first shows: what a newcomer needs before the first move ({left}: seconds), in one
 # line, the shorter words where the longer do not fit (none where neither does: the table keeps its rows).
 FIRST_HINT = {
@@ -57,6 +57,11 @@ FIRST_HINT = {
     "crescendo": ("Each back shows its card's range: sort your face-down row from low to high.",
                   "Sort your row from low to high."),
 }
+
+
+def key_words(k: str) -> str:
+    """A key as a sentence names it: its keycap ("Esc"), or "The key 'x'" (never the app's own name, 'escape')."""
+    return KEY_WORDS.get(k, f"The key {k!r}")
 
 
 def tenths(seconds: float) -> str:
@@ -247,8 +252,7 @@ class TableClient:
             return None
         aids = KEYS[self.session.game].get(k)
         if aids is None:
-            said = KEY_WORDS.get(k, f"The key {k!r}")
-            self.status = ("class:warn", f"{said} does nothing here. The keys open now are at the bottom.")
+            self.status = ("class:warn", f"{key_words(k)} does nothing here. The keys open now are at the bottom.")
             return None
         moves = [m for m in view.legal if action_id(m) in aids]
         if not moves or self.session.busy():

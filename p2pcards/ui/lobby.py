@@ -30,7 +30,7 @@ from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import Lock, clear
-from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, too_small, wrap, wrap_line
+from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, key_words, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 from .words import and_words
@@ -275,7 +275,7 @@ class LobbyClient:
                 self.new = NewTable(f"{self.identity.name}'s table", **self.host_options)
                 self.asking = "tname"
         else:
-            self.status = ("class:warn", f"The key {k!r} does nothing here.")
+            self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
 
     def back(self, winners: str, recorded: str | None = None) -> None:
@@ -374,7 +374,7 @@ class LobbyClient:
             self.asking = None
             return "host"
         else:
-            self.status = ("class:warn", f"The key {k!r} does nothing here.")
+            self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
 
     def _room_key(self, k: str, room: Room) -> str | None:
@@ -388,7 +388,7 @@ class LobbyClient:
         elif k == "?":
             self.rules_for, self.rules_opts, self.rules_top = room.game, room.options, 0
         else:
-            self.status = ("class:warn", f"The key {k!r} does nothing here.")
+            self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
 
     def _name_key(self, k: str) -> None:
@@ -442,7 +442,8 @@ class LobbyClient:
             out += self._new_lines(self.new)
         else:
             out += self._table_lines(width)
-        out.append([self.status] if self.status[1] else [])
+        # Wrapped: a reason from the network is long ("You are out of … : your join was refused: …"), and was cut.
+        out += wrap_line([self.status], width) if self.status[1] else [[]]
         return fit(out, width, height)
 
     def _comeback_lines(self, saved: Saved, width: int) -> list[Line]:

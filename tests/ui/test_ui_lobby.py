@@ -597,3 +597,23 @@ def test_leaving_a_tables_lobby_says_so_and_nothing_about_the_link_it_ended() ->
 
     said, _ = asyncio.run(main())
     assert said == "You left porch."
+
+
+def test_the_lobby_names_a_key_that_does_nothing_by_its_keycap() -> None:
+    # Esc on the list of tables read "The key 'escape' does nothing here.": the program's name for it.
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True)
+    lobby.key("escape")
+    assert lobby.status[1] == "Esc does nothing here."
+    lobby.key("z")
+    assert lobby.status[1] == "The key 'z' does nothing here."
+
+
+def test_a_long_status_in_the_lobby_wraps_whole() -> None:
+    # "You are out of Ann's table at 127.0.0.1:16540: the host said goodbye: your join was refused: two differen" was
+    # the last line at 80 columns: the reason was cut.
+    lobby = LobbyClient(generate("zoe"), Directory(), joinable=True)
+    said = ("You are out of Ann's table at 127.0.0.1:16540: the host said goodbye: your join was refused: the table "
+            "is full (4 seats).")
+    lobby.status = ("class:warn", said)
+    lines = plain(lobby.lines(80, 24)).rstrip().splitlines()
+    assert all(len(line) <= 80 for line in lines) and " ".join(" ".join(lines[-2:]).split()) == said
