@@ -472,10 +472,11 @@ class LobbyClient:
                 out += ([[name, ("class:dim", f"  {about}")]] if len(name[1]) + 2 + len(about) <= width else
                         [[name]] + [[("class:dim", f"    {t}")] for t in wrap(about, width - 4)])
                 continue
-            room = max(18, width - 68)  # the options take what the rest of the row leaves
             seats = ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  ")
             host = ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")
-            if len(name[1]) + len(seats[1]) + room + 1 + len(host[1]) <= width:
+            # The options take what the rest of the row leaves, the host at the row's end.
+            room = width - len(name[1]) - len(seats[1]) - 1 - len(host[1])
+            if room >= 12:
                 out.append([name, seats, ("", f"{clip(options_words(ad.options), room):<{room}} "), host])
             else:  # in 40 columns the row was cut after its seats: who hosts and the options go under it, whole
                 out += [[name, (seats[0], seats[1].rstrip())], [("", "    "), host]]

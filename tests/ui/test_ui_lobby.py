@@ -345,7 +345,7 @@ def test_a_tables_options_too_long_for_its_row_end_with_whole_words() -> None:
     directory.announce(long)
     row = next(line for line in plain(LobbyClient(generate("cat"), directory).lines(100, 24)).splitlines()
                if "Ann's table" in line)
-    assert "limit 100, no time limit per …" in row and "per dra " not in row, row
+    assert "limit 100, no time limit per draw, no …" in row and "per dra " not in row, row
 
 
 def test_the_host_is_shown_the_addresses_a_guest_without_multicast_gives_with_peer() -> None:
@@ -519,7 +519,12 @@ def test_in_40_columns_a_listed_table_says_who_hosts_it_and_its_options() -> Non
     assert lines[row + 1] == "    host ann 12345 67890"
     assert lines[row + 2] == "    limit 50, 30 s per draw, discard" and lines[row + 3] == "    draws"
     wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
-    assert "▶ kitchen          crisp     seats 2/8  limit 50, 30 s …   host ann 12345 67890" in wide  # as before
+    assert "▶ kitchen          crisp     seats 2/8  limit 50, 30 s …    host ann 12345 67890" in wide
+    # A host's name of 10 letters took the row past 80 columns: its fingerprint was cut. Now the options give way.
+    directory.announce(replace(KITCHEN, key="t2", name="den", host="Maximilian"))
+    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
+    row = next(line for line in wide.splitlines() if "den" in line)
+    assert len(row) == 80 and row.endswith("host Maximilian 12345 67890") and "limit 50 " in row, row
 
 
 def test_the_cursor_stays_on_its_table_as_another_is_listed_above_it() -> None:
