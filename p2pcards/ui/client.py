@@ -605,7 +605,7 @@ class TableClient:
 
     def _piles(self, view: View, width: int, tight: bool = False) -> list[Line]:
         """The draw pile (Reserve) and the discard pile, and a card we drew; `tight`: Crescendo's Reserve in the
-        fewest words, so that the Discard shares its line in 40 columns."""
+        fewest words, so that the Discard (and a card drawn) shares its line in 40 columns."""
         game = self.session.game
         if view.round == 0:
             return []
@@ -623,7 +623,9 @@ class TableClient:
         else:
             back = view.reserve_top
             reserve = f"Reserve: {view.reserve}"
-            if back is not None:  # kept on one line: the shorter words where the longer do not fit
+            # Kept on one line: the shorter words where the longer do not fit; tight, none while we hold a drawn card
+            # (the top back's action is not ours to take then), so that what we drew shares the line.
+            if back is not None and not (tight and view.drawn is not None):
                 long = f"{reserve} (top back {back.low}-{back.high}, action {back.action.upper()})"
                 reserve = (f"{reserve} ({back.low}-{back.high} {back.action.upper()})" if tight else long
                            if len(long) < width else f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})")
@@ -849,7 +851,7 @@ class TableClient:
         for m in view.legal:
             seen[action_id(m)] = seen.get(action_id(m), 0) + 1
         if not seen:
-            return [[("class:dim", self._waiting(view))]]
+            return flow([[("class:dim", self._waiting(view, width))]], width)
         top = card_word(view.discard[0], game) if view.discard else ""
         groups: list[Line] = []
         row = len(view.known[view.me]) if view.known else 0
@@ -878,10 +880,11 @@ class TableClient:
         again: Line = [("class:key", "n"), ("", " new game (same bots)  ")] if self.again else []
         return again + [("class:key", "Q"), ("", " " + self._where())]
 
-    def _waiting(self, view: View) -> str:
+    def _waiting(self, view: View, width: int = 80) -> str:
         """Why no key is open: on our own turn, what it waits for (never "the others" while the screen says we play)."""
-        if view.turn != view.me:
-            return " Nothing to do right now: wait for the others."
+        if view.turn != view.me:  # one line in 40 columns: it took two, and the legend gave way for them
+            words = " Nothing to do right now: wait for the others."
+            return words if len(words) <= width else " Nothing to do: wait for the others."
         if isinstance(view, CrispView) and self.now < view.opens_at:
             return f" Your turn opens in {tenths(view.opens_at - self.now)} s (the last player may still call crisp)."
         if isinstance(view, CrescendoView) and view.window_until is not None:

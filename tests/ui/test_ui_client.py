@@ -1519,6 +1519,26 @@ def test_in_40_by_24_four_crescendo_seats_keep_a_short_legend() -> None:
     assert "You are to play" in "\n".join(lines) and "— Round 1: Bo deals —" in lines
 
 
+def test_in_40_by_24_four_crescendo_seats_keep_the_legend_through_a_turn() -> None:
+    # Drawing a card took the legend away (the card drawn took a line of its own, and so did "Nothing to do right now:
+    # wait for the others." after it): it came and went with every turn.
+    session = RefereeSession("crescendo", ("you", "Ada", "Cy", "Bo"), list(CRESCENDO_DECK), dealer=3)
+    client = TableClient(session)
+    client.key("p")
+    session.others(1.0)
+    for key in ("", "d", "x"):
+        if key:
+            client.key(key)
+        lines = screen(client, now=1.0, width=40, height=24).splitlines()
+        assert len(lines) <= 24 and " 81-90P: range, P peek S swap L lock" in lines, (key, lines)
+        if key == "d":
+            assert "Reserve: 70  Discard: 33  You drew: 34" in lines  # the top back's action is not ours to take
+    ada = replace(session.view(), turn=1, legal=(), window_until=None)  # Ada's turn begun: nothing open to us
+    session.view = lambda: ada  # type: ignore[method-assign]
+    lines = screen(client, now=4.0, width=40, height=24).splitlines()
+    assert " Nothing to do: wait for the others." in lines and " 81-90P: range, P peek S swap L lock" in lines
+
+
 def test_in_40_columns_a_question_breaks_between_its_answers_never_inside_one() -> None:
     # A Queen at 40 columns read "Queen: blind swap: whose card? 2 Ada 3" over "Cy 4 Di 5 Bo  Esc cancel": the 3 ended
     # one line and its name began the next.
