@@ -19,6 +19,9 @@ TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 
 # The network's vote time in a missing note: the log keeps it frozen, while the banner counts the same time down.
 VOTE_IN = re.compile(r"; it is voted gone in [\d.]+ s unless it is back$")
 RED_SUITS = frozenset("HD")
+# Why the network layer says a link is gone, in a player's words ("Bob is missing: end of stream.").
+LINK_WORDS = {"end of stream": "the connection closed", "no heartbeat": "nothing heard for a while"}
+LINK_WHY = re.compile("|".join(map(re.escape, LINK_WORDS)))
 
 
 def card_word(card: object, game: str) -> str:
@@ -337,7 +340,7 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         detail = re.sub(r"\bus\b", "you", note.detail)
         return ("class:good", f"Game over. {_sentence(detail, names, me)}")
     if note.kind == "missing":
-        detail = VOTE_IN.sub("", note.detail)
+        detail = LINK_WHY.sub(lambda m: LINK_WORDS[m.group(0)], VOTE_IN.sub("", note.detail))
         if note.blame and detail.endswith(OUR_VOTE):
             # Our own vote, in the words the others' votes are said in ("Ada votes Cy gone"): a player is not an "it".
             detail = detail[:-len(OUR_VOTE)] + f"you vote {note.blame} gone"

@@ -54,11 +54,14 @@ def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
         ("class:dim", "Bo turned the memory aid on.")
     assert note_words(Note("aid", "Mary Ann turned the memory aid off"), NAMES, "crisp", "Mary Ann") == \
         ("class:dim", "You turned the memory aid off.")
+    # The network's "end of stream" was the player's to decode: it is said as what happened.
     assert note_words(Note("missing", "Bo is missing: end of stream", "Bo"), NAMES, "crisp", "Cy") == \
-        ("class:warn", "Bo is missing: end of stream.")
+        ("class:warn", "Bo is missing: the connection closed.")
+    assert note_words(Note("missing", "Bo is missing: no heartbeat", "Bo"), NAMES, "crisp", "Cy") == \
+        ("class:warn", "Bo is missing: nothing heard for a while.")
     # The time before the vote is the banner's, counting down: the log does not keep a second, frozen clock.
     assert note_words(Note("missing", "Bo is missing: end of stream; it is voted gone in 30 s unless it is back", "Bo"),
-                      NAMES, "crisp", "Cy") == ("class:warn", "Bo is missing: end of stream.")
+                      NAMES, "crisp", "Cy") == ("class:warn", "Bo is missing: the connection closed.")
     assert note_words(Note("back", "Bo is back", "Bo"), NAMES, "crisp", "Cy") == ("class:good", "Bo is back.")
 
 
@@ -156,7 +159,8 @@ def test_our_own_vote_that_a_seat_is_gone_names_the_player() -> None:
     assert note_words(Note("missing", "Bo left the table (quit): we vote it gone", "Bo"), names, "crisp", "root") == \
         ("class:warn", "Bo left the table (quit): you vote Bo gone.")
     assert note_words(Note("missing", "Ada was missing for 30 s (end of stream): we vote it gone", "Ada"), names,
-                      "crisp", "root") == ("class:warn", "Ada was missing for 30 s (end of stream): you vote Ada gone.")
+                      "crisp", "root") == ("class:warn",
+                                           "Ada was missing for 30 s (the connection closed): you vote Ada gone.")
 
 
 def test_a_number_claim_that_lost_the_race_reads_as_the_rules_say_withdrawn_not_refused_and_blamed() -> None:
