@@ -414,10 +414,13 @@ class LobbyClient:
         if width < MIN_SIZE[0] or height < MIN_SIZE[1]:  # a fingerprint cut short is worse than none
             return too_small(width, height)
         if self.identity is None:
-            return fit([[("class:title", " p2pcards: welcome ")], [],
-                        [("", " Your name, as the other players will see it: "), ("class:known", self.typed + "▏")],
-                        [("class:dim", " Type it, then Enter. A key of your own is made for you too.")], [],
-                        [self.status] if self.status[1] else []], width, height)
+            ask, field = ("", " Your name, as the other players will see it: "), ("class:known", self.typed + "▏")
+            # In 40 columns the question and its hint were cut, and the name typed was past the edge: unseen.
+            asked = [[ask, field]] if len(ask[1]) + len(field[1]) <= width else [
+                *wrap_line([(ask[0], ask[1].rstrip())], width), [("", "  "), field]]
+            return fit([[("class:title", " p2pcards: welcome ")], [], *asked,
+                        *wrap_line([("class:dim", " Type it, then Enter. A key of your own is made for you too.")], width),
+                        [], *(wrap_line([self.status], width) if self.status[1] else [[]])], width, height)
         if self.rules_for is not None:
             text = (self.rules(self.rules_for, dict(self.rules_opts), width - 2) if self.rules
                     else "The rules text is not part of this build yet.")

@@ -622,3 +622,17 @@ def test_a_long_status_in_the_lobby_wraps_whole() -> None:
     lobby.status = ("class:warn", said)
     lines = plain(lobby.lines(80, 24)).rstrip().splitlines()
     assert all(len(line) <= 80 for line in lines) and " ".join(" ".join(lines[-2:]).split()) == said
+
+
+def test_in_40_columns_the_first_run_shows_the_name_being_typed() -> None:
+    # At 40 columns the welcome read "Your name, as the other players will se": the question was cut, and the name
+    # typed after it was past the edge, never seen.
+    lobby = LobbyClient(None, Directory(), make_identity=generate)
+    for k in "Zoe":
+        lobby.key(k)
+    lines = plain(lobby.lines(40, 24)).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    words = " ".join(" ".join(lines).split())
+    assert "Your name, as the other players will see it:" in words and "  Zoe▏" in lines
+    assert "Type it, then Enter. A key of your own is made for you too." in words
+    assert " Your name, as the other players will see it: Zoe▏" in plain(lobby.lines(80, 24))  # one line, as before
