@@ -593,7 +593,8 @@ class TableClient:
                   [("class:known", "(52)"), ("", " you know it")],
                   [("class:back", "81-90P" + SEEN_MARK), ("", " seen, hidden again")],
                   [("class:locked", "[66]"), ("", " locked")], [("", "pl: own pile")]]
-        brief = [[("class:back", "81-90P"), ("", ": range, P peek S swap L lock")], [("class:known", "(52)"), ("", " known")],
+        brief = [[("class:back", "81-90P"), ("", ": range, P peek S swap L lock")],
+                 [("class:known", "(52)"), ("", " known")],
                  [("class:back", "81-90P" + SEEN_MARK), ("", " seen")], [("class:locked", "[66]"), ("", " locked")],
                  [("", "pl pile")]]
         if any(style == "class:back" and TOP_RANGE in text for lines in seats for line in lines for style, text in line):
@@ -627,8 +628,9 @@ class TableClient:
             # (the top back's action is not ours to take then), so that what we drew shares the line.
             if back is not None and not (tight and view.drawn is not None):
                 long = f"{reserve} (top back {back.low}-{back.high}, action {back.action.upper()})"
-                reserve = (f"{reserve} ({back.low}-{back.high} {back.action.upper()})" if tight else long
-                           if len(long) < width else f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})")
+                shorter = f"{reserve} (top back {back.low}-{back.high}, {back.action.upper()})"
+                reserve = (f"{reserve} ({back.low}-{back.high} {back.action.upper()})" if tight
+                           else long if len(long) < width else shorter)
             groups = [[("", reserve)], [("", "Discard: "), ("class:up", top)]]
             if view.drawn is not None:
                 drawn = [("", "You drew: "), ("class:known", card_word(view.drawn, game))]

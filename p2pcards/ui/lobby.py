@@ -186,7 +186,7 @@ class LobbyClient:
     address: str = ""  # the HOST:PORT being typed (asking "addr")
     typed_after: str = ""  # what the field held when it opened (the host given, and ":")
     reach: tuple[str, int] | None = None  # the host to join by address, once typed
-    # The room and its players when room_changed last looked: a change is news that takes the status line ("Ann joined.").
+    # The room and its players when room_changed last looked: a change is news for the status line ("Ann joined.").
     room_was: tuple[Room, tuple[tuple[str, str], ...]] | None = None
 
     def key(self, k: str) -> str | None:
@@ -419,7 +419,8 @@ class LobbyClient:
             asked = [[ask, field]] if len(ask[1]) + len(field[1]) <= width else [
                 *wrap_line([(ask[0], ask[1].rstrip())], width), [("", "  "), field]]
             return fit([[("class:title", " p2pcards: welcome ")], [], *asked,
-                        *wrap_line([("class:dim", " Type it, then Enter. A key of your own is made for you too.")], width),
+                        *wrap_line([("class:dim", " Type it, then Enter. A key of your own is made for you too.")],
+                                   width),
                         [], *(wrap_line([self.status], width) if self.status[1] else [[]])], width, height)
         if self.rules_for is not None:
             text = (self.rules(self.rules_for, dict(self.rules_opts), width - 2) if self.rules
