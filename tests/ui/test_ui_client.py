@@ -19,7 +19,7 @@ from p2pcards.rulestext import rules_text
 from p2pcards.scenario import build, load, parse_move
 from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
-from p2pcards.ui.client import PEEK_S, TableClient, plain
+from p2pcards.ui.client import PEEK_S, TableClient, plain, stall_words
 from p2pcards.ui.session import Progress, Stall
 from p2pcards.ui.words import back_word, revealed_words
 from ui_harness import RefereeSession, ragged  # tests/ui is on sys.path (prepend mode)
@@ -198,7 +198,7 @@ def test_a_missing_peer_and_a_late_one_show_a_banner_with_the_protocols_countdow
     client, session = crisp_client(names=("you", "Bo", "Cy"))
     session.stalled = Stall(owed=("Bo",), waited=5.2, blamed_in=9.8, missing=(("Cy", 23.4),))
     text = screen(client)
-    assert " Cy is missing (link lost): voted gone in 23 s unless Cy comes back." in text
+    assert " Cy is missing (link lost): voted gone in 24 s unless Cy comes back." in text
     assert " Waiting on Bo: blamed in 10 s unless Bo sends what the table needs." in text  # one clock, not two
     assert "d draw" in text  # the keys stay: the game goes on if they come back
     session.stalled = None
@@ -937,7 +937,7 @@ def test_two_missing_seats_are_one_line_with_each_clock_by_its_name() -> None:
     session.stalled = Stall(missing=(("Bo", 23.4), ("Cy", 12.0)))
     text = screen(client)
     assert text.count("missing") == 1 and "voted gone in" not in text
-    assert ("Bo and Cy are missing (link lost): each is voted gone unless back in time: Bo in 23 s, Cy in 12 s."
+    assert ("Bo and Cy are missing (link lost): each is voted gone unless back in time: Bo in 24 s, Cy in 12 s."
             in " ".join(text.split()))
 
 
@@ -1552,3 +1552,12 @@ def test_in_40_columns_a_question_breaks_between_its_answers_never_inside_one() 
     assert all(any(a in line for line in lines) for a in answers), lines
     assert any(line.startswith("Queen: blind swap: whose card? 2 Ada") for line in lines)
     assert "Queen: blind swap: whose card? 2 Ada  3 Cy  4 Di  5 Bo  Esc cancel" in screen(client)  # 80: as before
+
+
+def test_the_banners_countdowns_round_up_as_the_draws_do() -> None:
+    # With 0.3 s left the banner read "voted gone in 0 s" and "blamed in 0 s", the seat not yet voted out or blamed.
+    stall = Stall(owed=("Bo",), waited=14.7, blamed_in=0.3, missing=(("Cy", 0.3),))
+    assert stall_words(stall) == [" Cy is missing (link lost): voted gone in 1 s unless Cy comes back. ",
+                                  " Waiting on Bo: blamed in 1 s unless Bo sends what the table needs. "]
+    two = Stall(missing=(("Cy", 0.3), ("Di", 12.2)))
+    assert "each is voted gone unless back in time: Cy in 1 s, Di in 13 s." in stall_words(two)[0]
