@@ -429,7 +429,9 @@ class LobbyClient:
             self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 2)))
             body = wrapped[self.rules_top: self.rules_top + height - 2]
             return fit([[("class:title", f" Rules of {self.rules_for.capitalize()} ")]] +
-                        [[("", " " + t)] for t in body] + [[("class:key", " Esc"), ("", " back")]], width, height)
+                        [[("", " " + t)] for t in body] +  # the keys that scroll said, as at the table
+                        [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back")]],
+                        width, height)
         me = self.identity
         who: list[Line] = [[("", " You are "), ("class:me", me.name), ("", "   fingerprint "),
                             ("class:known", me.fingerprint)]]

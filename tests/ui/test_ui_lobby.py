@@ -263,7 +263,7 @@ def test_the_rules_of_a_table_are_its_own_and_scrolling_stops_at_their_end() -> 
     assert "limit = 50:" in text  # the kitchen's limit, not the default 100
     lobby.key("up")
     lines = plain(lobby.lines(80, 24)).splitlines()
-    assert len(lines) == 24 and lines[-1] == " Esc back"  # one line up from the end, not 40 pages past it
+    assert len(lines) == 24 and lines[-1].endswith(" Esc back")  # one line up from the end, not 40 pages past it
     lobby.key("escape")
     lobby.room = Room([("zoe", me.fingerprint)])
     lobby.key("?")
@@ -636,3 +636,10 @@ def test_in_40_columns_the_first_run_shows_the_name_being_typed() -> None:
     assert "Your name, as the other players will see it:" in words and "  Zoe▏" in lines
     assert "Type it, then Enter. A key of your own is made for you too." in words
     assert " Your name, as the other players will see it: Zoe▏" in plain(lobby.lines(80, 24))  # one line, as before
+
+
+def test_the_rules_in_the_lobby_say_how_to_scroll() -> None:
+    # The lobby's rules said only "Esc back": that the arrows and PgUp/PgDn scroll them was not said (the table's are).
+    lobby = LobbyClient(generate("zoe"), Directory(), rules_text, joinable=True)
+    lobby.key("?")
+    assert plain(lobby.lines(40, 24)).splitlines()[-1] == " ↑↓ PgUp PgDn scroll   Esc back"
