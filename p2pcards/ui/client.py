@@ -244,6 +244,9 @@ class TableClient:
         if view is None:
             self.status = ("class:warn", "The table is still starting.")
             return None
+        if k == "enter" and view.over and (rounds := len(self.session.round_views())):
+            self.panel_round = rounds  # the last round's reveal and the scores, again
+            return None
         if self.chooser is not None:
             self._choose(k, view)
             return None
@@ -842,7 +845,10 @@ class TableClient:
     def _keys_line(self, view: View, width: int) -> list[Line]:
         game = self.session.game
         if view.over:
-            return flow([[("class:good", "The game is over.")], self._over_keys()], width, gap=" ", lead=" ")
+            # The last reveal, closed, is where the game's scores round by round are: Enter shows it again.
+            again: list[Line] = ([[("", " "), ("class:key", "Enter"), ("", " the scores")]]
+                                 if self.session.round_views() else [])
+            return flow([[("class:good", "The game is over.")], self._over_keys(), *again], width, gap=" ", lead=" ")
         if self.session.busy() and view.legal:
             stall = self.session.stall()
             missing = [name for name, _ in stall.missing] if stall is not None else []

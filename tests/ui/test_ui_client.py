@@ -1561,3 +1561,19 @@ def test_the_banners_countdowns_round_up_as_the_draws_do() -> None:
                                   " Waiting on Bo: blamed in 1 s unless Bo sends what the table needs. "]
     two = Stall(missing=(("Cy", 0.3), ("Di", 12.2)))
     assert "each is voted gone unless back in time: Cy in 1 s, Di in 13 s." in stall_words(two)[0]
+
+
+def test_at_game_over_enter_shows_the_last_reveal_and_the_scores_again() -> None:
+    # Once the final reveal was closed the scores round by round were gone for good: Enter read "Enter does nothing
+    # here." Now the keys say "Enter the scores", and it opens the last reveal again.
+    client, session = crisp_client()
+    faces = tuple(tuple("AS" if f is None else f for f in row) for row in session.view().known)
+    over = replace(session.view(), turn=None, rounds_played=1, round=1, over=True, known=faces)
+    session.snaps.append(over)
+    session.view = lambda: over  # type: ignore[method-assign]
+    client.absorb(0.0)
+    assert "Round 1 revealed" in screen(client)
+    client.key("enter")
+    text = screen(client)
+    assert "Round 1 revealed" not in text and "The game is over. Q quit  Enter the scores" in text
+    assert client.key("enter") is None and "Round 1 revealed" in screen(client) and "Scores" in screen(client)
