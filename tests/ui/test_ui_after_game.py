@@ -177,5 +177,6 @@ def test_the_lobby_says_where_the_last_games_transcript_was_saved() -> None:
 
 def test_one_saved_transcript_is_said_with_the_command_that_checks_it() -> None:
     # It read "Your game's transcript is saved in /tmp/rec1: p2pcards verify FILE checks it.": FILE to fill in.
-    assert saved_words(["/tmp/rec1"]) == "Your game's transcript is saved in /tmp/rec1: p2pcards verify /tmp/rec1 checks it."
+    assert saved_words(["/tmp/rec1"]) == ("Your game's transcript is saved in /tmp/rec1: "
+                                          "p2pcards verify /tmp/rec1 checks it.")
     assert saved_words(["/tmp/my game"]).endswith(": p2pcards verify '/tmp/my game' checks it.")
