@@ -872,8 +872,10 @@ class TableClient:
                 until = view.window_until if isinstance(view, CrescendoView) else None
                 secs = f" ({tenths(until - self.now)} s)" if until is not None else ""
                 against = f" {top}" if top else " the top discard"
-                groups.append([("class:key", digits),
-                               ("class:warn", f" NUMBER: claim a card of yours is within 2 of{against}{secs}")])
+                # Open against a Joker too, as the rules allow, and always wrong: said, not left to be found out.
+                claim = (f" NUMBER: a claim against a Joker is always wrong{secs}" if top == "Joker" else
+                         f" NUMBER: claim a card of yours is within 2 of{against}{secs}")
+                groups.append([("class:key", digits), ("class:warn", claim)])
             elif aid == "crisp" and isinstance(view, CrispView) and view.call_until is not None:
                 left = view.call_until - self.now
                 groups.append([("class:key", "c"), ("class:warn", f" CALL CRISP ({tenths(left)} s)")])

@@ -1577,3 +1577,12 @@ def test_at_game_over_enter_shows_the_last_reveal_and_the_scores_again() -> None
     text = screen(client)
     assert "Round 1 revealed" not in text and "The game is over. Q quit  Enter the scores" in text
     assert client.key("enter") is None and "Round 1 revealed" in screen(client) and "Scores" in screen(client)
+
+
+def test_a_number_claim_against_a_joker_is_said_to_be_always_wrong() -> None:
+    # A Joker discarded opened the window as the rules allow: "NUMBER: claim a card of yours is within 2 of Joker".
+    client, session = number_window_client()
+    joker = replace(session.view(), discard=("J1",) + tuple(session.view().discard[1:]))
+    session.view = lambda: joker  # type: ignore[method-assign]
+    text = screen(client, now=0.1)
+    assert "1-8 NUMBER: a claim against a Joker is always wrong (1.9 s)" in text and "within 2 of Joker" not in text
