@@ -544,7 +544,10 @@ class LobbyClient:
         if was is None or tuple(players) == was:
             return
         mine = None if self.identity is None else self.identity.fingerprint
-        came = [name for name, fpr in players if fpr not in {f for _, f in was} and fpr != mine]
+        # The players are in join order: one listed before us joined before we did, and is no news to us (a guest
+        # read "Bob joined." when the host's word of Bob, there all along, came in after its own join).
+        ours = next((i for i, (_, fpr) in enumerate(players) if fpr == mine), len(players))
+        came = [name for i, (name, fpr) in enumerate(players) if fpr not in {f for _, f in was} and i > ours]
         went = [name for name, fpr in was if fpr not in {f for _, f in players} and fpr != mine]
         news = [f"{and_words(names)} {verb}" for names, verb in ((came, "joined"), (went, "left")) if names]
         if news:

@@ -643,3 +643,23 @@ def test_the_rules_in_the_lobby_say_how_to_scroll() -> None:
     lobby = LobbyClient(generate("zoe"), Directory(), rules_text, joinable=True)
     lobby.key("?")
     assert plain(lobby.lines(40, 24)).splitlines()[-1] == " ↑↓ PgUp PgDn scroll   Esc back"
+
+
+def test_a_guest_is_not_told_that_a_player_who_was_there_before_it_joined() -> None:
+    # Cy joined Ann's table, where Bob sat already: the host's word of Bob came in after Cy's own join, and Cy read
+    # "Bob joined." over "You joined loft.". Players are listed in join order: those before us are no news.
+    me = generate("Cy")
+    room = Room([("Ann", "11111 11111")])
+    room.is_host = False  # type: ignore[misc]
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    lobby.room_changed()
+    lobby.status = ("class:good", "You joined loft.")
+    room.players[:] = [("Ann", "11111 11111"), ("Bob", "22222 22222"), ("Cy", me.fingerprint)]
+    lobby.room_changed()
+    assert lobby.status[1] == "You joined loft."
+    room.players.append(("Di", "33333 33333"))
+    lobby.room_changed()
+    assert lobby.status[1] == "Di joined."
+    room.players.pop(1)
+    lobby.room_changed()
+    assert lobby.status[1] == "Bob left."
