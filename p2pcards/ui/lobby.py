@@ -180,6 +180,7 @@ class LobbyClient:
     rules_for: str | None = None
     rules_opts: Mapping[str, object] = field(default_factory=dict)  # the options of the table whose rules are shown
     rules_top: int = 0
+    size: tuple[int, int] | None = None  # the screen's columns and lines when the last key came (the app's to set)
     seen: list[str] = field(default_factory=list)
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
     host_options: Mapping[str, Any] = field(default_factory=dict)  # Crisp options given on the command line
@@ -198,6 +199,8 @@ class LobbyClient:
                 self.rules_for = None
             elif k in ("down", " ", "pagedown"):
                 self.rules_top += 1 if k == "down" else 10
+                if self.size is not None:  # scrolling stops at the end: the next key up moves up at once
+                    self.rules_top = min(self.rules_top, self._rules_end(*self.size))
             elif k in ("up", "pageup"):
                 self.rules_top = max(0, self.rules_top - (1 if k == "up" else 10))
             return None
@@ -423,11 +426,8 @@ class LobbyClient:
                                    width),
                         [], *(wrap_line([self.status], width) if self.status[1] else [[]])], width, height)
         if self.rules_for is not None:
-            text = (self.rules(self.rules_for, dict(self.rules_opts), width - 2) if self.rules
-                    else "The rules text is not part of this build yet.")
-            wrapped = wrap(text, width - 2)
-            self.rules_top = min(self.rules_top, max(0, len(wrapped) - (height - 2)))
-            body = wrapped[self.rules_top: self.rules_top + height - 2]
+            top = min(self.rules_top, self._rules_end(width, height))
+            body = self._rules_text(width)[top: top + height - 2]
             return fit([[("class:title", f" Rules of {self.rules_for.capitalize()} ")]] +
                         [[("", " " + t)] for t in body] +  # the keys that scroll said, as at the table
                         [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back")]],
@@ -451,6 +451,16 @@ class LobbyClient:
         # Wrapped: a reason from the network is long ("You are out of … : your join was refused: …"), and was cut.
         out += wrap_line([self.status], width) if self.status[1] else [[]]
         return fit(out, width, height)
+
+    def _rules_text(self, width: int) -> list[str]:
+        """The rules shown (of `rules_for`, with `rules_opts`), wrapped to `width` columns."""
+        text = (self.rules(self.rules_for or "crisp", dict(self.rules_opts), width - 2) if self.rules
+                else "The rules text is not part of this build yet.")
+        return wrap(text, width - 2)
+
+    def _rules_end(self, width: int, height: int) -> int:
+        """The first line of the rules' last page on a screen of `width` x `height`."""
+        return max(0, len(self._rules_text(width)) - (height - 2))
 
     def _comeback_lines(self, saved: Saved, width: int) -> list[Line]:
         """The game to come back into, its words wrapped to `width` (in 40 columns they were cut: "with Bob (ta")."""
@@ -637,6 +647,8 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
         await room.leave()
 
     def on_key(k: str) -> None:
+        size = app.output.get_size()
+        lobby.size = (size.columns, size.rows)
         what = lobby.key(k)
         room = lobby.room
         if what == "done":

@@ -663,3 +663,19 @@ def test_a_guest_is_not_told_that_a_player_who_was_there_before_it_joined() -> N
     room.players.pop(1)
     lobby.room_changed()
     assert lobby.status[1] == "Bob left."
+
+
+def test_the_lobbys_rules_scroll_to_their_end_in_keys_not_in_drawing() -> None:
+    # Drawing the rules moved their top back to the last page (state changed in the render path). The keys stop
+    # there instead, at the size the app gives them: up after paging past the end moves one line up at once.
+    lobby = LobbyClient(generate("zoe"), Directory(), rules_text, joinable=True, size=(80, 24))
+    lobby.key("?")
+    for _ in range(40):
+        lobby.key(" ")
+    last = plain(lobby.lines(80, 24)).splitlines()
+    before = repr(lobby)
+    plain(lobby.lines(40, 24))
+    assert repr(lobby) == before  # drawing, at any size, changes nothing
+    lobby.key("up")
+    up = plain(lobby.lines(80, 24)).splitlines()
+    assert up[2:-1] == last[1:-2] and up[1] != last[1]  # one line up from the last page
