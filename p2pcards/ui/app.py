@@ -103,6 +103,8 @@ async def run_table(session: TableSession, rules: Rules | None = None, input: In
     leaving: list[asyncio.Task[None]] = []
 
     def on_key(k: str) -> None:
+        size = app.output.get_size()
+        client.size = (size.columns, size.rows)
         client.absorb(clock())
         if client.key(k) is not None and not leaving:  # how: client.outcome
             client.status = ("class:warn", "Leaving the table …")

@@ -88,6 +88,7 @@ class TableClient:
     confirm_quit: str = ""  # the question asked before leaving mid-game: "leave" (Q) or "quit" (Ctrl-C)
     show_rules: bool = False
     rules_top: int = 0
+    size: tuple[int, int] | None = None  # the screen's columns and lines when the last key came (the app's to set)
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
     seen_at: dict[tuple[int, int, object], float] = field(default_factory=dict)  # (round, seat, face): first shown
     # A game taken up again after a crash: the faces its first view holds were seen before, and stay hidden.
@@ -363,12 +364,13 @@ class TableClient:
     def _rules_key(self, k: str) -> str | None:
         if k in ("?", "escape", "q", "Q", "enter"):
             self.show_rules = False
-        elif k in ("down", "j", " "):
-            self.rules_top += 1 if k != " " else 10
+        elif k in ("down", "j", " ", "pagedown"):
+            self.rules_top += 1 if k in ("down", "j") else 10
+            if self.size is not None:  # scrolling stops at the end: the next key up moves up at once
+                wrapped, _, rows = self._rules_layout(*self.size)
+                self.rules_top = min(self.rules_top, max(0, len(wrapped) - rows))
         elif k in ("up", "k"):
             self.rules_top = max(0, self.rules_top - 1)
-        elif k == "pagedown":
-            self.rules_top += 10
         elif k == "pageup":
             self.rules_top = max(0, self.rules_top - 10)
         return None
@@ -902,6 +904,14 @@ class TableClient:
         return " Your turn is opening …"
 
     def _rules_lines(self, width: int, height: int) -> list[Line]:
+        wrapped, keys, rows = self._rules_layout(width, height)
+        top = min(self.rules_top, max(0, len(wrapped) - rows))  # past the end (a size the keys did not know): last page
+        body = wrapped[top: top + rows]
+        return ([[("class:title", f" Rules of {self.session.game.capitalize()} ")]] + [[("", " " + t)] for t in body]
+                + [[]] * (rows - len(body)) + keys)
+
+    def _rules_layout(self, width: int, height: int) -> tuple[list[str], list[Line], int]:
+        """The rules wrapped to `width`, the keys under them, and how many lines of the rules a page shows."""
         game = self.session.game
         if self.rules is None:
             text = ("The rules text is not part of this build yet.\n\n"
@@ -913,11 +923,7 @@ class TableClient:
         turn = self._turn_call()
         keys = flow([[("class:key", "↑↓ PgUp PgDn"), ("", " scroll")], [("class:key", "Esc"), ("", " back to the table")],
                      *([turn] if turn else [])], width, gap="   ", lead=" ")
-        rows = max(1, height - 2 - len(keys))
-        self.rules_top = min(self.rules_top, max(0, len(wrapped) - rows))
-        body = wrapped[self.rules_top: self.rules_top + rows]
-        return ([[("class:title", f" Rules of {game.capitalize()} ")]] + [[("", " " + t)] for t in body]
-                + [[]] * (rows - len(body)) + keys)
+        return wrapped, keys, max(1, height - 2 - len(keys))
 
     def _turn_call(self) -> Line:
         """While the rules hide the table: that our turn has come, with the time left when draws are timed."""

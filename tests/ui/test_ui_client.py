@@ -1586,3 +1586,21 @@ def test_a_number_claim_against_a_joker_is_said_to_be_always_wrong() -> None:
     session.view = lambda: joker  # type: ignore[method-assign]
     text = screen(client, now=0.1)
     assert "1-8 NUMBER: a claim against a Joker is always wrong (1.9 s)" in text and "within 2 of Joker" not in text
+
+
+def test_the_tables_rules_scroll_to_their_end_in_keys_not_in_drawing() -> None:
+    # Drawing the rules moved their top back to the last page (state changed in the render path). The keys stop
+    # there instead, at the size the app gives them: up after paging past the end moves one line up at once.
+    client, _ = crisp_client()
+    client.rules, client.size = rules_text, (80, 24)
+    client.key("?")
+    for _ in range(50):
+        client.key("pagedown")
+    assert client.rules_top < 100  # stopped at the last page by the keys, not 50 pages past it
+    top = client.rules_top
+    last = screen(client).splitlines()
+    screen(client, width=40, height=10)
+    assert client.rules_top == top  # drawing, at any size, changes nothing
+    client.key("up")
+    up = screen(client).splitlines()
+    assert up[2:-2] == last[1:-3] and up[1] != last[1]  # one line up from the last page
