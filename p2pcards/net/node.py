@@ -541,6 +541,7 @@ class Node:
                 # Seated without a link, it would keep every seat waiting for one, then the table would give up:
                 # its place (and its name) is free again for whoever joins next, that player started anew included.
                 self.lobby.drop(link.key)
+                self.lobby_frames = [f for f in self.lobby_frames if parse(f).envelope.sender != link.key]
                 self.changed.set()
                 self.note("missing", f"{name} left the lobby: {why}; its place is free again", name)
                 self._advertise_seats()

@@ -19,7 +19,7 @@ from ..crypto import group
 from ..crypto.encoding import Value
 from ..crypto.envelope import ChainTracker, Outbox, Signed, parse
 from ..crypto.identity import MAX_NAME, Identity, valid_name, verify
-from ..errors import BadSignature, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
+from ..errors import BadSignature, Equivocation, InputError, MalformedMessage, RemoteProtocolError, UnknownSender
 from ..games.crisp import DRAW_SECONDS_CHOICES
 from .config import NONCE_BYTES, TableConfig, options_from_wire, options_to_wire
 from .messages import BODIES, check_body
@@ -72,11 +72,12 @@ class Lobby:
         return self.outbox.seal(0, "seats", {"config": self.config.to_wire()}).frame
 
     def drop(self, key: bytes) -> None:
-        """A guest left the lobby before the seats (its link ended): its place and its name are free again.
-        Its chain is still followed, so a frame it signed before cannot join it twice."""
+        """A guest left the lobby before the seats (its link ended): its place and its name are free again, and
+        its chain is forgotten, so that the player may join again with a fresh `join` (protocol.md §6.1)."""
         if key != self.host and key != self.identity.public:
             self.names.pop(key, None)
             self.nonces.pop(key, None)
+            self.tracker.forget(key)
 
     def receive(self, frame: bytes) -> None:
         """Take one lobby frame; a bad one is recorded in `errors` and changes nothing."""
@@ -97,8 +98,24 @@ class Lobby:
             if len(self.names) >= MAX_GUESTS:
                 raise MalformedMessage("the table is full")
             self.tracker.add_sender(env.sender)
-        signed = self.tracker.accept(frame)
+        try:
+            signed = self.tracker.accept(frame)
+        except Equivocation:
+            if not self._rejoined(frame):
+                raise
+            signed = self.tracker.accept(frame)
         self._take(signed)
+
+    def _rejoined(self, frame: bytes) -> bool:
+        """(A guest's view) another `join` that begins a guest's chain anew, relayed by the host before the seats:
+        that guest left the lobby and joined again, so its earlier chain is dropped (the host dropped it too)."""
+        env = parse(frame).envelope
+        if (env.type != "join" or env.seq != 0 or self.config is not None or self.identity.public == self.host
+                or env.sender in (self.host, self.identity.public)):
+            return False
+        self.drop(env.sender)
+        self.tracker.add_sender(env.sender)
+        return True
 
     def _take(self, signed: Signed) -> None:
         env = signed.envelope

@@ -303,3 +303,33 @@ def test_a_node_coming_back_listens_on_another_port_when_its_own_is_taken_and_on
             squatter.close()
 
     asyncio.run(main())
+
+
+def test_a_guest_that_left_the_lobby_joins_again_under_the_same_key_and_is_seated() -> None:
+    # Over real links: Esc in a table's lobby, then Enter on that table again. The host refused the new join
+    # ("two different signed messages at seq 0") and a second guest, holding the first join, refused the seats.
+    ann = generate("ann")
+
+    async def main() -> tuple[list[str], list[str]]:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host:
+            await host.host("crisp", {"limit": 10}, "t", seats=3)
+            where = [("127.0.0.1", host.links.port)]
+            async with Node(generate("bob"), interfaces=["127.0.0.1"], mdns=False) as bob:
+                await bob.join(where)
+                async with Node(ann, interfaces=["127.0.0.1"], mdns=False) as first:
+                    await first.join(where)
+                    await host.wait_players(3)
+                async with asyncio.timeout(10):
+                    while len(host.players) == 3:  # ann's link ended: her place is free again
+                        host.changed.clear()
+                        await host.changed.wait()
+                async with Node(ann, interfaces=["127.0.0.1"], mdns=False) as again:
+                    await again.join(where)
+                    async with asyncio.timeout(10):
+                        await host.wait_players(3)
+                        host.seat_table()
+                        await asyncio.gather(bob.wait_seated(), again.wait_seated())
+                    assert bob.seat is not None and again.seat is not None
+                    return list(bob.seat.peer.names), list(again.seat.peer.names)
+
+    assert asyncio.run(main()) == (["host", "bob", "ann"], ["host", "bob", "ann"])

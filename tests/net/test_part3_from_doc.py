@@ -776,8 +776,8 @@ def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name() -> None:
         first.close()  # §6.1, §18.4: it leaves the lobby before the seats
         await asyncio.to_thread(host.wait_line, "dup left the lobby", WAIT)
         again, before, again_key = await joined(port, "dup")  # its name is free again
-        # Every join accepted so far came first, the one that left included: a guest takes ours as its place anew.
-        assert [(e.type, e.sender) for e in before][1:] == [("join", first_key)]
+        # Every join accepted so far came first, of the guests still in the lobby (§18.4): not the one that left.
+        assert [(e.type, e.sender) for e in before] == [("table", before[0].sender)] and first_key != again_key
         last, _, last_key = await joined(port, "last")
         assert Envelope.parse((await again.next(b"F"))[1]).sender == last_key
         seats = Envelope.parse((await again.next(b"F"))[1])

@@ -176,3 +176,33 @@ def test_a_guest_refuses_seats_where_the_host_is_not_seat_0_and_first_dealer(dea
                          tuple(host.nonces[i.public] for i in seated))
     ann.receive(host.outbox.seal(0, "seats", {"config": config.to_wire()}).frame)
     assert ann.config is None and ann.errors and "seat 0" in ann.errors[-1]
+
+
+def test_a_guest_that_left_the_lobby_joins_again_with_a_fresh_join_and_is_seated() -> None:
+    # A player who pressed Esc in a table's lobby and chose the table again was refused for good: the host still
+    # followed its chain, so the new join was "two different signed messages at seq 0" (§6.1: it joins anew).
+    table = secrets.token_bytes(16)
+    host_id, ann_id, bob_id = generate("host"), generate("ann"), generate("bob")
+    host, opened = Lobby.open(host_id, table, "crisp", {})
+    ann, bob = Lobby(ann_id, table, host_id.public), Lobby(bob_id, table, host_id.public)
+    first, bob_join = ann.join(), bob.join()
+    for lobby in (host, ann, bob):
+        for frame in (opened, first, bob_join):
+            lobby.receive(frame)
+    host.drop(ann_id.public)  # ann's link ended before the seats
+    assert "ann" not in host.names.values()
+    again = Lobby(ann_id, table, host_id.public)  # ann's client joins anew: a new chain, a new nonce
+    second = again.join()
+    host.receive(second)
+    assert not host.errors and host.names[ann_id.public] == "ann" and host.nonces[ann_id.public] == again.nonce
+    bob.receive(second)  # the host relays it: bob, who holds ann's first join, takes it as ann having come back
+    for frame in (opened, bob_join, second):
+        again.receive(frame)
+    host.receive(first)  # the old join again changes nothing: the new chain is followed now
+    assert host.errors and host.nonces[ann_id.public] == again.nonce
+    seats = host.seat()
+    for lobby in (again, bob):
+        lobby.receive(seats)
+    assert not bob.errors and not again.errors, (bob.errors, again.errors)
+    assert again.config == bob.config == host.config and host.config is not None
+    assert host.config.names == ("host", "bob", "ann")
