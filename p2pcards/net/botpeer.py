@@ -373,8 +373,7 @@ def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int
     elif "quit" in summary:
         print(f"[{cfg.name}] quit on {summary['quit']}: said goodbye", flush=True)
     elif summary.get("cut_off"):
-        print(f"[{cfg.name}] cut off: {printable(str(summary['cut_off']))}; the game did not finish here"
-              + (f" ({printable(str(summary['voted_out']))})" if summary.get("out") else ""), flush=True)
+        print(f"[{cfg.name}] cut off: {printable(str(summary['cut_off']))}; the game did not finish here", flush=True)
     elif summary.get("out"):
         print(f"[{cfg.name}] voted out while we were missing: {printable(str(summary['voted_out']))}", flush=True)
     else:

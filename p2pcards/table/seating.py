@@ -171,6 +171,7 @@ class Seating:
             who = ("every other seat voted us gone" if not others else
                    f"{', '.join(self.cfg.names[s] for s in rest)} voted us and "
                    f"{', '.join(self.cfg.names[s] for s in others)} gone")
+            self.cut_off = None  # not our network lost after all: the others went on without us, and said so
             self.voted_out = f"{who}: " + (
                 "the table goes on without us" if nxt is not None else "too few seats remain, the game ends")
             self.emit.note("over", self.voted_out)

@@ -6,7 +6,8 @@ every seat of it gone. A peer decides G out when G qualifies and some seat R out
 *witness* that no larger set will: R voted no seat outside G gone, for good. That is us (what we
 voted is all we will vote here, since we sign nothing more at this table once we decide), or a
 seat whose `out` naming G we hold (its last frame at this table; every vote before it is held)
-and that we did not vote gone ourselves. Every peer that decides signs that `out`. So two peers
+and that we did not vote gone ourselves (unless the `out` names us: we are out, and decide for no one
+else). Every peer that decides signs that `out`. So two peers
 that both stay at the table decide the same set, whatever order the votes came in: a set G'
 that qualified with G's witness R outside it lies within what R voted, which is within G.
 A peer cut off from every other seat at once is no witness of its own (`cut_off`): it follows an
@@ -77,8 +78,10 @@ class Votes:
         on them; none before the table's first), or None while no set qualifies with a witness to it."""
         mine = self.by(self.me)
         sets = [tuple(sorted(mine))] if self.me < self.seats and mine and not self.cut_off else []
+        # An `out` naming us is followed even from a seat we voted gone (a cut-off seat voted every seat gone): it
+        # moves no one else, since a seat put out signs no `out` and plays on nowhere.
         sets += [out for seat, out in self.outs.items()
-                 if seat not in out and seat not in mine and self.by(seat) <= set(out)]
+                 if seat not in out and (seat not in mine or self.me in out) and self.by(seat) <= set(out)]
         for out in sorted(set(sets), key=lambda s: (len(s), s)):
             if self.qualifies(out):
                 rest = set(range(self.seats)) - set(out)

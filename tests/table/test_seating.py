@@ -178,3 +178,44 @@ def test_a_seat_back_from_its_journal_that_no_seat_came_back_to_says_it_was_away
     assert part.cut_off == ("no other seat was back since we came back (p1, p2): they most likely went on without us "
                             "while we were away, or our own network is lost")
     assert not part.finished and "out" not in [t for t, _, _ in sent(emit)]
+
+
+def test_a_seat_cut_off_that_hears_the_others_voted_it_out_is_voted_out_not_cut_off() -> None:
+    # It voted both others gone, so it took neither one's `out` as a witness: it stayed "cut off", then gave up, when
+    # the truth was that the others voted it out while it was away and went on without it.
+    part, emit = seating(me=0, rnd=2)
+    game = part.cfg.new_game()
+    part.began(2, game)
+    for seat in (1, 2):
+        part.absences.missing(seat, 10.0 + seat)
+    for seat in (1, 2):
+        part.vote_gone(seat, "missing")
+        part.take(0, 2, Gone(seat), game, False)
+    assert part.cut_off is not None
+    part.take(1, 2, Gone(0), game, False)
+    part.take(2, 2, Gone(0), game, False)
+    assert not part.finished  # the votes alone: it is no witness of its own
+    part.take(1, 2, Out((0,)), game, False)
+    assert part.finished and part.voted_out == "every other seat voted us gone: the table goes on without us"
+    assert part.cut_off is None and "out" not in [t for t, _, _ in sent(emit)]
+
+
+def test_an_out_from_a_seat_we_voted_gone_naming_others_than_us_is_still_no_witness() -> None:
+    part, _ = seating(me=0, seats=4, rnd=2)
+    game = part.cfg.new_game()
+    part.began(2, game)
+    part.vote_gone(1, "missing")
+    part.take(0, 2, Gone(1), game, False)
+    for voter in (2, 3):
+        part.take(voter, 2, Gone(1), game, False)
+    part.take(2, 2, Out((1,)), game, False)
+    assert part.finished  # our own votes are exactly {1}: we are our witness
+    other, _ = seating(me=0, seats=4, rnd=2)
+    other.began(2, game)
+    for seat in (1, 2):
+        other.vote_gone(seat, "missing")
+        other.take(0, 2, Gone(seat), game, False)
+    for voter in (2, 3):
+        other.take(voter, 2, Gone(1), game, False)
+    other.take(2, 2, Out((1,)), game, False)
+    assert not other.finished  # we voted seat 2 gone: its `out` is no witness to us
