@@ -25,24 +25,28 @@ class Outcome:
     rounds: int
     notes: tuple[Note, ...]  # its notes of the JUDGED kinds, in order
     faults: tuple[Note, ...]
+    voted_out: str | None = None  # the other seats voted us out (while we were cut off, say): the game went on without us
 
     @classmethod
     def of(cls, peer: TablePeer) -> Outcome:
         """The outcome of a peer in this process."""
         return cls(peer.names[peer.me], peer.finished, peer.stopped, tuple(peer.game.totals), tuple(peer.game.winners),
-                   peer.round, tuple(n for n in peer.notes if n.kind in JUDGED), tuple(peer.faults))
+                   peer.round, tuple(n for n in peer.notes if n.kind in JUDGED), tuple(peer.faults),
+                   peer.seating.voted_out)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able map (what a seat process prints)."""
         return {"name": self.name, "finished": self.finished, "stopped": self.stopped, "totals": list(self.totals),
                 "winners": list(self.winners), "rounds": self.rounds,
-                "notes": [_note_json(n) for n in self.notes], "faults": [_note_json(n) for n in self.faults]}
+                "notes": [_note_json(n) for n in self.notes], "faults": [_note_json(n) for n in self.faults],
+                "voted_out": self.voted_out}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         """Back from `to_json`."""
         return cls(data["name"], data["finished"], data["stopped"], tuple(data["totals"]), tuple(data["winners"]),
-                   data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]))
+                   data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]),
+                   data.get("voted_out"))
 
     @property
     def named(self) -> str | None:
@@ -72,8 +76,9 @@ def _note(data: list[Any]) -> Note:
 
 def agreed(outcomes: Sequence[Outcome]) -> bool:
     """Every peer finished with the same totals and winners, or every one stopped naming the same seat first; a peer
-    that gave up cut off from every other seat (protocol.md §14.9) holds no outcome to agree with or to contradict."""
-    outcomes = [o for o in outcomes if not (o.stopped or "").startswith(CUT_OFF)] or outcomes
+    that gave up cut off from every other seat, or that the others voted out (protocol.md §14.9), holds no outcome to
+    agree with or to contradict."""
+    outcomes = [o for o in outcomes if not (o.stopped or "").startswith(CUT_OFF) and o.voted_out is None] or outcomes
     if all(o.finished for o in outcomes):
         return len({(o.totals, o.winners) for o in outcomes}) == 1
     if all(o.stopped is not None for o in outcomes):

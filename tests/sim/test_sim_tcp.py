@@ -177,3 +177,28 @@ def test_a_seat_cut_off_past_gone_after_over_tcp_gives_up_unfinished_and_the_oth
                      r"like our own network was lost", out), out
     # It ended nothing the others could contradict: they agree, and it is why the cut was not survived.
     assert "honest peers agreed on every result: yes" in out and "disagreed" not in out, out
+
+
+@pytest.mark.slow  # a game of three processes, one cut off by the proxy for 12 s
+def test_a_seat_cut_off_whose_network_comes_back_after_the_others_voted_it_out_ends_voted_out(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Cut at 4 s, each side finds the other quiet at 9 s and votes at 14 s (gone_after 5 s): the two decide it out and
+    # go on, while it, having voted both gone, waits until 19 s. The cut heals at 16 s: it takes their votes and the
+    # `out` naming it, and it is voted out. It took no `out` from a seat it had voted gone, and gave up "cut off".
+    assert main(["sim", "crisp", "--transport", "tcp", "--players", "3", "--limit", "10", "--seed", "3",
+                 "--faults", "partition=4:12"]) == 1  # a seat voted out does not survive the cut
+    out = capsys.readouterr().out
+    assert re.search(r"p0 +finished", out) and re.search(r"p1 +finished", out), out
+    assert re.search(r"p2 +voted out: every other seat voted us gone: the table goes on without us", out), out
+    assert "cut off" not in out and "honest peers agreed on every result: yes" in out, out
+
+
+def test_a_seat_voted_out_holds_no_outcome_to_agree_with_and_the_report_says_it_was_voted_out() -> None:
+    from p2pcards.sim.batch import report_from
+    from p2pcards.sim.outcome import Outcome, agreed
+    two = [Outcome(f"p{i}", True, None, (5, 20), (1,), 1, (), ()) for i in range(2)]
+    out = Outcome("p2", True, None, (0, 0, 0), (), 1, (), (), "every other seat voted us gone: the table goes on")
+    assert agreed([*two, out]) and Outcome.from_json(out.to_json()) == out
+    report = report_from([*two, out], 3, None, None, False, moves=0, frames=0, bytes=0, wall_s=0.0, table_s=1.0,
+                         cpu_s=[])
+    assert report.ended["p2"] == "voted out: every other seat voted us gone: the table goes on" and not report.survived
