@@ -306,8 +306,8 @@ class Node:
     # ------------------------------------------------------------ link handlers
 
     def _admit(self, key: bytes) -> bool:
-        if self.seat is not None:
-            return key in self.seat.names
+        if self.seat is not None:  # a seat of a table we sat at before asks for its frames only (protocol.md §18.5)
+            return key in self.seat.names or self.seat.sat_with(key)
         if self.lobby is None:
             return self._joining
         if self.is_host:
@@ -467,6 +467,9 @@ class Node:
                                f"on {self.links.port} and dial every seat")
             for key in self.later:
                 self._spawn(self._dial_later(key))
+        else:
+            for key in self.later:
+                self._spawn(self._dial_cut_off(key))
 
     async def _dial_later(self, key: bytes) -> None:
         """Back on another port: dial a seat after ours until it is linked to us, whoever dialled. From our hello it
@@ -478,6 +481,24 @@ class Node:
                 await self.links.dial(self.later[key], key, attempts=1)
             await asyncio.sleep(REDIAL_S)
             seat = self.seat
+
+    async def _dial_cut_off(self, key: bytes) -> None:
+        """A seat after ours whose link is gone: it dials us again, unless it went on without us. So once we are cut off
+        from every seat (protocol.md §14.9) we dial it too, until a link to it is up, whoever dialled: a seat that went
+        on answers us for the table we sat at together, and so tells us whether it voted us out."""
+        if key in self._redialling:
+            return
+        self._redialling.add(key)
+        try:
+            seat = self.seat
+            while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
+                if seat.peer.cut_off is not None:
+                    with contextlib.suppress(LinkBroken):
+                        await self.links.dial(self.later[key], key, attempts=1)
+                await asyncio.sleep(REDIAL_S if seat.peer.cut_off is not None else 1.0)
+                seat = self.seat
+        finally:
+            self._redialling.discard(key)
 
     async def _redial(self, key: bytes) -> None:
         """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:
@@ -532,6 +553,8 @@ class Node:
             self.seat.lost(link, why)
             if link.key in self.dialled and link.key not in self.links.links and "said goodbye" not in why:
                 self._spawn(self._redial(link.key))
+            elif link.key in self.later and link.key not in self.links.links and "said goodbye" not in why:
+                self._spawn(self._dial_cut_off(link.key))
         elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
             self._join_failed = f"the host {why}" if why.startswith("said goodbye") else f"the host went away: {why}"
             self.changed.set()

@@ -107,10 +107,17 @@ class Seat:
         """A table frame from a seat's link (not `live`: one sent again)."""
         self.shell.receive(payload, live)
 
+    def sat_with(self, key: bytes) -> bool:
+        """Whether `key` held a seat at a table we sat at before this one (a seat voted out, say)."""
+        return any(key in peer.cfg.keys for peer, _ in self.tables.values())
+
     def take(self, link: Link, kind: int, payload: bytes) -> None:
         """A frame (F), one sent again (R) or a request for missing frames (Q) from a seat's link; LinkBroken
-        for any other kind."""
+        for any other kind. A link from a seat of an earlier table only (`sat_with`) is answered, and nothing it
+        sends is taken: it cannot disturb the table we play now."""
         self._take_gaps()
+        if kind in TABLE_KINDS and link.key not in self.names:
+            return
         if kind in TABLE_KINDS:
             self.frame(payload, kind == FRAME)
         elif kind == REQUEST:
@@ -149,7 +156,7 @@ class Seat:
 
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""
-        if link is not None:
+        if link is not None and link.key in self.names:
             self._back(link.key)
         if all(k in self.links.links for k in self.others):
             self._all_linked.set()
@@ -163,7 +170,7 @@ class Seat:
         """A seat's link went quiet (no heartbeat for a while), or speaks again."""
         if quiet:
             self._missing(link.key, "no heartbeat")
-        else:
+        elif link.key in self.names:
             self._back(link.key)
 
     def _missing(self, key: bytes, why: str) -> None:

@@ -333,3 +333,39 @@ def test_a_guest_that_left_the_lobby_joins_again_under_the_same_key_and_is_seate
                     return list(bob.seat.peer.names), list(again.seat.peer.names)
 
     assert asyncio.run(main()) == (["host", "bob", "ann"], ["host", "bob", "ann"])
+
+
+def test_a_seat_that_went_on_admits_a_seat_of_a_table_it_sat_at_before_and_no_stranger() -> None:
+    # A seat voted out while cut off, back on the network, links to ask for the frames of the table before: it was
+    # refused, "not a seat at this table", and never learnt that it was voted out.
+    node, _, keys, _ = _seated()
+    old = generate("voted out").public
+    node.seat = SimpleNamespace(names=dict.fromkeys(keys), sat_with=lambda key: key == old)  # type: ignore[assignment]
+    assert node._admit(keys[1]) and node._admit(old) and not node._admit(generate("stranger").public)
+
+
+def test_a_seat_cut_off_dials_the_seats_after_its_own_which_dial_it_no_more_once_they_went_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> tuple[list[bytes], bytes]:
+        node, _, keys, _ = _seated(me_at=0)
+        later = keys[2]
+        node.later = {later: [("127.0.0.1", 1)]}
+        peer = SimpleNamespace(cut_off=None)
+        node.seat = SimpleNamespace(names=dict.fromkeys(keys), shell=SimpleNamespace(over=False),  # type: ignore[assignment]
+                                    peer=peer)
+        dialled: list[bytes] = []
+
+        async def dial(addresses: object, key: bytes, attempts: int = 1) -> None:
+            dialled.append(key)
+            node.links.links[key] = SimpleNamespace()  # type: ignore[assignment]  # linked: it dials no more
+        monkeypatch.setattr(node.links, "dial", dial)
+        monkeypatch.setattr(node_mod, "REDIAL_S", 0.01)
+        task = asyncio.get_running_loop().create_task(node._dial_cut_off(later))
+        await asyncio.sleep(0.05)
+        assert not dialled  # not cut off: the later seat dials us, as ever
+        peer.cut_off = "every other seat went missing at once"
+        await asyncio.wait_for(task, 5)
+        return dialled, later
+
+    dialled, later = asyncio.run(main())
+    assert dialled == [later]
