@@ -157,7 +157,8 @@ class TableClient:
             words = note_words(note, view.players, self.session.game, me, self._why_over(view) if over else "", begun)
             if over:
                 won = winners_words(note.detail, view.players, me)
-                self.winners = f"{won}." if won else note.detail[:1].upper() + note.detail[1:] + "."
+                said = re.sub(r"\bus\b", "you", note.detail)  # voted out: the seat's words, "you" to the player
+                self.winners = f"{won}." if won else said[:1].upper() + said[1:] + "."
             if words is not None:
                 dealt = dealt_round(note, view.players)
                 if dealt is not None and self.log and self.log[-1] == note_words(

@@ -1604,3 +1604,13 @@ def test_the_tables_rules_scroll_to_their_end_in_keys_not_in_drawing() -> None:
     client.key("up")
     up = screen(client).splitlines()
     assert up[2:-2] == last[1:-3] and up[1] != last[1]  # one line up from the last page
+
+
+def test_a_seat_voted_out_while_it_was_cut_off_reads_that_the_others_went_on_without_it() -> None:
+    # The lobby's "Last game" read "Every other seat voted us gone: …", the seat's own words.
+    client, session = crisp_client()
+    session.finished = lambda: True  # type: ignore[method-assign]
+    session.pending.append(Note("over", "every other seat voted us gone: the table goes on without us"))
+    text = screen(client, width=120)
+    assert "Game over. Every other seat voted you gone: the table goes on without you." in text
+    assert client.winners == "Every other seat voted you gone: the table goes on without you."
