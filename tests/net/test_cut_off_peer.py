@@ -47,3 +47,33 @@ def test_a_peer_cut_off_from_every_other_seat_says_so_and_gives_up_unfinished_wh
     assert all(r["finished"] and not r["faults"] for r in results), results
     assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
     assert all("void: lone is out" in p.text() for p in frozen), [p.text() for p in frozen]
+
+
+@pytest.mark.slow  # a game between processes, one killed and started again after the others went on without it
+def test_a_peer_back_after_the_others_voted_it_out_learns_it_from_them_and_ends_voted_out(tmp_path: Path) -> None:
+    # The host, seat 0, is back from its journal after the two voted it out: no seat dials it (they went on), and they
+    # refused its links ('not a seat at this table'), so it voted both gone, gave up "cut off" and exited 3.
+    host = PeerProc("--create", "--game", "crisp", "--limit", "30", "--players", "3", "--no-mdns", "--name", "phoenix",
+                    "--gone-after", "3", "--state", str(tmp_path), *LOOP)
+    port = host.port()
+    guests = [PeerProc("--peer", f"127.0.0.1:{port}", "--gone-after", "3", *LOOP) for _ in range(2)]
+    again = None
+    try:
+        host.wait_line("round 1 begins", 60)
+        host.signal(signal.SIGKILL)
+        host.proc.wait(10)
+        for g in guests:
+            g.wait_line("void: phoenix is out", 30)
+        again = PeerProc("--state", str(tmp_path), "--json")
+        back = again.result(60)
+        results = [g.result(180) for g in guests]
+    finally:
+        for p in (host, *guests, again):
+            if p is not None:
+                p.stop()
+    assert back["resumed"] and back["out"] and not back["finished"] and back["cut_off"] is None, back
+    assert back["voted_out"] == "every other seat voted us gone: the table goes on without us", back
+    assert back["rc"] == 1 and not back["faults"], back
+    assert [p.name for p in tmp_path.iterdir()] == ["lock"]  # nothing to come back to
+    assert all(r["finished"] and not r["faults"] for r in results), results
+    assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
