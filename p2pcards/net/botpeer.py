@@ -223,7 +223,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # The keys of `peer --json`'s line, and what each holds.
 SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with --state",
-           "finished": "the game ended and we were in it", "out": "voted out while missing",
+           "finished": "the game ended and we were in it", "out": "voted out while missing (cut off too: the others told us once we were back)",
            "voted_out": "why (or null)", "stopped": "why the table stopped (or null)",
            "cut_off": "why it takes it that its own network was lost, every other seat missing at once, when the "
                       "game did not finish for it (exit status 3; or null)", "names": "the seats' names",
