@@ -106,8 +106,7 @@ def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None,
     honest = [o for i, o in enumerate(outcomes) if i != cheater]
     report = GameReport(
         seed=seed, rounds=max(o.rounds for o in outcomes), agreed=agreed(honest),
-        ended={o.name: f"voted out: {o.voted_out}" if o.voted_out else "finished" if o.finished
-               else o.stopped or "still waiting" for o in honest},
+        ended={o.name: o.ended for o in honest},
         blamed={o.name: o.blames[:5] for o in honest},
         fault_blame={o.name: o.faults[0].blame for o in honest if o.faults},
         fault_claim={o.name: claim.to_json() for o in honest if o.faults and (claim := o.faults[0].claim) is not None},

@@ -443,14 +443,14 @@ def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[
         who = p.name
         if expect in ("void", "void-claim"):
             if p.stopped is None or not p.faults:
-                return f"{who} did not stop the table ({'finished' if p.finished else 'still waiting'})"
+                return f"{who} did not stop the table ({p.ended})"
             first = p.faults[0]
             claim = expect == "void-claim" and first.claim is not None and first.claim.blames == name
             if first.blame != name and not claim:
                 return f"{who}'s first fault blames {first.blame or 'nobody'}, not {name}"
             continue
         if not p.finished or p.stopped is not None:
-            return f"{who} did not finish: {p.stopped or 'still waiting'}"
+            return f"{who} did not finish: {p.ended}"
         dropped = [n for n in p.notes if n.kind == "rejected" and n.detail.startswith("message dropped")]
         if any(n.blame for n in dropped):
             return f"{who} blamed {[n.blame for n in dropped if n.blame]} for a frame it dropped"

@@ -26,27 +26,38 @@ class Outcome:
     notes: tuple[Note, ...]  # its notes of the JUDGED kinds, in order
     faults: tuple[Note, ...]
     voted_out: str | None = None  # the other seats voted us out (while we were cut off, say): the game went on without us
+    waiting: str | None = None  # what held it up when the run ended, if it neither finished nor stopped
 
     @classmethod
     def of(cls, peer: TablePeer) -> Outcome:
         """The outcome of a peer in this process."""
         return cls(peer.names[peer.me], peer.finished, peer.stopped, tuple(peer.game.totals), tuple(peer.game.winners),
                    peer.round, tuple(n for n in peer.notes if n.kind in JUDGED), tuple(peer.faults),
-                   peer.seating.voted_out)
+                   peer.seating.voted_out,
+                   None if peer.finished or peer.stopped is not None else peer.waiting())
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able map (what a seat process prints)."""
         return {"name": self.name, "finished": self.finished, "stopped": self.stopped, "totals": list(self.totals),
                 "winners": list(self.winners), "rounds": self.rounds,
                 "notes": [_note_json(n) for n in self.notes], "faults": [_note_json(n) for n in self.faults],
-                "voted_out": self.voted_out}
+                "voted_out": self.voted_out, "waiting": self.waiting}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         """Back from `to_json`."""
         return cls(data["name"], data["finished"], data["stopped"], tuple(data["totals"]), tuple(data["winners"]),
                    data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]),
-                   data.get("voted_out"))
+                   data.get("voted_out"), data.get("waiting"))
+
+    @property
+    def ended(self) -> str:
+        """How it ended, in words: voted out, "finished", why it stopped, or what still held it up when the run ended."""
+        if self.voted_out:
+            return f"voted out: {self.voted_out}"
+        if self.finished:
+            return "finished"
+        return self.stopped or "still waiting" + (f" ({self.waiting})" if self.waiting else "")
 
     @property
     def named(self) -> str | None:

@@ -30,7 +30,8 @@ from .log import Entry
 from .messages import move_to_wire
 from .outputs import Note, NoteKind, Output, Send
 from .resume import Record, ResumeOutbox, absence, absent_record, carried, frame_record, replayed_seeds, silent_record
-from .round import Stage
+from .recovery import find_gaps
+from .round import OWED, Stage
 from .votes import Votes
 
 __all__ = ["Entry", "Note", "NoteKind", "Output", "Ref", "RoundResult", "Send", "Stage", "TablePeer"]
@@ -274,6 +275,44 @@ class TablePeer(Coordinator):
             return []
         named = [] if self.rs is None else self.rs.log.awaited()
         return self.waits.gaps(self.now, self.chains.ahead(), named, self.chains.received)
+
+    def waiting(self) -> str:
+        """What holds us up now, in words for a tester (a game that never ended): the seats we wait on and what
+        they owe (protocol.md §12.4) and since when, the frames we miss below what we hold, and what else we
+        wait for when no seat owes anything."""
+        owed, mark = self._owed()
+        dog = self.watchdog
+        since = f" for {self.now - dog.since:.1f} s" if dog.since is not None and dog.owed == owed else ""
+        parts = [f"round {self.round}"]
+        if owed:
+            parts.append(f"waiting on {', '.join(self.names[s] for s in sorted(owed))} for {OWED[mark[1]]}{since}")
+        else:
+            parts.append("waiting on no seat" + self._idle_words())
+        ahead: dict[int, set[int]] = {}
+        for seat, seq in self.chains.ahead():
+            ahead.setdefault(seat, set()).add(seq)
+        for seat, seq in [] if self.rs is None else self.rs.log.awaited():
+            ahead.setdefault(seat, set()).add(seq + 1)  # a move an order names that we never took
+        holes = find_gaps(ahead, self.chains.received, set())
+        if holes:
+            parts.append("missing " + ", ".join(f"{self.names[s]}'s frame{'s' if b > a else ''} {a}"
+                                                 + (f" to {b}" if b > a else "") for s, a, b in holes))
+        missing = [self.names[s] for s in range(self.n) if s != self.me and self.absences.now(s)]
+        if missing:
+            parts.append(f"link missing to {', '.join(missing)}")
+        return "; ".join(parts)
+
+    def _idle_words(self) -> str:
+        """What we wait for when no seat owes us anything: a player's move, a deadline, our own move's order."""
+        rs = self.rs
+        if rs is None:
+            return " (before the first round)"
+        if rs.log.own_unordered:
+            return f" (our move is not ordered yet, {len(rs.log.own_unordered)} of them)"
+        wake = rs.rules.game.wake_time()
+        if wake is not None:
+            return f" (the game's next deadline is at {wake:.1f} s, {wake - self.now:+.1f} s from now)"
+        return " (a player's move)"
 
     def frame(self, seat: int, seq: int) -> bytes | None:
         """The frame we accepted (or sent) at place `seq` of `seat`'s chain, if we hold it."""

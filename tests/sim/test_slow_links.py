@@ -1,0 +1,39 @@
+"""Slow links and games that never end: what the sim reports lets a tester tell what went on without reading code."""
+
+from __future__ import annotations
+
+from p2pcards.sim.cheaters import run_table
+from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.outcome import Outcome
+from p2pcards.table.peer import TablePeer
+
+SMALL = {"limit": 10}
+
+
+def test_a_game_that_never_ends_says_what_each_peer_waits_on() -> None:
+    """A seat that vanishes for good at a table with no network layer to vote it gone leaves the others waiting
+    until the run's end: the report said only "still waiting", not on whom, for what, or which frames were missing."""
+    def vanish(net: MemNet, peers: list[TablePeer]) -> None:
+        def kill(net: MemNet) -> None:
+            net.dead.add(2)
+            for peer in net.peers[:2]:
+                peer.absent(2, True, net.now)
+        net.call_at(8.0, kill)
+    run = run_table("crisp", 3, {"limit": 30}, 1, setup=vanish, until=60.0)
+    for peer in run.peers[:2]:
+        outcome = Outcome.of(peer)
+        assert not outcome.finished and outcome.stopped is None
+        assert outcome.ended.startswith("still waiting (round ")
+        assert "waiting on p2 for " in outcome.ended and "link missing to p2" in outcome.ended, outcome.ended
+        assert Outcome.from_json(outcome.to_json()) == outcome  # a seat process's summary carries it too
+    assert Outcome.of(run.peers[0]).waiting is not None
+
+
+def test_a_peer_that_misses_a_frame_names_it() -> None:
+    """A frame held ahead of its chain names the gap below it: which seat's frames, from which place."""
+    run = run_table("crisp", 3, SMALL, 2, until=5.0)
+    peer = run.peers[0]
+    seq = peer.chains.received(1)
+    assert peer.waiting().startswith(f"round {peer.round}; ")
+    peer.chains.held[(peer.cfg.keys[1], seq + 2)] = b""  # as if the frame two places on had come first
+    assert f"missing p1's frames {seq} to {seq + 1}" in peer.waiting()
