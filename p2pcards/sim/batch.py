@@ -53,6 +53,7 @@ class GameReport:
     faults: dict[str, int] = field(default_factory=dict)  # fault kind -> frames it touched
     transport: str = "memory"
     rss_mib: list[float] = field(default_factory=list)  # per seat, its process's peak (tcp only: one process each)
+    resent: int = 0  # copies of moves sent again because their order was slow to come (protocol.md §18.5)
     missed: list[str] = field(default_factory=list)  # the faults due at a time (restart, gone, partition) the game never reached
 
     @property
@@ -124,7 +125,7 @@ def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater
     return report_from([Outcome.of(p) for p in run.peers], seed, cheat, cheater,
                        cheat is not None and cheater is not None and fired(run, cheater),
                        cheat_moves([run.bots[cheater]]) if cheater is not None else [],
-                       moves=net.stats.by_type.get("move", 0), frames=net.stats.frames, bytes=net.stats.bytes,
+                       moves=net.stats.by_type.get("move", 0), resent=net.stats.resent, frames=net.stats.frames, bytes=net.stats.bytes,
                        wall_s=wall, table_s=net.now, cpu_s=list(net.cpu))
 
 
@@ -223,6 +224,7 @@ def summary(reports: Sequence[GameReport]) -> dict[str, Any]:
     seats = len(reports[0].cpu_s) if reports else 0
     return {
         "games": n, "rounds": sum(r.rounds for r in reports), "moves": sum(r.moves for r in reports),
+        "resent": sum(r.resent for r in reports),
         "frames": sum(r.frames for r in reports), "bytes": sum(r.bytes for r in reports),
         "wall_s_per_game": sum(r.wall_s for r in reports) / max(n, 1),
         "table_s_per_game": sum(r.table_s for r in reports) / max(n, 1),
@@ -245,7 +247,9 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
     memory = (f"peak memory {s['peak_memory_mib']:.0f} MiB (one process holds every peer)" if rss is None else
               "peak memory per peer (MiB, each its own process): " + ", ".join(f"p{i} {m:.0f}" for i, m in enumerate(rss)))
     lines = [
-        f"games {n}, rounds {s['rounds']}, moves {s['moves']}, frames {s['frames']}, "
+        f"games {n}, rounds {s['rounds']}, moves {s['moves']}"
+        + (f" (and {s['resent']} copies sent again: orders slow to come)" if s["resent"] else "")
+        + f", frames {s['frames']}, "
         f"{s['bytes'] / 1024:.0f} KiB",
         f"per game: {s['wall_s_per_game']:.2f} s on this machine, {s['table_s_per_game']:.1f} s of table time",
         f"CPU per peer per game (s): {cpu}; {memory}",
@@ -258,7 +262,9 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
                      + (f" ({missed} where a fault never fell)" if missed else ""))
     for r in reports:
         if r.faults or faults is not None:
-            counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items())) or "none fell"
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(r.faults.items()))
+            slow = _slowed(faults)  # a delay falls on every frame: it is not counted, but it did not fail to fall
+            counts = "; ".join(filter(None, (slow, counts))) or "none fell"
             if r.missed:
                 fell = "" if not r.faults else f"faults injected: {counts}: "
                 lines.append(f"  seed {r.seed}: {fell}NEVER FELL: {', '.join(r.missed)}, but the "
@@ -277,6 +283,15 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
             state = "caught" if r.fired and r.verdict is None else f"NOT CAUGHT: {r.verdict}"
             lines.append(f"  seed {r.seed}: {state}; {who}")
     return lines
+
+
+def _slowed(faults: FaultSpec | None) -> str:
+    """What a spec's delay and jitter did to every frame, in words ("" when it sets neither)."""
+    if faults is None or (faults.delay is None and faults.jitter is None):
+        return ""
+    parts = ([] if faults.delay is None else [f"{faults.delay:g} ms"]) + \
+        ([] if faults.jitter is None else [f"up to {faults.jitter:g} ms more"])
+    return "every frame delayed " + " + ".join(parts)
 
 
 def _claimed(claim: Mapping[str, str] | None) -> str:

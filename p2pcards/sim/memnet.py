@@ -62,7 +62,8 @@ class NetStats:
     bytes: int = 0
     requests: int = 0
     answers: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
+    by_type: dict[str, int] = field(default_factory=dict)  # frames sent first hand, by message type
+    resent: int = 0  # our own moves sent again, not ordered RESEND_S after they went (protocol.md §18.5)
 
 
 T = TypeVar("T")
@@ -144,7 +145,10 @@ class MemNet:
             mtype = parse(sent).envelope.type
         except MalformedMessage:
             mtype = "?"
-        self.stats.by_type[mtype] = self.stats.by_type.get(mtype, 0) + 1
+        if again:  # a copy of a move already counted: a slow order, not another move
+            self.stats.resent += 1
+        else:
+            self.stats.by_type[mtype] = self.stats.by_type.get(mtype, 0) + 1
         if self.on_send is not None:
             self.on_send(sender, sent)
         for receiver in range(len(self.peers)):

@@ -59,7 +59,8 @@ class SimSeat(Seat):
         self.tap: Tap | None = None
         self.peers = [peer] * peer.n  # what a tap reads of the network: how many seats, the cheater's own peer
         self.frames = self.bytes = 0
-        self.by_type: dict[str, int] = {}
+        self.by_type: dict[str, int] = {}  # frames sent first hand
+        self.resent = 0
         self._start = asyncio.get_running_loop().time()
         super().__init__(peer, links, bot, store=store, gone_after=gone_after)
 
@@ -68,15 +69,18 @@ class SimSeat(Seat):
         """Seconds since the seat was made (a tap's clock)."""
         return asyncio.get_running_loop().time() - self._start
 
-    def _count(self, sent: bytes) -> None:
+    def _count(self, sent: bytes, again: bool = False) -> None:
         self.frames += 1
         self.bytes += len(sent)
+        if again:  # our move sent again, its order slow to come: not another move
+            self.resent += 1
+            return
         mtype = frame_type(sent) or "?"
         self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
 
     def _broadcast(self, out: Send) -> None:
         for sent in [out.frame] if self.rewrite is None else self.rewrite(self.peer.me, out.frame):
-            self._count(sent)
+            self._count(sent, out.again)
             if self.tap is None:
                 super()._broadcast(out if sent == out.frame else Send(sent, private_to(sent), out.again))
                 continue
@@ -169,7 +173,7 @@ class SimRig(SeatRig):
                 "fired": fired_in([self.cheat_bot, peer, self.rewriter, seat.tap]),
                 "cheat_moves": cheat_moves([self.cheat_bot]),
                 "cpu_s": time.process_time(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0),
+                "frames": seat.frames, "bytes": seat.bytes, "moves": seat.by_type.get("move", 0), "resent": seat.resent,
                 "table_s": seat.shell.clock() - seat.started if seat.started is not None else 0.0}
 
 
@@ -201,7 +205,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries),
                          [m for s in summaries for m in s.get("cheat_moves", [])], transport="tcp",
-                         moves=sum(s.get("moves", 0) for s in summaries), frames=sum(s.get("frames", 0) for s in summaries),
+                         moves=sum(s.get("moves", 0) for s in summaries), resent=sum(s.get("resent", 0) for s in summaries),
+                         frames=sum(s.get("frames", 0) for s in summaries),
                          bytes=sum(s.get("bytes", 0) for s in summaries), wall_s=time.perf_counter() - start,
                          table_s=max(s.get("table_s", 0.0) for s in summaries),
                          cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from p2pcards.cli import main
+from p2pcards.crypto.envelope import parse
+from p2pcards.sim.batch import play_batch
 from p2pcards.sim.cheaters import run_table
+from p2pcards.sim.faults import FaultSpec
 from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.outcome import Outcome
 from p2pcards.table.peer import TablePeer
@@ -37,3 +43,26 @@ def test_a_peer_that_misses_a_frame_names_it() -> None:
     assert peer.waiting().startswith(f"round {peer.round}; ")
     peer.chains.held[(peer.cfg.keys[1], seq + 2)] = b""  # as if the frame two places on had come first
     assert f"missing p1's frames {seq} to {seq + 1}" in peer.waiting()
+
+
+def test_moves_are_counted_once_and_their_copies_sent_again_apart() -> None:
+    """Over a slow link a move's order comes back after RESEND_S, so the move is sent again (protocol.md §18.5):
+    the report counted every copy as a move (`sim crescendo --faults delay=400,jitter=1000` read 1019 moves where
+    the game had about 250)."""
+    frames: list[bytes] = []
+
+    def record(net: MemNet, peers: list[TablePeer]) -> None:
+        net.on_send = lambda sender, frame: frames.append(frame)
+    [report] = play_batch("crisp", 3, SMALL, 2, 1, faults=FaultSpec.parse("delay=400,jitter=300"), setup=lambda seed: record)
+    moves = {f for f in frames if parse(f).envelope.type == "move"}
+    assert report.ok and report.resent > 0
+    assert report.moves == len(moves)
+
+
+def test_a_delay_is_said_to_fall_on_every_frame(capsys: pytest.CaptureFixture[str]) -> None:
+    """A delay falls on every frame and is not counted: the report read "faults injected: none fell"."""
+    assert main(["sim", "crisp", "--players", "2", "--limit", "10", "--seed", "1", "--quiet",
+                 "--faults", "delay=300,jitter=100"]) == 0
+    out = capsys.readouterr().out
+    assert "faults injected: every frame delayed 300 ms + up to 100 ms more: survived" in out
+    assert "none fell" not in out
