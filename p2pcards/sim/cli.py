@@ -30,6 +30,7 @@ from .cheaters import Run
 from .faults import MAX_DELAY_MS, FaultSpec
 from .load import MAX_TABLES, load_lines, run_tables
 from .memnet import LinkModel, MemNet
+from .proxy import FaultProxy
 from .tcp import check_tcp_cheat
 from .transcript import Transcript, record
 
@@ -242,10 +243,13 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
         nonlocal trying
         trying = (at, k)
 
+    proxies: list[FaultProxy] = []  # the game's proxy, with faults: it sees how far the game has gone
+
     def note() -> str:
         at, k = trying
         tries = f" (try {k}: the cheat had no chance in the last)" if k > 1 else ""
-        return f"{args.players} processes playing seed {at}{tries}"
+        seen = f": {proxies[-1].status()}" if proxies else ""
+        return f"{args.players} processes playing seed {at}{tries}{seen}"
     try:
         with Progress(label, total=args.games) as progress, progress.ticking(note):
             def on_game(report: GameReport) -> None:
@@ -253,7 +257,8 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
                 progress.update(len(done), f"seed {report.seed}: {'ok' if report.ok else 'FAILED'}")
             reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
                                      cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
-                                     limit_s=common["until"], on_game=on_game, on_try=on_try)
+                                     limit_s=common["until"], on_game=on_game, on_try=on_try,
+                                     on_proxy=proxies.append)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the games already over are reported, then the status says why
         _stopped(args, done, cheat, common["faults"], params, write)
         raise

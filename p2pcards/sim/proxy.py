@@ -17,6 +17,8 @@ import random
 import struct
 import threading
 
+from ..crypto.envelope import parse
+from ..errors import MalformedMessage
 from ..net.link import TABLE_KINDS
 from .faults import FaultSpec
 
@@ -31,6 +33,9 @@ class FaultProxy:
         self.rng = rng  # the faults' dice: a test's choices, nothing secret
         self.side = spec.partition.side(players) if spec.partition is not None else frozenset()
         self.counts: dict[str, int] = {}
+        self.relayed = 0  # table frames relayed so far (what a tester watching a slow run sees move)
+        self.round = 0  # the highest round a relayed frame was signed in
+        self.last: float | None = None  # when the last one came (loop time)
         self.loop = asyncio.new_event_loop()
         self.start = self.loop.time()  # the partition's clock starts when the seats are about to dial
         self._servers: list[asyncio.Server] = []
@@ -59,6 +64,20 @@ class FaultProxy:
         self._thread.join(5)
         if not self._thread.is_alive():
             self.loop.close()
+
+    def status(self) -> str:
+        """How far the game has gone, as the frames relayed show it: whether a slow run is moving at all."""
+        if self.last is None:
+            return "no table frame relayed yet"
+        return (f"round {self.round}, {self.relayed} table frames relayed, the last "
+                f"{self.loop.time() - self.last:.1f} s ago")
+
+    def _seen(self, payload: bytes) -> None:
+        """Note a table frame going through (its round, when), as a watcher would."""
+        self.relayed += 1
+        self.last = self.loop.time()
+        with contextlib.suppress(MalformedMessage):
+            self.round = max(self.round, parse(payload).envelope.round)
 
     def _count(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -109,6 +128,8 @@ class FaultProxy:
                 head = await reader.readexactly(HEADER.size)
                 body = await reader.readexactly(HEADER.unpack(head)[0])
                 table = body[0] in TABLE_KINDS
+                if table:
+                    self._seen(body[1:])
                 at, held = self._when(sender, receiver, table, last)
                 if at is None:
                     continue

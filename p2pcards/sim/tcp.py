@@ -179,10 +179,14 @@ class SimRig(SeatRig):
 
 def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bots: list[str], *,
               cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
-              timeout: float = 15.0, limit_s: float = 600.0) -> GameReport:
-    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults."""
+              timeout: float = 15.0, limit_s: float = 600.0,
+              on_proxy: Callable[[FaultProxy], None] | None = None) -> GameReport:
+    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults
+    (handed to `on_proxy`, which may watch it)."""
     start = time.perf_counter()
     proxy = FaultProxy(faults, players, random.Random(f"faults/{seed}")) if faults is not None else None
+    if proxy is not None and on_proxy is not None:
+        on_proxy(proxy)
     orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
               for k in range(players)]
     crash_at = faults.restart or faults.gone if faults is not None else 0.0
@@ -221,7 +225,8 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
                cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
                timeout: float = 15.0, limit_s: float = 600.0,
                on_game: Callable[[GameReport], None] | None = None,
-               on_try: Callable[[int, int], None] | None = None) -> list[GameReport]:
+               on_try: Callable[[int, int], None] | None = None,
+               on_proxy: Callable[[FaultProxy], None] | None = None) -> list[GameReport]:
     """Play `games` seeded games over tcp (a cheating one needs its chance: up to TRIES seeds each) and judge each.
 
     The first `good` seats are good bots, the rest random ones (a cheat's table: random bots only).
@@ -240,7 +245,8 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
     bots = ["good" if k < good and cheat is None else "random" for k in range(players)]
     return seeded(games, seed, TRIES if cheat is not None else 1,
                   lambda attempt: play_game(game, players, options, attempt, bots, cheat=cheat, cheater=cheater,
-                                            faults=faults, timeout=timeout, limit_s=limit_s), on_game, on_try)
+                                            faults=faults, timeout=timeout, limit_s=limit_s, on_proxy=on_proxy),
+                  on_game, on_try)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import random
+import socket
+import struct
 import subprocess
 import sys
 import textwrap
+
+from p2pcards.crypto.envelope import Outbox
+from p2pcards.crypto.identity import generate
+from p2pcards.net.link import FRAME
+from p2pcards.sim.faults import FaultSpec
+from p2pcards.sim.proxy import FaultProxy
 
 # A link through the proxy with a frame held at a cut, and the proxy closed while it is piped: what
 # `sim --transport tcp --faults …` does when Ctrl-C or SIGTERM (`timeout`) stops it mid-game.
@@ -31,3 +40,24 @@ def test_a_proxy_closed_while_it_pipes_links_leaves_no_traceback_at_exit() -> No
     done = subprocess.run([sys.executable, "-c", CLOSED_MID_GAME], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # it printed 'Task was destroyed but it is pending!' and 'Event loop is closed' tracebacks
+
+
+def test_the_proxy_says_how_far_a_slow_game_has_gone() -> None:
+    """A tcp run's progress line read '3 processes playing seed 1' for the ten minutes a slow game took, whether it
+    moved or stalled: the proxy, which sees every table frame, says the round and when the last one went by."""
+    server = socket.create_server(("127.0.0.1", 0))
+    proxy = FaultProxy(FaultSpec.parse("delay=5"), 2, random.Random(1))
+    try:
+        assert proxy.status() == "no table frame relayed yet"
+        frame = Outbox(generate("ann"), b"t" * 16).seal(2, "move", {"m": 1}).frame
+        front = proxy.dial(1, [server.getsockname()[1], 0])[0]
+        with socket.create_connection(("127.0.0.1", front)) as dialler:
+            upstream, _ = server.accept()
+            dialler.sendall(struct.pack(">I", len(frame) + 1) + bytes([FRAME]) + frame)
+            upstream.settimeout(10)
+            assert upstream.recv(4)  # it went through
+            upstream.close()
+        assert proxy.status().startswith("round 2, 1 table frames relayed, the last ")
+    finally:
+        proxy.close()
+        server.close()
