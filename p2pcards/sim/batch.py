@@ -82,7 +82,7 @@ def not_survived(r: GameReport) -> str:
     that ended the game alone, say, were reported with no reason at all)."""
     if r.cheat is not None and r.fired:
         return r.verdict or "the honest peers disagreed"
-    why = [f"{peer} {e}" for peer, e in r.ended.items() if e != "finished"]
+    why = [f"{peer}: {e}" for peer, e in r.ended.items() if e != "finished"]  # "p0 p1 stopped …" read as two seats
     if not r.agreed:
         why.append("the honest peers disagreed: " + ", ".join(f"{peer} {r.totals.get(peer)}" for peer in r.ended))
     return "; ".join(why) or "the honest peers disagreed"

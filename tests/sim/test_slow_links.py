@@ -66,3 +66,15 @@ def test_a_delay_is_said_to_fall_on_every_frame(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "faults injected: every frame delayed 300 ms + up to 100 ms more: survived" in out
     assert "none fell" not in out
+
+
+def test_a_game_not_survived_sets_each_peer_apart_from_what_it_says() -> None:
+    """`--faults delay=2000,jitter=1000` read "NOT survived: p0 p1 stopped the table, blaming p0 …; p1 malformed
+    order …": which peer says it, and which seat did it, ran together."""
+    from p2pcards.sim.batch import GameReport, not_survived
+
+    stop = "p1 stopped the table, blaming p0 on its word only: malformed order from p0"
+    r = GameReport(seed=11, rounds=1, moves=5, frames=50, bytes=5000, wall_s=1.0, table_s=20.0, cpu_s=[0.1] * 3,
+                   agreed=True, ended={"p0": stop, "p1": "malformed order from p0", "p2": stop},
+                   blamed={}, fault_blame={}, totals={})
+    assert not_survived(r) == f"p0: {stop}; p1: malformed order from p0; p2: {stop}"
