@@ -11,8 +11,8 @@ kills the last N seats' processes at once, and the others vote them out together
 `partition=AT:FOR:SEATS` cuts the links between SEATS (`+`-separated; default the last seat) and
 the other seats from AT seconds of the table's time for FOR seconds, then heals them.
 
-`FaultTap` injects them on the in-memory transport (where a cut link loses what crosses it, and
-what was lost is asked for again once it heals); `sim/proxy.py` between seat processes (no restart there).
+`FaultTap` injects them on the in-memory transport (where a cut link loses what crosses it, goes
+quiet SILENT_S into the cut as over TCP, and what was lost is asked for again once it heals); `sim/proxy.py` between seat processes (no restart there).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..net.link import SILENT_S
 from ..table.peer import Note, TablePeer
 from .memnet import LinkModel, MemNet
 
@@ -155,17 +156,38 @@ class FaultTap:
         if partition is not None:
             self._side = partition.side(len(self.net.peers))
             self.net.cut = self.cut
+            if partition.span > SILENT_S:
+                self.net.call_at(partition.at + SILENT_S, self.quiet)
             self.net.call_at(partition.at + partition.span, self.heal)
+
+    def _across(self, net: MemNet) -> list[tuple[int, int]]:
+        """The (peer, seat) pairs whose link the partition cuts."""
+        partition = self.spec.partition
+        assert partition is not None
+        return [(a, b) for a in range(len(net.peers)) for b in range(len(net.peers))
+                if partition.cuts(self._side, a, b, partition.at)]
+
+    def quiet(self, net: MemNet) -> None:
+        """SILENT_S into the cut, each peer's network layer finds the links across it quiet, as over TCP: their
+        seats are missing, which holds the time-out (protocol.md §18.3; without it a cut past TIMEOUT_S had each
+        side blame the other for what it could not send)."""
+        for a, b in self._across(net):
+            peer = net.peers[a]
+            peer.absent(b, True, net.now)
+            net.notes[a].append(Note("missing", f"{peer.names[b]} is missing: no heartbeat (the partition)",
+                                     peer.names[b]))
 
     def heal(self, net: MemNet) -> None:
         """The cut heals: each peer's network layer saw the links across it silent all that while (as a
-        heartbeat's absence shows over TCP)."""
+        heartbeat's absence shows over TCP), and, past SILENT_S, hears the seats beyond it again."""
         partition = self.spec.partition
         assert partition is not None
-        for a, peer in enumerate(net.peers):
-            for b in range(len(net.peers)):
-                if partition.cuts(self._side, a, b, partition.at):
-                    peer.silent(b, partition.at, net.now)
+        for a, b in self._across(net):
+            peer = net.peers[a]
+            if partition.span > SILENT_S:
+                peer.absent(b, False, net.now)
+                net.notes[a].append(Note("back", f"{peer.names[b]} is back", peer.names[b]))
+            peer.silent(b, partition.at, net.now)
 
     def cut(self, sender: int, receiver: int) -> bool:
         """Whether the partition cuts this link now (what it cuts is counted)."""
