@@ -277,9 +277,7 @@ class TablePeer(Coordinator):
         return self.waits.gaps(self.now, self.chains.ahead(), named, self.chains.received)
 
     def waiting(self) -> str:
-        """What holds us up now, in words for a tester (a game that never ended): the seats we wait on and what
-        they owe (protocol.md §12.4) and since when, the frames we miss below what we hold, and what else we
-        wait for when no seat owes anything."""
+        """What holds us up now, for a tester: whom we wait on for what (§12.4) and how long, frames missed, links."""
         owed, mark = self._owed()
         dog = self.watchdog
         since = f" for {self.now - dog.since:.1f} s" if dog.since is not None and dog.owed == owed else ""
