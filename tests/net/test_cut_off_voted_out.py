@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from seats_harness import linked_seats
 
 from p2pcards.net.link import FRAME, SILENT_S
@@ -48,6 +50,7 @@ async def cut_off_then_back() -> tuple[list[Seat], list[list[Note]], bytes]:
     return live, notes, first
 
 
+@pytest.mark.slow  # three seats over real links, a vote and a table that goes on: seconds
 def test_a_seat_cut_off_whose_network_comes_back_after_the_others_went_on_learns_it_was_voted_out() -> None:
     seats, notes, first = asyncio.run(cut_off_then_back())
     lone = seats[2].peer

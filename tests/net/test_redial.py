@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from p2pcards.net.botpeer import BotPeer, run_bot_peer
 from p2pcards.net.node import Node
 from p2pcards.table.peer import Note
@@ -45,6 +47,7 @@ class CuttingProxy:
         self.open.clear()
 
 
+@pytest.mark.slow  # a game over real links cut and dialled again: seconds
 def test_a_link_cut_mid_game_is_dialled_again_and_nobody_is_voted_out() -> None:
     notes: list[str] = []
 

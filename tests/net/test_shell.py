@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 from typing import Any
 
@@ -149,6 +151,7 @@ def test_many_frames_that_waited_are_taken_a_few_at_a_time_in_the_order_they_cam
     assert len(seen) >= 2 and all(n % LATER_CHUNK == 0 for n in seen)  # a chunk per turn of the loop
 
 
+@pytest.mark.slow  # a whole game over real links: seconds
 def test_in_a_whole_game_the_shares_of_drawn_cards_are_made_ahead_while_idle(monkeypatch: Any) -> None:
     from p2pcards.crypto import deck as dk
     from p2pcards.net.bench import play_memory
