@@ -12,6 +12,7 @@ from .base import (MAX_SECONDS, EngineBase, Event, Faces, Handle, Knowledge, Mov
                    Window, illegal, is_duration, later, tie_order)
 
 NUMBER_TAKEN = "only one NUMBER claim between one turn and the next"  # a claim after the first was ordered
+NUMBER_SHUT = "NUMBER can be called only between one turn and the next"  # no window open: e.g. a claim ordered late
 ROUNDS = 3
 SPECIAL_ACTIONS = {"peek": "peek", "exchange": "swap", "lock": "lock"}  # move -> action on the back
 
@@ -333,7 +334,7 @@ class CrescendoGame(EngineBase[CrescendoCard]):
         assert r is not None
         w = r.window
         if w is None or self.clock > w.deadline:
-            return "NUMBER can be called only between one turn and the next"
+            return NUMBER_SHUT
         if w.claimed:
             return NUMBER_TAKEN
         return None

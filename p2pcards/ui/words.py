@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ..cards import Back
 from ..games.base import CRISP_SLOTS
-from ..games.crescendo import NUMBER_TAKEN, out_of_order
+from ..games.crescendo import NUMBER_SHUT, NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
 from ..table.outputs import CUT_OFF, FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT
 from ..table.seating import AWAY_TOO_LONG, NETWORK_LOST
@@ -322,6 +322,10 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
             # Lost a NUMBER race by more than the tie window: the rules withdraw it unrevealed, no one's fault.
             return ("class:dim", f"{'You' if note.blame == me else note.blame} called NUMBER too late: someone else "
                                  "was first.")
+        if note.detail.endswith(f": {NUMBER_SHUT}") and note.detail.startswith(f"{note.blame} number "):
+            # Ordered past its window (a slow link can hold an honest claim ~2 s): the rules refuse it, no one cheated.
+            return ("class:dim", f"{'You' if note.blame == me else note.blame} called NUMBER too late: the window had "
+                                 "closed.")
         return ("class:warn", f"Move refused: {note.detail}{blame}.")
     if note.kind == "fault":
         return ("class:warn", f"FAULT: {note.detail}{blame}. The round is void.")

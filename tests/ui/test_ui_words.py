@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from p2pcards.games.base import Move
-from p2pcards.games.crescendo import NUMBER_TAKEN
+import pytest
+
+from p2pcards.errors import IllegalMove
+from p2pcards.cards import CRESCENDO_DECK
+from p2pcards.games.crescendo import NUMBER_SHUT, NUMBER_TAKEN, CrescendoGame
 from p2pcards.table.peer import Note
 from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why, winners_words
 
@@ -173,3 +177,24 @@ def test_a_number_claim_that_lost_the_race_reads_as_the_rules_say_withdrawn_not_
     other = Note("rejected", f"{Move('Bo', 'number', pos=3)}: no such position: 3", "Bo")
     assert note_words(other, NAMES, "crescendo", "Cy") == ("class:warn", "Move refused: Bo number 3: no such position: "
                                                                          "3 (Bo is blamed).")
+
+
+def test_a_number_claim_ordered_after_its_window_reads_as_late_not_as_blame() -> None:
+    # Over a ~1 s link an honest claim can be ordered past the 2 s window: the table refuses it as the rules say, and
+    # the player read 'Move refused: … (Bo is blamed).' in red, as if Bo had cheated.
+    game = CrescendoGame(NAMES)
+    game.queue_deck(list(CRESCENDO_DECK))
+    with pytest.raises(IllegalMove) as refused:
+        game.check(Move("Bo", "number", pos=0))  # no window open (in setup): the table's very words
+    assert str(refused.value) == NUMBER_SHUT
+    late = Note("rejected", f"{Move('Bo', 'number', pos=3)}: {refused.value}", "Bo")
+    assert note_words(late, NAMES, "crescendo", "Cy") == ("class:dim", "Bo called NUMBER too late: the window had "
+                                                                       "closed.")
+    assert note_words(late, NAMES, "crescendo", "Bo") == ("class:dim", "You called NUMBER too late: the window had "
+                                                                       "closed.")
+    ann = Note("rejected", f"{Move('Mary Ann', 'number', pos=0)}: {NUMBER_SHUT}", "Mary Ann")
+    assert note_words(ann, NAMES, "crescendo", "Bo") == ("class:dim", "Mary Ann called NUMBER too late: the window "
+                                                                      "had closed.")
+    # Any other move refused so is still a refusal with its blame.
+    other = Note("rejected", f"{Move('Bo', 'draw', source='reserve')}: {NUMBER_SHUT}", "Bo")
+    assert note_words(other, NAMES, "crescendo", "Cy")[0] == "class:warn"  # type: ignore[index]
