@@ -223,8 +223,8 @@ class NodeState:
     public: bytes
     port: int
     dial: dict[bytes, list[tuple[str, int]]]
-    config: TableConfig
-    seat: int
+    config: TableConfig  # these two are not in the file: read from the store's `table` file, the first table's (a
+    seat: int  # journal of a table that went on is within it, SeatStore.successor, and links say the first id, §14.9)
     interfaces: tuple[str, ...] | None = None  # where it listened (`--interface`; None: every interface)
     gone_after: float | None = None  # `--gone-after`
     bot: str | None = None  # who plays the seat (`p2pcards peer --bot`)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -12,7 +15,10 @@ from seats_harness import linked_seats
 
 from p2pcards.errors import MalformedMessage
 from p2pcards.net.link import REQUEST, SILENT_S, Links
+from p2pcards.net.node import Node
 from p2pcards.net.seat import Seat
+from p2pcards.net.store import NodeState, SeatStore
+from p2pcards.table.config import TableConfig
 from p2pcards.table.peer import Note
 from p2pcards.table.recovery import pack_request
 
@@ -127,3 +133,66 @@ def test_two_seats_vanished_at_once_are_voted_out_together_and_a_seat_answers_fo
         assert any(n.kind == "void" and "p1, p3 are out" in n.detail for n in seat.tables[first][0].notes)
     old = seats[0].tables[first][0]
     assert answers == [old.frame(3, seq) for seq in range(3)] and all(answers) and sent == -3
+
+
+async def state_saved_after_the_table_went_on(tmp_path: Path) -> tuple[TableConfig, TableConfig, Seat, list[Any]]:
+    """Three seats journalling; p2 vanishes and p0, p1 go on as two; then p0's link shows p1 a new port, so p1's node
+    writes its state at the table that went on; p1 comes back from that state. What it came back as, and where."""
+    dirs = [tmp_path / f"p{i}" for i in range(3)]
+    live, all_links, _ = await linked_seats("crisp", 3, {"limit": 500}, GONE_AFTER, states=dirs, timeout=120.0)
+    first = live[1].peer.cfg
+    p0, me = first.keys[0], live[1].peer.identity
+    node = Node(me, ["127.0.0.1"], mdns=False, state=dirs[1])
+    node.seat = live[1]
+    node.dialled = {p0: [("127.0.0.1", 4000)]}
+    node._save_state()  # as Node._make_seat does, at the first table
+    plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
+    async with asyncio.timeout(60):
+        while not (live[2].peer.rs is not None and live[2].peer.rs.dealt and live[2].peer.rs.log.next_index > 3):
+            await asyncio.sleep(0.05)
+    live[2].shell.close()
+    kill(all_links[2])
+    async with asyncio.timeout(SILENT_S + GONE_AFTER + 10):
+        while not all(s.peer.cfg.seats == 2 and s.peer.rs is not None and s.peer.rs.log.next_index > 3
+                      for s in live[:2]):
+            await asyncio.sleep(0.05)
+    went_on = live[1].peer.cfg
+    node._learn(SimpleNamespace(key=p0, address="127.0.0.1", hello=SimpleNamespace(port=4001)))  # type: ignore[arg-type]
+    for play in plays:
+        play.cancel()
+    await asyncio.gather(*plays, return_exceptions=True)
+    for links in all_links:
+        await links.close("test over")
+    for seat in live:
+        assert seat.store is not None
+        seat.store.close()
+    # p1 comes back from its state, as `p2pcards peer --state DIR` does (botpeer.play_seat).
+    saved = NodeState.load(dirs[1])
+    assert saved is not None
+    back = Node(me, ["127.0.0.1"], mdns=False, state=dirs[1], comeback=True)
+    async with back:
+        back.resume(SeatStore(dirs[1], saved.config, saved.seat), saved.config, saved.dial, saved.later)
+        hello_table = back.links.table
+        assert back.seat is not None
+        play = asyncio.create_task(back.seat.play(limit_s=60, resumed=True))
+        async with asyncio.timeout(30):
+            while back.seat.peer.cfg != went_on:  # it replays the first table's journal, then takes up this one's
+                await asyncio.sleep(0.01)
+        came_back = back.seat.peer
+        play.cancel()
+        await asyncio.gather(play, return_exceptions=True)
+    return first, went_on, live[1], [saved, hello_table, came_back]
+
+
+def test_a_seat_whose_state_was_saved_after_the_table_went_on_comes_back_at_the_first_tables_id(
+        tmp_path: Path) -> None:
+    """A seat's node file written at the table that went on without a seat (its link to a seat showed a new port)
+    could have named that table: coming back, it would have read the wrong journal and said the new table's id in
+    its hello, where every other seat's links still say the first one's. It names no table: the `table` file does."""
+    first, went_on, seat, (saved, hello_table, came_back) = asyncio.run(state_saved_after_the_table_went_on(tmp_path))
+    assert went_on.table != first.table and went_on.names == ("p0", "p1")
+    assert (saved.config, saved.seat) == (first, 1)  # the table the journal at the top of the store belongs to
+    assert saved.dial == {first.keys[0]: [("127.0.0.1", 4001)]}  # what the link at the table that went on showed
+    assert hello_table == first.table == seat.links.table  # the id every seat's links said from the start
+    assert came_back.rs is not None  # back into the round in play, from the journal of the table that went on
+    assert came_back.cfg == went_on and came_back.round == seat.peer.round and came_back.carry == seat.peer.carry
