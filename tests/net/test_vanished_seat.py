@@ -184,6 +184,7 @@ async def state_saved_after_the_table_went_on(tmp_path: Path) -> tuple[TableConf
     return first, went_on, live[1], [saved, hello_table, came_back]
 
 
+@pytest.mark.slow  # three journalled seats over real links, one voted out, one resumed: seconds
 def test_a_seat_whose_state_was_saved_after_the_table_went_on_comes_back_at_the_first_tables_id(
         tmp_path: Path) -> None:
     """A seat's node file written at the table that went on without a seat (its link to a seat showed a new port)
