@@ -360,7 +360,9 @@ class NetTable:
             clear(self.state)
 
     def _note(self, note: Note) -> None:
-        if note.kind != "event":  # the engine's own event list below has every event, in order
+        # The engine's own event list below has every event, in order; who came and went before the seats is said
+        # by the lobby's screen (a guest who left and came back was still "left the lobby" in the table's log).
+        if note.kind != "event" and self.peer is not None:
             self._notes.append(note)
         self._after()
 

@@ -679,3 +679,25 @@ def test_the_lobbys_rules_scroll_to_their_end_in_keys_not_in_drawing() -> None:
     lobby.key("up")
     up = plain(lobby.lines(80, 24)).splitlines()
     assert up[2:-1] == last[1:-2] and up[1] != last[1]  # one line up from the last page
+
+
+def test_who_left_the_lobby_before_the_seats_is_not_in_the_tables_log() -> None:
+    # The lobby's screen says "Bob left."; the table's log began with "Bob left the lobby: said goodbye: quit; its
+    # place is free again." though Bob had come back and sat down.
+    async def main() -> list[str]:
+        host = NetTable(generate("Hana"), interfaces=["127.0.0.1"], mdns=False)
+        await host.open()
+        try:
+            await host.host("den")
+            assert host.node is not None
+            async with Node(generate("Ivo"), interfaces=["127.0.0.1"], mdns=False) as guest:
+                await guest.join([("127.0.0.1", host.port)])
+                await host.node.wait_players(2)
+            async with asyncio.timeout(10):
+                while len(host.lobby_players()) == 2:
+                    await host.lobby_changed(1.0)
+            return [n.detail for n in host.take_notes()]
+        finally:
+            await host.leave()
+
+    assert not any("left the lobby" in note for note in asyncio.run(main()))
