@@ -273,6 +273,8 @@ def _stopped(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKi
           + (": the report on those" if reports else ""), file=sys.stderr)
     if reports:
         _report(args, reports, cheat, faults, params | {"stopped_after": len(reports)}, write)
+    else:  # a script that waits for the JSON learns that no game was over
+        write(batch_json(params | {"stopped_after": 0}, reports))
 
 
 def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKind | None, faults: FaultSpec | None,

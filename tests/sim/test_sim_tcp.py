@@ -164,6 +164,26 @@ def test_a_run_stopped_by_a_signal_reports_the_games_already_over(transport: str
     assert [g["seed"] for g in report["games"]] == [7, 8] and report["params"]["stopped_after"] == 2
 
 
+def test_a_run_stopped_before_its_first_game_was_over_still_writes_its_json(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # It wrote no file at all: a script that waited for `params.stopped_after` found nothing.
+    import signal
+
+    from p2pcards.errors import Terminated
+    from p2pcards.sim import tcp
+
+    def played_none(*args: object, **kwargs: object) -> None:
+        raise Terminated(signal.SIGTERM)
+
+    monkeypatch.setattr(tcp, "play_batch", played_none)
+    out = tmp_path / "report.json"
+    assert main(["sim", "crisp", "--transport", "tcp", "--games", "5", "--quiet", "--json", str(out)]) == 143
+    assert "stopped after 0 of 5 games" in capsys.readouterr().err
+    report = json.loads(out.read_text())
+    assert report["games"] == [] and report["params"]["stopped_after"] == 0 and report["summary"]["games"] == 0
+
+
 @pytest.mark.slow  # a game of three processes, one cut off by the proxy for 40 s
 def test_a_seat_cut_off_past_gone_after_over_tcp_gives_up_unfinished_and_the_others_finish(
         capsys: pytest.CaptureFixture[str]) -> None:
