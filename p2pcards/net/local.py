@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..crypto.encoding import decode, encode
 from ..bots.base import Bot
 from ..crypto.identity import Identity, generate
-from ..errors import LinkBroken
+from ..errors import LinkBroken, LocalError
 from ..table.config import TableConfig
 from ..table.peer import TablePeer
 from .botpeer import make_bot
@@ -225,14 +226,33 @@ def run_local_game(game: str, players: int, options: Mapping[str, Any] | None = 
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
+            _live.discard(proc)
         if stores is not None:
             stores.cleanup()
 
 
+# Every seat process of every game this process runs (load runs several at once, one per thread), so that a
+# command told to stop ends them all now, rather than each thread playing its game to its end first.
+_live: set[subprocess.Popen[str]] = set()
+_stopping = threading.Event()
+
+
+def stop_all() -> None:
+    """Kill every seat process of every game in this process, and start none after (the command is ending)."""
+    _stopping.set()
+    for proc in list(_live):
+        proc.kill()
+
+
 def _start_seat(order: Mapping[str, Any], module: str) -> subprocess.Popen[str]:
     """One seat's process (`python -m module`), handed its order."""
+    if _stopping.is_set():
+        raise LocalError("the command is ending: no new game starts")
     proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
+    _live.add(proc)
+    if _stopping.is_set():  # stop_all came while it started
+        proc.kill()
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(order) + "\n")
     proc.stdin.flush()

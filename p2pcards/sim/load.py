@@ -17,6 +17,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ..net.local import stop_all
 from . import tcp
 from .batch import GameReport, play_batch
 from .catalogue import CATALOGUE
@@ -96,6 +97,7 @@ def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any],
         pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             child.terminate()
+        stop_all()  # over tcp each table is a thread: its seat processes end now, and its thread with them
         raise
     pool.shutdown()
     return runs, time.perf_counter() - start

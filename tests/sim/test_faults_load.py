@@ -248,3 +248,38 @@ def test_a_load_run_stopped_by_sigterm_stops_every_table_at_once_without_a_trace
             break
         time.sleep(0.05)
     assert not any(alive(p) for p in pids), pids
+
+
+@pytest.mark.slow  # tables of seat processes over tcp, stopped while they play
+def test_a_tcp_load_run_stopped_by_sigterm_ends_its_seat_processes_at_once() -> None:
+    # Each tcp table is a thread of the command: after SIGTERM it exited only once every thread had played its game
+    # to the end (a game to 1000 points: minutes), its seat processes playing on meanwhile.
+    import contextlib
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "p2pcards", "sim", "crisp", "--transport", "tcp", "--tables", "2",
+                             "--games", "50", "--players", "2", "--limit", "1000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def seats() -> list[str]:  # each table's thread starts its own (a thread's children are listed under it)
+        found = []
+        for task in Path(f"/proc/{proc.pid}/task").iterdir():
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                found += (task / "children").read_text().split()
+        return found
+
+    try:
+        for _ in range(1200):  # a guard of 60 s, not a measure
+            if len(playing := seats()) >= 4:  # both tables' two seats are playing
+                break
+            time.sleep(0.05)
+        assert len(playing) >= 4, playing
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)  # a guard against the old wait (minutes), not a measure
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+    for seat in playing:  # killed, not left playing to the end of their game
+        assert not Path(f"/proc/{seat}").exists() or Path(f"/proc/{seat}/stat").read_text().split()[2] == "Z", seat
