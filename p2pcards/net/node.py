@@ -475,43 +475,34 @@ class Node:
         """Back on another port: dial a seat after ours until it is linked to us, whoever dialled. From our hello it
         learns where we listen now, and dials that when the link breaks (protocol.md §18.3): we dial it no more, so
         that two links do not keep crossing between us."""
-        seat = self.seat
-        while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
-            with contextlib.suppress(LinkBroken):
-                await self.links.dial(self.later[key], key, attempts=1)
-            await asyncio.sleep(REDIAL_S)
-            seat = self.seat
+        await self._dial_until_linked(key, self.later)
 
     async def _dial_cut_off(self, key: bytes) -> None:
         """A seat after ours whose link is gone: it dials us again, unless it went on without us. So once we are cut off
         from every seat (protocol.md §14.9) we dial it too, until a link to it is up, whoever dialled: a seat that went
         on answers us for the table we sat at together, and so tells us whether it voted us out."""
-        if key in self._redialling:
-            return
-        self._redialling.add(key)
-        try:
-            seat = self.seat
-            while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
-                if seat.peer.cut_off is not None:
-                    with contextlib.suppress(LinkBroken):
-                        await self.links.dial(self.later[key], key, attempts=1)
-                await asyncio.sleep(REDIAL_S if seat.peer.cut_off is not None else 1.0)
-                seat = self.seat
-        finally:
-            self._redialling.discard(key)
+        await self._dial_until_linked(key, self.later, cut_off_only=True)
 
     async def _redial(self, key: bytes) -> None:
         """Dial a seat whose link broke (Wi-Fi dropped, a reset) again until it is back or the table is over:
         the seat after a pair dials, as at the start, so the other only has to listen."""
+        await self._dial_until_linked(key, self.dialled)
+
+    async def _dial_until_linked(self, key: bytes, book: Mapping[bytes, list[tuple[str, int]]],
+                                 cut_off_only: bool = False) -> None:
+        """Dial `key` where `book` says, until a link to it is up or the table is over (`cut_off_only`: while we are
+        cut off only); one loop a seat at a time."""
         if key in self._redialling:
             return
         self._redialling.add(key)
         try:
             seat = self.seat
             while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
-                with contextlib.suppress(LinkBroken):
-                    await self.links.dial(self.dialled[key], key, attempts=1)
-                await asyncio.sleep(REDIAL_S)
+                dialling = not cut_off_only or seat.peer.cut_off is not None
+                if dialling:
+                    with contextlib.suppress(LinkBroken):
+                        await self.links.dial(book[key], key, attempts=1)
+                await asyncio.sleep(REDIAL_S if dialling else 1.0)
                 seat = self.seat
         finally:
             self._redialling.discard(key)
