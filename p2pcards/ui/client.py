@@ -24,8 +24,8 @@ from ..table.seating import AWAY_TOO_LONG
 from .keys import (DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt_parts,
                    why_not)
 from .session import Stall, TableSession
-from .words import (DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words, dealt_round,
-                    goes_on, note_words, revealed_words, score_why, stopped_words, winners_words)
+from .words import (AWAY_WORDS, DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words,
+                    dealt_round, goes_on, note_words, revealed_words, score_why, stopped_words, winners_words)
 
 View = CrispView | CrescendoView
 Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
@@ -961,8 +961,7 @@ def stall_words(stall: Stall) -> list[str]:
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
     if stall.cut_off and AWAY_TOO_LONG in stall.cut_off:
-        out.append(" No other seat was back since you came back: they most likely went on without you while you were "
-                   "away, or your network is lost. Q leaves. ")
+        out.append(f" {AWAY_WORDS} Q leaves. ")
     elif stall.cut_off:
         out.append(" Every other seat went missing at once: your own network seems lost. The others most likely go on "
                    "without you; Q leaves. ")

@@ -22,6 +22,9 @@ RED_SUITS = frozenset("HD")
 # Why the network layer says a link is gone, in a player's words ("Bob is missing: end of stream.").
 LINK_WORDS = {"end of stream": "the connection closed", "no heartbeat": "nothing heard for a while"}
 LINK_WHY = re.compile("|".join(map(re.escape, LINK_WORDS)))
+# Cut off after coming back from the journal, with no seat back since (protocol.md §14.9), in a player's words.
+AWAY_WORDS = ("No other seat was back since you came back: they most likely went on without you while you were away, "
+              "or your network is lost.")
 
 
 def card_word(card: object, game: str) -> str:
@@ -277,8 +280,7 @@ def stopped_words(detail: str) -> str:
     if detail.startswith(WE_LEFT):
         return "You left the table."
     if detail.startswith(CUT_OFF) and AWAY_TOO_LONG in detail:
-        return ("No other seat was back since you came back: they most likely went on without you while you were "
-                "away, or your network is lost. The game did not finish here.")
+        return f"{AWAY_WORDS} The game did not finish here."
     if detail.startswith(CUT_OFF):
         return ("Your network seems to have been lost: every other seat went missing at once, and none came back in "
                 "time. The others most likely went on without you; the game did not finish here.")
