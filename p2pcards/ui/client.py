@@ -25,7 +25,7 @@ from .keys import (DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, k
                    why_not)
 from .session import Stall, TableSession
 from .words import (AWAY_WORDS, DOWN, RED_SUITS, TOP_RANGE, TurnsSince, back_word, card_word, crescendo_tie_words,
-                    dealt_round, goes_on, note_words, revealed_words, score_why, stopped_words, winners_words)
+                    dealt_round, goes_on, note_words, revealed_words, score_why, stopped_words, winners_words, yours)
 
 View = CrispView | CrescendoView
 Rules = Callable[[str, dict[str, object], int], str]  # game, the table's options, the columns to fill
@@ -157,7 +157,7 @@ class TableClient:
             words = note_words(note, view.players, self.session.game, me, self._why_over(view) if over else "", begun)
             if over:
                 won = winners_words(note.detail, view.players, me)
-                said = re.sub(r"\bus\b", "you", note.detail)  # voted out: the seat's words, "you" to the player
+                said = yours(note.detail)  # voted out
                 self.winners = f"{won}." if won else said[:1].upper() + said[1:] + "."
             if words is not None:
                 dealt = dealt_round(note, view.players)

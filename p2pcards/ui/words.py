@@ -27,6 +27,11 @@ AWAY_WORDS = ("No other seat was back since you came back: they most likely went
               "or your network is lost.")
 
 
+def yours(detail: str) -> str:
+    """The table's words about our own seat ("voted us gone", "our network") as its player reads them ("you")."""
+    return re.sub(r"\b(we|us)\b", "you", re.sub(r"\bour\b", "your", detail))
+
+
 def card_word(card: object, game: str) -> str:
     """A card as printed on screen: 7♥, 10♠, 47, Joker; `?` and None for a face not known."""
     if card is None or card == "?":
@@ -342,16 +347,14 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         why = f" ({why_over})" if why_over else ""
         if won:
             return ("class:good", f"Game over: {won}{why}.")
-        # Voted out, the table's words are our seat's ("voted us gone"); to the player it is "you".
-        detail = re.sub(r"\bus\b", "you", note.detail)
-        return ("class:good", f"Game over. {_sentence(detail, names, me)}")
+        return ("class:good", f"Game over. {_sentence(yours(note.detail), names, me)}")  # voted out
     if note.kind == "missing":
         detail = LINK_WHY.sub(lambda m: LINK_WORDS[m.group(0)], VOTE_IN.sub("", note.detail))
         if note.blame and detail.endswith(OUR_VOTE):
             # Our own vote, in the words the others' votes are said in ("Ada votes Cy gone"): a player is not an "it".
             detail = detail[:-len(OUR_VOTE)] + f"you vote {note.blame} gone"
-        elif NETWORK_LOST in detail or AWAY_TOO_LONG in detail:  # cut off: the table's words are our seat's
-            detail = re.sub(r"\b(we|us)\b", "you", re.sub(r"\bour\b", "your", detail))
+        elif NETWORK_LOST in detail or AWAY_TOO_LONG in detail:
+            detail = yours(detail)
         return ("class:warn", _sentence(detail, names, me))
     if note.kind == "back":
         return ("class:good", note.detail + ".")
