@@ -8,7 +8,7 @@ from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
 from p2pcards.errors import MalformedMessage
 from p2pcards.table.bodies import Aid, Gone, Leave, Out, Ready
-from p2pcards.table.config import TableConfig
+from p2pcards.table.config import Game, TableConfig
 from p2pcards.table.outputs import Emitter
 from p2pcards.table.seating import Seating
 
@@ -28,6 +28,22 @@ def seating(me: int = 0, seats: int = 3, rnd: int = 0,
 
 def sent(emit: Emitter) -> list[tuple[str, int, dict[str, object]]]:
     return [(s.envelope.type, s.envelope.round, dict(s.envelope.body)) for s in emit.own]
+
+
+def cut_off_seating(back_at: float | None = None) -> tuple[Seating, Emitter, Game]:
+    """Seat 0 of three in round 2, both others missing to its network at once (from `back_at`, when it came back
+    from its journal then; else 1 s apart in play), and voted gone by it."""
+    part, emit = seating(me=0, rnd=2)
+    game = part.cfg.new_game()
+    if back_at is None:
+        part.began(2, game)
+    part.back_at = back_at
+    for seat in (1, 2):
+        part.absences.missing(seat, 10.0 + seat if back_at is None else back_at)
+    for seat in (1, 2):
+        part.vote_gone(seat, "missing")
+        part.take(0, 2, Gone(seat), game, False)
+    return part, emit, game
 
 
 def test_the_first_round_is_due_once_every_seat_agreed_to_the_exact_config() -> None:
@@ -147,14 +163,7 @@ def test_a_checkpoint_gives_a_fresh_seating_back_what_the_rounds_before_left() -
 def test_a_seat_cut_off_stays_no_witness_of_its_own_votes_after_a_checkpoint() -> None:
     # Cut off in round 2, its votes on both other seats stand when the cut heals; a peer that crashed and came
     # back from the next round's checkpoint took itself for their witness again and put both out at its next vote.
-    part, emit = seating(me=0, rnd=2)
-    game = part.cfg.new_game()
-    part.began(2, game)
-    for seat in (1, 2):
-        part.absences.missing(seat, 10.0 + seat)
-    for seat in (1, 2):
-        part.vote_gone(seat, "missing")
-        part.take(0, 2, Gone(seat), game, False)
+    part, emit, game = cut_off_seating()
     assert part.cut_off is not None and not part.finished and "out" not in [t for t, _, _ in sent(emit)]
     check = part.check(3, 40.0, emit.outbox, game)
     assert check.cut_off
@@ -167,14 +176,7 @@ def test_a_seat_cut_off_stays_no_witness_of_its_own_votes_after_a_checkpoint() -
 
 def test_a_seat_back_from_its_journal_that_no_seat_came_back_to_says_it_was_away_too_long() -> None:
     # Every seat missing from the moment it came back is not "our own network lost": it came back too late, most likely.
-    part, emit = seating(me=0, rnd=2)
-    game = part.cfg.new_game()
-    part.back_at = 50.0
-    for seat in (1, 2):
-        part.absences.missing(seat, 50.0)
-    for seat in (1, 2):
-        part.vote_gone(seat, "missing")
-        part.take(0, 2, Gone(seat), game, False)
+    part, emit, game = cut_off_seating(back_at=50.0)
     assert part.cut_off == ("no other seat was back since we came back (p1, p2): they most likely went on without us "
                             "while we were away, or our own network is lost")
     assert not part.finished and "out" not in [t for t, _, _ in sent(emit)]
@@ -183,14 +185,7 @@ def test_a_seat_back_from_its_journal_that_no_seat_came_back_to_says_it_was_away
 def test_a_seat_cut_off_that_hears_the_others_voted_it_out_is_voted_out_not_cut_off() -> None:
     # It voted both others gone, so it took neither one's `out` as a witness: it stayed "cut off", then gave up, when
     # the truth was that the others voted it out while it was away and went on without it.
-    part, emit = seating(me=0, rnd=2)
-    game = part.cfg.new_game()
-    part.began(2, game)
-    for seat in (1, 2):
-        part.absences.missing(seat, 10.0 + seat)
-    for seat in (1, 2):
-        part.vote_gone(seat, "missing")
-        part.take(0, 2, Gone(seat), game, False)
+    part, emit, game = cut_off_seating()
     assert part.cut_off is not None
     part.take(1, 2, Gone(0), game, False)
     part.take(2, 2, Gone(0), game, False)
