@@ -591,6 +591,13 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         host.stop()
 
 
+async def listener() -> tuple[asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]], asyncio.Server, int]:
+    """A port on loopback, as a peer written from the document listens: each connection made there is queued."""
+    accepted: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+    server = await asyncio.start_server(lambda r, w: accepted.put_nowait((r, w)), "127.0.0.1", 0)
+    return accepted, server, server.sockets[0].getsockname()[1]
+
+
 async def accept_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, signer: SigningKey,
                            table_id: bytes, port: int) -> tuple[Link, dict[str, Any]]:
     """§18.2 as the listener: our hello first, then the dialer's hello and proof, then ours; the dialer's hello."""
@@ -616,9 +623,7 @@ def test_a_real_guest_joins_a_host_written_from_the_document() -> None:
         signer = SigningKey.generate()
         me = bytes(signer.verify_key)
         table_id = secrets.token_bytes(16)
-        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
+        links, server, port = await listener()
         guest = PeerProc("--bot", "random", "--name", "realguest", "--peer", f"127.0.0.1:{port}", "--json")
         try:
             link, theirs = await accept_handshake(*await asyncio.wait_for(links.get(), WAIT), signer, table_id, port)
@@ -698,9 +703,7 @@ def test_at_three_seats_a_real_guest_dials_the_guest_from_the_document_where_the
         nonlocal guest
         signer = SigningKey.generate()
         me = bytes(signer.verify_key)
-        incoming: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-        server = await asyncio.start_server(lambda r, w: incoming.put_nowait((r, w)), "127.0.0.1", 0)
-        mine = server.sockets[0].getsockname()[1]
+        incoming, server, mine = await listener()
         try:
             port = host.port()
             link, theirs, _, _ = await handshake(port, signer, listen_port=mine)
@@ -832,9 +835,7 @@ def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_f
     async def main() -> None:
         signer = SigningKey.generate()
         table_id = secrets.token_bytes(16)
-        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
+        links, server, port = await listener()
         fpr = fingerprint(bytes(signer.verify_key) if honest else bytes(SigningKey.generate().verify_key))
         name = f"docad {secrets.token_hex(3)}"
         txt = {"txtvers": "1", "pv": "2", "role": "table", "id": table_id.hex(), "game": "crisp",
@@ -863,9 +864,7 @@ def test_a_real_guest_gives_up_on_a_host_whose_announcement_breaks_the_rules() -
     async def main() -> None:
         signer = SigningKey.generate()
         table_id = secrets.token_bytes(16)
-        links: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-        server = await asyncio.start_server(lambda r, w: links.put_nowait((r, w)), "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
+        links, server, port = await listener()
         guest = PeerProc("--bot", "random", "--name", "wary", "--peer", f"127.0.0.1:{port}")
         try:
             link, _ = await accept_handshake(*await asyncio.wait_for(links.get(), WAIT), signer, table_id, port)
