@@ -156,7 +156,7 @@ class Seat:
 
     def linked(self, link: Link | None) -> None:
         """A link is up (None: just look at the links)."""
-        if link is not None and link.key in self.names:
+        if link is not None:
             self._back(link.key)
         if all(k in self.links.links for k in self.others):
             self._all_linked.set()
@@ -170,7 +170,7 @@ class Seat:
         """A seat's link went quiet (no heartbeat for a while), or speaks again."""
         if quiet:
             self._missing(link.key, "no heartbeat")
-        elif link.key in self.names:
+        else:
             self._back(link.key)
 
     def _missing(self, key: bytes, why: str) -> None:
@@ -196,6 +196,8 @@ class Seat:
             self.shell.give_up()
 
     def _back(self, key: bytes) -> None:
+        if key not in self.names:  # a seat of an earlier table only (`sat_with`): no seat of ours is back
+            return
         if self._giving_up is not None:  # not alone after all: the table decides what comes next
             self._giving_up.cancel()
             self._giving_up = None
