@@ -26,6 +26,7 @@ from .memnet import LinkModel
 
 SEED_STRIDE = 100_000  # table k plays seeds from seed + k * SEED_STRIDE: no two tables play one game
 MAX_TABLES = 64  # all start at once, each a process (over tcp, one per peer): --tables 1000000 forked thousands
+STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # blocked while the pool starts the tables' processes
 
 
 def _table_process() -> None:
@@ -35,9 +36,6 @@ def _table_process() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # blocked by the command while it started us
-
-
-STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @dataclass
