@@ -300,7 +300,8 @@ def _leaving(after: str) -> Section:
     return ("If a player leaves", [
         "A player who leaves the table, or whose connection stays lost until the countdown the others see runs "
         "out, is voted out, and the others play on without them. The round in which they are voted out does not "
-        "count for anyone, even if it has just ended: it is dealt again to those who remain, by the same dealer or, when the dealer is the one who left, by "
+        "count for anyone, even if it has just ended: it is dealt again to those who remain, by the same dealer "
+        "or, when the dealer is the one who left, by "
         "the next player to the dealer's left, and the running totals are those from before it. " + after
         + " With only one player left, the game ends there.",
     ])

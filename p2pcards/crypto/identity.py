@@ -195,7 +195,8 @@ def _read_name(directory: Path) -> str:
     except OSError as exc:
         raise IdentityError(f"cannot read the name file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise IdentityError(f"the name file {path} is not UTF-8 text: set a name with `p2pcards id --name NAME`") from None
+        raise IdentityError(f"the name file {path} is not UTF-8 text: set a name with `p2pcards id --name NAME`") \
+            from None
     except IdentityError as exc:
         raise IdentityError(f"the name file {path}: {exc}; set another with `p2pcards id --name NAME`") from None
 

@@ -124,7 +124,8 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         identity, port = generate(cfg.name), cfg.port
         mdns = cfg.mdns and not (cfg.peers and not cfg.create)
     async with Node(identity, cfg.interfaces, mdns=mdns, port=port, on_note=on_note,
-                    gone_after=cfg.gone_after, disco=disco, state=state, bot=cfg.bot, comeback=saved is not None) as node:
+                    gone_after=cfg.gone_after, disco=disco, state=state, bot=cfg.bot,
+                    comeback=saved is not None) as node:
         if saved is not None:
             assert state is not None
             node.resume(SeatStore(state, saved.config, saved.seat), saved.config, saved.dial, saved.later)
@@ -211,8 +212,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a kill, the peer comes back into its round (its key, port, table, --bot, "
                              "--interface and --gone-after are in DIR, readable by you alone; one of the last three given "
                              "again wins, a --port given again must be the same); "
-                             "one peer at a time: a second one given the same DIR says so and stops; a DIR that does not exist "
-                             "is made, and said once, if the directory above it exists")
+                             "one peer at a time: a second one given the same DIR says so and stops; a DIR that does "
+                             "not exist is made, and said once, if the directory above it exists")
     parser.add_argument("--json", action="store_true",
                         help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
                              + "; told to quit (a signal, or --attached and standard input closed): only name and quit "
@@ -223,7 +224,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # The keys of `peer --json`'s line, and what each holds.
 SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with --state",
-           "finished": "the game ended and we were in it", "out": "voted out while missing (cut off too: the others told us once we were back)",
+           "finished": "the game ended and we were in it",
+           "out": "voted out while missing (cut off too: the others told us once we were back)",
            "voted_out": "why (or null)", "stopped": "why the table stopped (or null)",
            "cut_off": "why it takes it that its own network was lost, every other seat missing at once, when the "
                       "game did not finish for it (exit status 3; or null)", "names": "the seats' names",
@@ -265,7 +267,8 @@ def config_from_args(args: argparse.Namespace) -> BotPeer:
         raise InputError("--gone-after must be positive")
     given = frozenset(k for k, v in (("bot", args.bot), ("interfaces", args.interface), ("gone_after", args.gone_after))
                       if v is not None)
-    return BotPeer(args.bot or "random", f"bot-{secrets.token_hex(2)}" if args.name is None else args.name, args.create, args.game, options,
+    name = f"bot-{secrets.token_hex(2)}" if args.name is None else args.name
+    return BotPeer(args.bot or "random", name, args.create, args.game, options,
                    players, args.table, args.interface, [_address(p) for p in args.peer],
                    not args.no_mdns, args.port, GONE_AFTER_S if args.gone_after is None else args.gone_after,
                    state=args.state, given=given)

@@ -125,7 +125,8 @@ def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater
     return report_from([Outcome.of(p) for p in run.peers], seed, cheat, cheater,
                        cheat is not None and cheater is not None and fired(run, cheater),
                        cheat_moves([run.bots[cheater]]) if cheater is not None else [],
-                       moves=net.stats.by_type.get("move", 0), resent=net.stats.resent, frames=net.stats.frames, bytes=net.stats.bytes,
+                       moves=net.stats.by_type.get("move", 0), resent=net.stats.resent, frames=net.stats.frames,
+                       bytes=net.stats.bytes,
                        wall_s=wall, table_s=net.now, cpu_s=list(net.cpu))
 
 

@@ -56,8 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="play this many seeded games (seeds from --seed on) and report on them all (default 1)")
     parser.add_argument("--tables", type=whole(1), default=None, metavar="N",
                         help="load: run this many tables at once (in memory one process each, over tcp one process "
-                             "per peer), each playing --games games, and report each table's rate and every failure (at most "
-                             f"{MAX_TABLES}; default: one table, no load report)")
+                             "per peer), each playing --games games, and report each table's rate and every failure "
+                             f"(at most {MAX_TABLES}; default: one table, no load report)")
     parser.add_argument("--json", metavar="FILE", type=json_file, default=None,
                         help="also write the report (every game and the totals) as JSON to FILE; " + JSON_HELP)
     parser.add_argument("--faults", metavar="SPEC", default=None,

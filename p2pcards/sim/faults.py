@@ -12,7 +12,8 @@ kills the last N seats' processes at once, and the others vote them out together
 the other seats from AT seconds of the table's time for FOR seconds, then heals them.
 
 `FaultTap` injects them on the in-memory transport (where a cut link loses what crosses it, goes
-quiet SILENT_S into the cut as over TCP, and what was lost is asked for again once it heals); `sim/proxy.py` between seat processes (no restart there).
+quiet SILENT_S into the cut as over TCP, and what was lost is asked for again once it heals);
+`sim/proxy.py` between seat processes (no restart there).
 """
 
 from __future__ import annotations

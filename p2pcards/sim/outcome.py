@@ -25,7 +25,7 @@ class Outcome:
     rounds: int
     notes: tuple[Note, ...]  # its notes of the JUDGED kinds, in order
     faults: tuple[Note, ...]
-    voted_out: str | None = None  # the other seats voted us out (while we were cut off, say): the game went on without us
+    voted_out: str | None = None  # the other seats voted us out (while we were cut off, say): they went on without us
     waiting: str | None = None  # what held it up when the run ended, if it neither finished nor stopped
 
     @classmethod
@@ -52,7 +52,7 @@ class Outcome:
 
     @property
     def ended(self) -> str:
-        """How it ended, in words: voted out, "finished", why it stopped, or what still held it up when the run ended."""
+        """How it ended, in words: voted out, "finished", why it stopped, or what still held it up at the run's end."""
         if self.voted_out:
             return f"voted out: {self.voted_out}"
         if self.finished:

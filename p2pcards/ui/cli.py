@@ -34,10 +34,11 @@ def rules_function() -> Rules:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Bots, game, the host's options and the player's name."""
     parser.add_argument("--bots", type=int, default=None, metavar="N",
-                        help="play at once against N bot peers on this machine (Crisp 1-7, Crescendo 1-5; default: none, the "
-                             "lobby of tables on the network)")
+                        help="play at once against N bot peers on this machine (Crisp 1-7, Crescendo 1-5; default: "
+                             "none, the lobby of tables on the network)")
     parser.add_argument("--game", choices=sorted(SEATS), default="crisp", help="the game (default crisp)")
-    parser.add_argument("--name", default=None, help="your display name, kept for next time (default: the one kept, else your login name)")
+    parser.add_argument("--name", default=None,
+                        help="your display name, kept for next time (default: the one kept, else your login name)")
     parser.add_argument("--record", metavar="FILE", type=out_file, default=None,
                         help="save your game's transcript (every signed frame you sent or received) to FILE when "
                              "you leave; `p2pcards verify FILE` checks it offline")

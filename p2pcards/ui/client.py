@@ -952,12 +952,13 @@ def stall_words(stall: Stall) -> list[str]:
     out = []
     if len(stall.missing) == 1:
         name, left = stall.missing[0]
-        out.append(f" {name} is missing (link lost): voted gone in {whole(left)} s unless {name} comes back. " if left > 0
-                   else f" {name} is missing (link lost) and voted gone. ")
+        out.append(f" {name} is missing (link lost): voted gone in {whole(left)} s unless {name} comes back. "
+                   if left > 0 else f" {name} is missing (link lost) and voted gone. ")
     elif stall.missing:
         names = [name for name, _ in stall.missing]
         who = f"{', '.join(names[:-1])} and {names[-1]}"
-        each = ", ".join(f"{name} in {whole(left)} s" if left > 0 else f"{name} already" for name, left in stall.missing)
+        each = ", ".join(f"{name} in {whole(left)} s" if left > 0 else f"{name} already"
+                         for name, left in stall.missing)
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
     if stall.cut_off and AWAY_TOO_LONG in stall.cut_off:
