@@ -421,7 +421,7 @@ class Node:
             if keys.index(key) < me:
                 where[key] = [(h, p) for h, p in addresses if dialable(h, via)]
             elif keys.index(key) > me and (usable := [(h, p) for h, p in addresses if dialable(h, via)]):
-                self.later[key] = usable  # we dial it only if we come back on another port
+                self.later[key] = usable  # dialled only back on another port, or cut off (§14.9)
         return where
 
     async def _dial_seats(self, where: Mapping[bytes, list[tuple[str, int]]]) -> None:

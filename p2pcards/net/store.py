@@ -217,8 +217,8 @@ class NodeState:
     """What a networked peer keeps beside its journal (file `node`) to come back after a crash: the public key it
     signs with (the secret stays in its own file: the user's identity key, or a bot's in the store, `bot_key`),
     the port it listened on, where the other seats listen (those before ours, which it dials, and those after,
-    which it dials only when it comes back on another port: its own was taken), and the options it was started with
-    that a resume needs again (None: not given; a file without them reads so)."""
+    which it dials only when it comes back on another port, its own taken, or is cut off from every seat), and the
+    options it was started with that a resume needs again (None: not given; a file without them reads so)."""
 
     public: bytes
     port: int
