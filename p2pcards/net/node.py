@@ -418,9 +418,10 @@ class Node:
                 raise MalformedMessage("a seat's host is not an IP address") from None
             if len(addresses) != len(hosts):
                 raise MalformedMessage("a seat's host is not an IP address")
+            usable = [(h, p) for h, p in addresses if dialable(h, via)]
             if keys.index(key) < me:
-                where[key] = [(h, p) for h, p in addresses if dialable(h, via)]
-            elif keys.index(key) > me and (usable := [(h, p) for h, p in addresses if dialable(h, via)]):
+                where[key] = usable
+            elif keys.index(key) > me and usable:
                 self.later[key] = usable  # dialled only back on another port, or cut off (§14.9)
         return where
 
