@@ -473,15 +473,15 @@ class Node:
                 self._spawn(self._dial_cut_off(key))
 
     async def _dial_later(self, key: bytes) -> None:
-        """Back on another port: dial a seat after ours until it is linked to us, whoever dialled. From our hello it
-        learns where we listen now, and dials that when the link breaks (protocol.md §18.3): we dial it no more, so
-        that two links do not keep crossing between us."""
+        """Back on another port: dial a seat after ours until it is linked to us, whoever dialled (§14.10)."""
+        # From our hello it learns where we listen now, and dials that when the link breaks (protocol.md §18.3): we
+        # dial it no more, so that two links do not keep crossing between us.
         await self._dial_until_linked(key, self.later)
 
     async def _dial_cut_off(self, key: bytes) -> None:
-        """A seat after ours whose link is gone: it dials us again, unless it went on without us. So once we are cut off
-        from every seat (protocol.md §14.9) we dial it too, until a link to it is up, whoever dialled: a seat that went
-        on answers us for the table we sat at together, and so tells us whether it voted us out."""
+        """Dial a seat after ours whose link is gone while we are cut off (§14.9), until a link to it is up."""
+        # It dials us again, unless it went on without us: then it answers us for the table we sat at together, and
+        # so tells us whether it voted us out.
         await self._dial_until_linked(key, self.later, cut_off_only=True)
 
     async def _redial(self, key: bytes) -> None:
@@ -491,8 +491,7 @@ class Node:
 
     async def _dial_until_linked(self, key: bytes, book: Mapping[bytes, list[tuple[str, int]]],
                                  cut_off_only: bool = False) -> None:
-        """Dial `key` where `book` says, until a link to it is up or the table is over (`cut_off_only`: while we are
-        cut off only); one loop a seat at a time."""
+        """Dial `key` where `book` says until a link to it is up or the table is over (`cut_off_only`: if cut off)."""
         if key in self._redialling:
             return
         self._redialling.add(key)
@@ -519,8 +518,7 @@ class Node:
             asyncio.get_running_loop().call_later(JOIN_S, self._joined_or_cut, link)
 
     def _learn(self, link: Link) -> None:
-        """Where a seat listens, as its link shows it: the address it is linked from, at the port its hello
-        names (a seat back on another port, its own taken, says so there), first; kept for a redial or a resume."""
+        """Keep where a seat listens as its link shows it, first: its address, at the port its hello names (§14.10)."""
         assert self.seat is not None
         keys, port = self.seat.peer.cfg.keys, link.hello.port
         if not port or link.key not in keys or self.identity.public not in keys:

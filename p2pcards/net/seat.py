@@ -184,13 +184,13 @@ class Seat:
             self.gone_after, self._gone, key, f"{name} was missing for {self.gone_after:g} s ({why})")
 
     def _gone(self, key: bytes, why: str) -> None:
-        """Vote a seat missing for `gone_after` gone; cut off from every seat at once (our network lost, most likely),
-        leave once `gone_after` more has passed with none back: the others went on without us by then."""
+        """Vote a seat missing for `gone_after` gone; cut off (§14.9), give up `gone_after` on unless one is back."""
         self.shell.gone(self.peer.cfg.keys.index(key), why)
         if self.peer.cut_off is not None and self._giving_up is None and not self.shell.over:
             self._giving_up = asyncio.get_running_loop().call_later(self.gone_after, self._give_up)
 
     def _give_up(self) -> None:
+        """Leave the table, cut off, unless a seat is back (the others went on without us by now)."""
         self._giving_up = None
         if all(k in self.missing for k in self.others):
             self.shell.give_up()

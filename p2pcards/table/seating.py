@@ -117,10 +117,10 @@ class Seating:
             self.emit.send(self.emit.round(), "gone", {"seat": seat})
 
     def _cut_off(self) -> None:
-        """Once we voted every other seat of a table of three or more gone, each missing to our network layer since
-        within AT_ONCE_S of the others and none by its own `leave`: it is our network that was lost, most likely, not
-        all of theirs. We decide nothing on our own votes then (protocol.md §14.9): the seats that still reach each
-        other vote us gone and go on, and an `out` of ours could reach them first and end their game."""
+        """Be cut off once our votes name every other seat, all missing at once and none by its `leave` (§14.9)."""
+        # At a table of three or more, every other seat missing to our network layer since within AT_ONCE_S of the
+        # others is our own network lost, most likely, not all of theirs. We decide nothing on our own votes then:
+        # the seats that still reach each other vote us gone and go on, and an `out` of ours could end their game.
         others = [s for s in range(self.cfg.seats) if s != self.me]
         if self.cut_off is not None or len(others) < 2 or self.votes.by(self.me) != set(others):
             return
@@ -134,16 +134,14 @@ class Seating:
         self.emit.note("missing", f"{self.cut_off}; unless one is back in time, we leave the table")
 
     def _cut(self, away: bool = False) -> None:
-        """We are cut off (`away`: no seat was back since we came back from our journal): no witness of our own at this
-        table from now on."""
+        """No witness of our own at this table from now on (`away`: no seat was back since we resumed)."""
         names = ", ".join(self.cfg.names[s] for s in range(self.cfg.seats) if s != self.me)
         self.votes.cut_off = True
         self.cut_off = (f"no other seat was back since we came back ({names}): {AWAY_TOO_LONG}" if away else
                         f"every other seat went missing at once ({names}): {NETWORK_LOST}")
 
     def give_up(self) -> None:
-        """Cut off, and no seat back in time: we leave the table, the game unfinished here (none of our votes
-        decides anything: the others went on without us, or will)."""
+        """Cut off, and no seat back in time: leave the table, the game unfinished here, none of our votes deciding."""
         if self.cut_off is not None and self.emit.stopped is None and not self.finished:
             self.emit.send(self.emit.round(), "leave", {"why": reason(CUT_OFF)})
             self.emit.stopped = f"{CUT_OFF}: {self.cut_off}"
