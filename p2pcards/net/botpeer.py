@@ -35,6 +35,7 @@ from ..cli import check_seats, say_made, state_dir, whole
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES, MAX_LIMIT
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
+from ..table.outputs import CUT_OFF
 from ..table.peer import Note
 from .discovery import Discovery
 from .link import printable
@@ -155,10 +156,10 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         if state is not None and node.seat.shell.over:
             clear(state)  # the table is over: nothing to come back to
         out = peer.seating.voted_out is not None  # the game is over for us, but we did not finish it
-        finished = peer.finished and not out
+        gave_up = (peer.stopped or "").startswith(CUT_OFF)  # cut off to the end: not one that healed, then stopped
         return {"name": identity.name, "seat": peer.me, "resumed": saved is not None,
-                "finished": finished, "out": out, "voted_out": peer.seating.voted_out,
-                "stopped": peer.stopped, "cut_off": None if finished else peer.cut_off,
+                "finished": peer.finished and not out, "out": out, "voted_out": peer.seating.voted_out,
+                "stopped": peer.stopped, "cut_off": peer.cut_off if gave_up else None,
                 "names": list(peer.names), "totals": peer.game.totals, "rounds": peer.game.rounds_done,
                 "log": peer.rs.log_hash.hex() if peer.rs else None,
                 **fault_keys(peer.faults),
@@ -227,8 +228,8 @@ SUMMARY = {"name": "this player", "seat": "its seat", "resumed": "came back with
            "finished": "the game ended and we were in it",
            "out": "voted out while missing (cut off too: the others told us once we were back)",
            "voted_out": "why (or null)", "stopped": "why the table stopped (or null)",
-           "cut_off": "why it takes it that its own network was lost, every other seat missing at once, when the "
-                      "game did not finish for it (exit status 3; or null)", "names": "the seats' names",
+           "cut_off": "why it takes it that its own network was lost, every other seat missing at once, when it "
+                      "gave up for that, the game unfinished (exit status 3; or null)", "names": "the seats' names",
            "totals": "the scores", "rounds": "rounds played", "log": "the last round's log hash (hex)",
            "faults": "each fault as text with its blame", "blamed": "whom each fault blamed (null: no one)",
            "claims": "for each fault that blames no one on a report's word only, {reporter, blames}: whom that "

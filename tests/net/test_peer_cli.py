@@ -139,20 +139,22 @@ def test_a_peer_coming_back_on_its_state_runs_with_the_options_it_was_started_wi
     assert "--port 4001: this seat comes back on its port, 4000" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("cut_off", [False, True])
+@pytest.mark.parametrize("case", ["out", "cut_off", "healed"])
 def test_a_peer_voted_out_or_cut_off_says_so_and_does_not_claim_it_finished(
-        cut_off: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        case: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # A laptop lid closed longer than gone_after: opened again, the peer hears every other seat voted it out.
     # It used to print "finished; totals a 0, b 0, c 0" and exit 0, as if it had played the game to its end.
     # Its Wi-Fi lost for good, it hears nothing more: cut off, it gives up (it too said "finished" and exit 0).
+    # Cut off, then back with the others in time, it stopped later over a time-out: that was said as "cut off", exit 3.
     from p2pcards.net import botpeer
     from p2pcards.sim.table_game import make_table
     from p2pcards.table.outputs import CUT_OFF
 
     peers = make_table("crisp", 3)
-    if cut_off:
+    cut_off = case == "cut_off"
+    if case != "out":
         peers[2].seating.cut_off = "every other seat went missing at once (a, b): it looks like our own network was lost"
-        peers[2].emit.stopped = f"{CUT_OFF}: {peers[2].seating.cut_off}"
+        peers[2].emit.stopped = f"{CUT_OFF}: {peers[2].seating.cut_off}" if cut_off else "a sent nothing owed for 15 s"
     else:
         peers[2].seating.voted_out = "every other seat voted us gone: the table goes on without us"
         peers[2].seating.finished = True
@@ -183,6 +185,8 @@ def test_a_peer_voted_out_or_cut_off_says_so_and_does_not_claim_it_finished(
     if cut_off:
         assert status == 3 and "cut off: every other seat went missing at once (a, b): it looks like our own " \
             "network was lost; the game did not finish here" in out and "finished;" not in out, out
+    elif case == "healed":
+        assert status == 1 and "stopped: a sent nothing owed for 15 s" in out and "cut off" not in out, out
     else:
         assert status == 1 and "voted out while we were missing: every other seat voted us gone" in out \
             and "finished" not in out, out
