@@ -61,7 +61,7 @@ class Stall:
     blamed_in: float = 0.0  # then the protocol blames them and the round is void
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
     alone: bool = False  # every other seat is missing: perhaps the table went on without us
-    cut_off: str | None = None  # why every other seat went missing at once: our own network seems lost (§14.9)
+    cut_off: str | None = None  # why every other seat went missing at once, while they still are (§14.9)
 
 
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
@@ -488,8 +488,9 @@ class NetTable:
         owed = tuple(peer.names[s] for s in sorted(dog.owed)) if waited >= STALL_S else ()
         if not owed and not missing:
             return None
-        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, len(missing) == len(seat.names) - 1,
-                     peer.cut_off)
+        alone = len(missing) == len(seat.names) - 1
+        # Cut off stays true of the table (we are no witness of our own) once a seat is back, but is no news then.
+        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, alone, peer.cut_off if alone else None)
 
     def finished(self) -> bool:
         """True once the game is over and verified (or ended by a vote), with no table going on after it."""

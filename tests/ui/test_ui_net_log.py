@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 
 from p2pcards.crypto.identity import generate
 from p2pcards.games.crisp import CrispGame, CrispOptions
 from p2pcards.table.peer import Note
-from p2pcards.ui.client import TableClient, plain
+from p2pcards.ui.client import TableClient, plain, stall_words
 from p2pcards.ui.session import NetTable
 from p2pcards.ui.words import note_words
 from ui_harness import RefereeSession  # tests/ui is on sys.path (prepend mode)
@@ -44,3 +45,27 @@ def test_the_rounds_banner_gives_way_to_who_deals_once_the_deal_is_done() -> Non
     client.absorb(0.0)
     text = plain(client.lines(80, 24, 0.0))
     assert "— Round 2: you deal —" in text and "Round 2 begins" not in text
+
+
+def test_a_seat_whose_cut_healed_no_longer_reads_that_every_other_seat_went_missing() -> None:
+    # Cut off, then Bo back in time: the peer stays no witness of its own (its `cut_off` stands), but a later stall
+    # (Cy still missing) read "Every other seat went missing at once: your own network seems lost" all the same.
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        handles = {name: loop.call_later(60.0, lambda: None) for name in ("Bo", "Cy")}
+        peer = SimpleNamespace(finished=False, stopped=None, names=("ann", "Bo", "Cy"), timeout=15.0,
+                               watchdog=SimpleNamespace(since=None, owed=set()),
+                               cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network")
+        seat = SimpleNamespace(peer=peer, names={b"a": "ann", b"b": "Bo", b"c": "Cy"},
+                               missing={b"b": handles["Bo"], b"c": handles["Cy"]})
+        session = NetTable(generate("ann"), node=SimpleNamespace(seat=seat))  # type: ignore[arg-type]
+        stall = session.stall()
+        assert stall is not None and stall.alone and stall.cut_off == peer.cut_off
+        del seat.missing[b"b"]  # Bo is back
+        stall = session.stall()
+        assert stall is not None and not stall.alone and stall.cut_off is None
+        assert not any("went missing at once" in line for line in stall_words(stall))
+        for handle in handles.values():
+            handle.cancel()
+
+    asyncio.run(main())
