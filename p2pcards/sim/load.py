@@ -82,8 +82,9 @@ def run_tables(tables: int, game: str, players: int, options: Mapping[str, Any],
                       else ProcessPoolExecutor(tables, initializer=_table_process))
     # A signal that came while the pool forked its processes could leave one started but not yet known to
     # `active_children`, playing on as an orphan: so it waits until every one is started (a table's process
-    # unblocks it for itself, having set what it does with it).
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    # unblocks it for itself, having set what it does with it). Not for threads: they would keep it blocked, and
+    # so would the seat processes they start.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set() if transport == "tcp" else STOPS)
     try:
         try:
             futures = [pool.submit(_one_table, k, game, players, dict(options), seed, games, cheat, cheater, faults,

@@ -283,3 +283,21 @@ def test_a_tcp_load_run_stopped_by_sigterm_ends_its_seat_processes_at_once() -> 
     assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
     for seat in playing:  # killed, not left playing to the end of their game
         assert not Path(f"/proc/{seat}").exists() or Path(f"/proc/{seat}/stat").read_text().split()[2] == "Z", seat
+
+
+def test_the_seat_processes_of_a_tcp_load_run_do_not_inherit_blocked_signals(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The command blocks SIGINT, SIGTERM and SIGHUP while a process pool forks in-memory tables; a tcp table is a
+    # thread, which (and every seat process it starts) would keep them blocked, deaf to Ctrl-C and `timeout`.
+    import signal
+
+    from p2pcards.sim import load
+
+    masks: list[set[signal.Signals]] = []
+
+    def one_table(*args: object) -> object:
+        masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, set()))
+        return load.TableRun.__new__(load.TableRun)
+
+    monkeypatch.setattr(load, "_one_table", one_table)
+    load.run_tables(2, "crisp", 2, {}, 1, 1, transport="tcp")
+    assert masks and all(not (mask & load.STOPS) for mask in masks), masks
