@@ -541,10 +541,11 @@ class Node:
     def _lost(self, link: Link, why: str) -> None:
         if self.seat is not None:
             self.seat.lost(link, why)
-            if link.key in self.dialled and link.key not in self.links.links and "said goodbye" not in why:
-                self._spawn(self._redial(link.key))
-            elif link.key in self.later and link.key not in self.links.links and "said goodbye" not in why:
-                self._spawn(self._dial_cut_off(link.key))
+            if link.key not in self.links.links and "said goodbye" not in why:
+                if link.key in self.dialled:
+                    self._spawn(self._redial(link.key))
+                elif link.key in self.later:
+                    self._spawn(self._dial_cut_off(link.key))
         elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
             self._join_failed = f"the host {why}" if why.startswith("said goodbye") else f"the host went away: {why}"
             self.changed.set()
