@@ -37,7 +37,7 @@ from ..table.config import SEATS
 from ..table.lobby import check_host_options
 from ..table.outputs import CUT_OFF
 from ..table.peer import Note
-from .discovery import Discovery
+from .discovery import MAX_INSTANCE, Discovery
 from .link import printable
 from .node import Node
 from .store import BOTS, Lock, NodeState, SeatStore, bot_key, clear, not_a_seat
@@ -179,12 +179,24 @@ def fault_keys(faults: Sequence[Note]) -> dict[str, list[Any]]:
 # ---------------------------------------------------------------- the command
 
 
+def table_name(text: str) -> str:
+    """An option type: a table's name as announced on the network, refused rather than announced cut or changed
+    (a joiner typing the name given would not find it)."""
+    if not text.strip() or text != text.strip() or not text.isprintable() or "." in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: a table's name is printable, with no dot, and no space at "
+                                         "either end")
+    if len(text.encode()) > MAX_INSTANCE:
+        raise argparse.ArgumentTypeError(f"a table's name is at most {MAX_INSTANCE} bytes on the network, "
+                                         f"not {len(text.encode())}")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Bot, table, host options, how to reach the others."""
     parser.add_argument("--bot", choices=BOTS, default=None,
                         help="who plays this seat (default random; coming back with --state: the one it had)")
     parser.add_argument("--name", default=None, help="this player's name (default bot-XXXX)")
-    parser.add_argument("--table", default=None, metavar="NAME",
+    parser.add_argument("--table", type=table_name, default=None, metavar="NAME",
                         help="the table to create, or to join (default: the first with a free seat)")
     parser.add_argument("--create", action="store_true", help="host a new table")
     parser.add_argument("--game", choices=sorted(SEATS), help="the game (required with --create; a filter when joining)")

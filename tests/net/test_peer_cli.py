@@ -31,6 +31,10 @@ store_file = partial(write_file, overwrite=True, private=True)  # as a seat writ
     (["--discard-draw", "--peer", "127.0.0.1:9", "--port", "70000"], "only with --create"),
     (["--create", "--game", "crisp", "--peer", "127.0.0.1:9", "--port", "70000"], "dials no one"),
     (["--create", "--game", "crisp", "--interface", "no-such-if0"], "no such IPv4 interface"),
+    # a table's name the network cannot carry as given was announced cut or changed, so a guest typing it found nothing
+    (["--create", "--game", "crisp", "--table", "t" * 64, "--port", "70000"], "at most 63 bytes on the network, not 64"),
+    (["--create", "--game", "crisp", "--table", "Ann.s", "--port", "70000"], "no dot"),
+    (["--table", " Ann", "--port", "70000"], "no space at either end"),
 ])
 def test_bad_input_is_one_line_and_status_2(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["peer", *args]) == 2
