@@ -60,7 +60,7 @@ def _private(path: str, flags: int) -> int:
 
 
 class Lock:
-    """A state directory made (mode 0700) and held by this process alone while the block runs: two processes on one
+    """A state directory made when missing (mode 0700) and held by this process alone while the block runs: two processes on one
     journal would each sign places of one chain (InputError when another holds it)."""
 
     def __init__(self, directory: Path) -> None:
@@ -72,8 +72,7 @@ class Lock:
         if self.directory.exists() and not self.directory.is_dir():
             raise InputError(f"the state directory {self.directory}: not a directory")
         try:
-            private_dir(self.directory)
-            self.directory.chmod(0o700)
+            private_dir(self.directory)  # an existing directory keeps its mode: our files in it are 0600
             self._file = open(path, "a", encoding="utf-8", opener=_private)
         except OSError as exc:
             raise InputError(f"the state directory {self.directory}: {exc.strerror or exc}") from None

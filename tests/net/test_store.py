@@ -15,7 +15,7 @@ from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.identity import KEY_FILE, Identity, generate
 from p2pcards.errors import IdentityError, LocalError
 from p2pcards.files import write_file
-from p2pcards.net.store import BOT_KEY, FIELDS, HEADER, KINDS, NodeState, SeatStore, bot_key, clear, parse_journal
+from p2pcards.net.store import BOT_KEY, FIELDS, HEADER, KINDS, LOCK_FILE, Lock, NodeState, SeatStore, bot_key, clear, parse_journal
 from p2pcards.sim.table_game import make_table
 
 store_file = partial(write_file, overwrite=True, private=True)  # as a seat writes its store's files
@@ -99,11 +99,17 @@ def test_a_seat_store_is_its_users_alone_whatever_the_umask(tmp_path: Path) -> N
         store_file(shared / "node", b"a key")
         made = SeatStore(tmp_path / "made" / "here", cfg, 1)
         made.close()
+        with Lock(shared), Lock(tmp_path / "locked"):
+            pass
     finally:
         os.umask(old)
     for path in [shared / "journal", shared / "table", shared / "node", tmp_path / "made" / "here" / "journal"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     assert stat.S_IMODE((tmp_path / "made" / "here").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "locked").stat().st_mode) == 0o700
+    assert stat.S_IMODE((shared / LOCK_FILE).stat().st_mode) == 0o600
+    # The user's own directory, named with --state, keeps its mode: it was set to 0700 behind their back.
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
 
 
 def test_a_node_file_with_a_key_of_the_wrong_size_is_no_seat_to_come_back_to(tmp_path: Path) -> None:
