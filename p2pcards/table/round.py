@@ -331,7 +331,7 @@ class Round:
                 live and (wake := game.wake_time()) is not None and wake < now - tolerance):
             return {self.orderer}, (5, log.next_index)
         return self.settlement.owed(opened=self.stage >= Stage.SETTLING), \
-            (6, len(self.settlement.openings), len(self.settlement.results))
+            (6, len(self.settlement.openings), len(self.settlement.signed))
 
 
 def new_round(cfg: TableConfig, number: int, me: int, seed: bytes | None, port: Port, rules: Rules, parts: Parts,

@@ -29,8 +29,7 @@ class Settlement:
         self.number = decks.ctx.round
         self.openings: dict[int, dk.Opening] = {}
         self.result: RoundResult | None = None  # ours, once every opening is in
-        self.results: dict[int, RoundResult] = {}  # every seat's signed result (ours too)
-        self.frames: dict[int, bytes] = {}  # the signed frame of each, the evidence of one that differs
+        self.signed: dict[int, tuple[RoundResult, bytes]] = {}  # every seat's result (ours too) and its signed frame
 
     def open(self) -> None:
         """The round is over on our side: publish our round secret."""
@@ -42,25 +41,28 @@ class Settlement:
             raise MalformedMessage("an opening for another seat, or a second one")
         self.openings[seat] = opening
 
+    @property
+    def results(self) -> dict[int, RoundResult]:
+        """Every seat's signed result so far, by seat."""
+        return {seat: result for seat, (result, _) in self.signed.items()}
+
     def take_result(self, seat: int, result: RoundResult, frame: bytes) -> None:
         """A seat's signed result, as `frame` (compared with ours once both are in)."""
-        if seat in self.results:
+        if seat in self.signed:
             raise MalformedMessage("a second result for one round")
-        self.results[seat] = result
-        self.frames[seat] = frame
+        self.signed[seat] = (result, frame)
 
     def advance(self, log_hash: bytes) -> bool:
         """Audit once every opening is in; True once every seat signed our result and it is verified."""
         if self.result is None and len(self.openings) == self.seats:
             self.result = self.audit(log_hash)
             self.port.send("result", self.result.to_wire())
-        if self.result is None or len(self.results) < self.seats or self.port.stopped:
+        if self.result is None or len(self.signed) < self.seats or self.port.stopped:
             return False
         names = self.decks.ctx.players
-        for seat, res in self.results.items():
+        for seat, (res, frame) in self.signed.items():
             if res != self.result:
-                self.port.fault(f"{names[seat]} signed another result for round {self.number}", seat,
-                                [self.frames[seat]])
+                self.port.fault(f"{names[seat]} signed another result for round {self.number}", seat, [frame])
                 return False
         if self.result.audit != "verified":
             self.port.fault(f"round {self.number} audit found a {self.result.audit} fault", self.result.blame)
@@ -92,6 +94,6 @@ class Settlement:
         """The seats whose opening (once we opened) or result (once we audited) has not come."""
         if opened and len(self.openings) < self.seats:
             return {s for s in range(self.seats) if s not in self.openings}
-        if self.result is not None and len(self.results) < self.seats:
-            return {s for s in range(self.seats) if s not in self.results}
+        if self.result is not None and len(self.signed) < self.seats:
+            return {s for s in range(self.seats) if s not in self.signed}
         return set()
