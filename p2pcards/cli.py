@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "signatures, proofs, audits, rules and scores"),
     "localgame": ("p2pcards.net.cli", "play a whole game with one real process per seat, linked by TCP on this machine"),
     "peer": ("p2pcards.net.botpeer", "one headless peer played by a bot: finds or hosts a table on this network and plays"),
-    "id": ("p2pcards.crypto.identity", "show this player's name and key fingerprint; --new makes a new key"),
+    "id": ("p2pcards.crypto.id_cli", "show this player's name and key fingerprint; --new makes a new key"),
     "bench": ("p2pcards.bench", "run a benchmark: engine, bots, crypto, net or table"),
 }
 

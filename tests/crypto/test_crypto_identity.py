@@ -6,12 +6,14 @@ import argparse
 import os
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from p2pcards.crypto import identity
+from p2pcards.crypto import id_cli, identity
 from p2pcards.errors import IdentityError
 
 
@@ -135,19 +137,19 @@ def test_sign_and_verify() -> None:
 
 def _args(*argv: str) -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    identity.add_arguments(p)
+    id_cli.add_arguments(p)
     return p.parse_args(list(argv))
 
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`p2pcards id` prints name and fingerprint; --new makes a new key; --name sets the name."""
-    assert identity.run(_args("--dir", str(tmp_path), "--name", "Ada")) == 0
+    assert id_cli.run(_args("--dir", str(tmp_path), "--name", "Ada")) == 0
     out1 = capsys.readouterr().out
     assert "name:        Ada" in out1
     fpr1 = re.search(r"fingerprint: (.*)", out1).group(1)  # type: ignore[union-attr]
-    assert identity.run(_args("--dir", str(tmp_path))) == 0
+    assert id_cli.run(_args("--dir", str(tmp_path))) == 0
     assert fpr1 in capsys.readouterr().out
-    assert identity.run(_args("--dir", str(tmp_path), "--new")) == 0
+    assert id_cli.run(_args("--dir", str(tmp_path), "--new")) == 0
     out3 = capsys.readouterr().out
     assert "new identity" in out3 and fpr1 not in out3
 
@@ -169,11 +171,11 @@ def test_cli_dir_is_made_only_under_a_directory_that_exists_and_said_once(
 def test_cli_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI honours $P2PCARDS_HOME, and a corrupt key makes it fail without replacing it."""
     monkeypatch.setenv("P2PCARDS_HOME", str(tmp_path))
-    assert identity.run(_args()) == 0
+    assert id_cli.run(_args()) == 0
     assert (tmp_path / identity.KEY_FILE).exists()
     (tmp_path / identity.KEY_FILE).write_bytes(b"nonsense")
     with pytest.raises(IdentityError):
-        identity.run(_args())
+        id_cli.run(_args())
     assert (tmp_path / identity.KEY_FILE).read_bytes() == b"nonsense"
 
 
@@ -192,3 +194,10 @@ def test_bad_names(tmp_path: Path) -> None:
 ])
 def test_a_name_is_1_to_32_bytes_of_printable_utf8(name: object, ok: bool) -> None:
     assert identity.valid_name(name) is ok
+
+
+def test_the_identity_core_imports_no_command_line() -> None:
+    """The key and name store is used by every layer; the `id` command's options live in id_cli, not in it."""
+    code = "import sys, p2pcards.crypto.identity; print('p2pcards.cli' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
