@@ -291,14 +291,16 @@ def verify(st: Statement, proof: ShuffleProof) -> bool:
         prod = prod * e % L
 
     # v·A, v·F: the challenge folded into the coefficients saves one multiplication per sum.
+    # Every u_j and B_k enters a multiplication (which validates it) before any sum: v·B_k first, then B_{n-1} - ...
     va = _lincomb(ve, u)
+    vb = [mul(_sc(v), bk) for bk in b]
     c = sub(_sum(u), h_total)
     d = sub(b[-1], mul(_sc(prod), hs[0]))
     a_ = sub(add(base(_sc(proof.k_a)), _lincomb(k_e, hs)), va)
     chain = [hs[0], *b]
     b_ = [
-        sub(add(base(_sc(kb)), mul(_sc(ke), prev)), mul(_sc(v), bk))
-        for kb, ke, prev, bk in zip(proof.k_b, k_e, chain, b)
+        sub(add(base(_sc(kb)), mul(_sc(ke), prev)), vbk)
+        for kb, ke, prev, vbk in zip(proof.k_b, k_e, chain, vb)
     ]
     c_ = sub(base(_sc(proof.k_c)), mul(_sc(v), c))
     d_ = sub(base(_sc(proof.k_d)), mul(_sc(v), d))
