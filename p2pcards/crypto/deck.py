@@ -549,6 +549,8 @@ def verify_reveal(
 ) -> None:
     """Check a reveal answers exactly this request (prover, recipient, positions) and every DLEQ proof holds."""
     _final(ctx, deck)
+    if not 0 <= prover < ctx.seats:
+        raise BadProof("shares from no seat")
     blame = ctx.blame(prover)
     if (reveal.deck, reveal.prover, reveal.recipient, reveal.positions) != (
         deck.deck,
