@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -21,7 +21,8 @@ from p2pcards.crypto import group, proofs, shuffle
 from p2pcards.crypto.encoding import decode, encode, transcript_hash
 from p2pcards.crypto.identity import Identity
 from p2pcards.crypto.sealing import Opener
-from p2pcards.errors import BadOpening, BadPass, BadProof, InvalidPoint, MalformedMessage
+from p2pcards.errors import BadOpening, BadPass, BadProof, EquivocationEvidence, InvalidPoint, MalformedMessage
+from p2pcards.table.decks import Decks
 
 SEATS = 3
 L = group.ORDER
@@ -273,10 +274,10 @@ def test_proof_points_are_validated_before_they_are_added(
     added: list[bytes] = []
     real_add, real_sub = group.add, group.sub
 
-    def watch(op):  # type: ignore[no-untyped-def]
+    def watch(op: Callable[[bytes, bytes], bytes]) -> Callable[[bytes, bytes], bytes]:
         def checked(p: bytes, q: bytes) -> bytes:
             added.extend(x for x in (p, q) if not group.is_valid(x))
-            return op(p, q)  # type: ignore[no-any-return]
+            return op(p, q)
         return checked
 
     monkeypatch.setattr(group, "add", watch(real_add))
@@ -300,3 +301,55 @@ def test_secrets_stay_out_of_repr(table: tuple[Round, D.EncryptedDeck]) -> None:
     shown = " ".join(repr(o) + str(o) for o in (secret, commitment, Opener(ident), ident))
     for hidden in (secret.seed, secret.key, commitment.k, key.private_bytes_raw()):
         assert hidden.hex() not in shown and repr(hidden) not in shown
+
+
+# ---------------------------------------------------------------- one seed, two inputs
+
+
+@dataclasses.dataclass
+class _Port:
+    """A port that keeps what a seat's decks send and the faults they find."""
+
+    sent: list[tuple[str, dict[str, object]]] = dataclasses.field(default_factory=list)
+    faults: list[str] = dataclasses.field(default_factory=list)
+    stopped: bool = False
+
+    def send(self, mtype: str, body: dict[str, object]) -> None:
+        self.sent.append((mtype, body))
+
+    def deck_fault(self, exc: Exception, fallback: int | None, evidence: object = ()) -> None:
+        self.faults.append(str(exc))
+        self.stopped = True
+
+
+def test_an_equivocating_predecessor_gets_one_pass_only() -> None:
+    """A seat's permutation and masks depend on its seed and the deck id, not on its input (§4.6). Were an honest seat
+    made to pass two inputs for one place, seat i-1 could send it A and A' = A re-masked by known δ_j, and read π off
+    the difference of the two outputs. It never passes twice: a second signed pass for one place is equivocation."""
+    cards, _ = deck_cards("crisp", 8)
+    rnd = setup(SEATS, cards)
+    ctx, keys = rnd.ctx, rnd.keys
+    init = D.initial_deck(ctx, keys, rnd.book, cards)
+    a = D.shuffle_pass(ctx, keys, rnd.secrets[0], init)
+    deltas = [rand() for _ in cards]
+    c1 = tuple(group.add(p, group.mul_base(dl)) for p, dl in zip(a.c1, deltas))
+    c2 = tuple(group.add(p, group.mul(dl, keys.joint)) for p, dl in zip(a.c2, deltas))
+    a2 = dataclasses.replace(a, c1=c1, c2=c2)  # seat 0 can prove this one too: it knows every mask of it
+
+    # The leak, were both passed: out'_k - out_k = δ_π(k)·G.
+    o, o2 = (D.shuffle_pass(ctx, keys, rnd.secrets[1], x) for x in (a, a2))
+    marks = {group.mul_base(dl): j for j, dl in enumerate(deltas)}
+    perm, _ = D._pass_randomness(ctx, 1, rnd.secrets[1].seed, 0, len(cards))
+    assert [marks[group.sub(q, p)] for p, q in zip(o.c1, o2.c1)] == perm
+
+    # What the table does: seat 1 passes the first input it verified, and a second one for that place is equivocation.
+    port = _Port()
+    seat1 = Decks(ctx, rnd.secrets[1], 1, port, cards, None, lambda deck: None)  # type: ignore[arg-type]
+    for ann in rnd.anns:
+        seat1.take_key(ann.seat, ann)
+    seat1.take_pass(0, a, b"frame of A")
+    seat1.advance()
+    with pytest.raises(EquivocationEvidence):
+        seat1.take_pass(0, a2, b"frame of A'")
+    seat1.advance()
+    assert [t for t, _ in port.sent] == ["pass"] and not port.faults

@@ -178,7 +178,7 @@ def randomness(seat: int, deck: int, n: int) -> tuple[list[int], list[int]]:
     """§4.6: the r_j and the Fisher–Yates permutation from 64-bit words, block after block."""
     b = [TABLE, ROUND, seat, deck, n, SEEDS[seat]]
     rs = [reduce64(H("p2pc/shuffle/v1", [*b, "r", j])) for j in range(n)]
-    perm, words, block = list(range(n)), [], 0
+    perm, words, block = list(range(n)), list[int](), 0
     for i in range(n - 1, 0, -1):
         bound = i + 1
         limit = 2**64 - (2**64 % bound)
