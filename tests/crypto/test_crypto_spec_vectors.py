@@ -2,10 +2,10 @@
 
 Nothing here imports p2pcards: the encoding (§1's table), the transcript hash, the round keys
 (§4.3), the Schnorr proof (§4.4), the initial deck and its digest (§4.5), the pass and its
-randomness (§4.6), the proof of shuffle (§4.12: both the prover and the verifier), and the
-Chaum–Pedersen proofs of shares (§4.8) are written here again from the text with only hashlib and
-PyNaCl's libsodium bindings, and must give back vectors.json byte for byte. A peer built from
-the document by someone else would have to do exactly this.
+randomness (§4.6), the proof of shuffle (§4.12: both the prover and the verifier), the
+Chaum–Pedersen proofs of shares (§4.8), and a signed frame and a fingerprint (§2, §3) are
+written here again from the text with only hashlib and PyNaCl, and must give back vectors.json
+byte for byte. A peer built from the document by someone else would have to do exactly this.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nacl import bindings as na
+from nacl.signing import SigningKey
 
 V = json.loads(Path(__file__).with_name("vectors.json").read_text(encoding="utf-8"))
 L = 2**252 + 27742317777372353535851937790883648493
@@ -357,3 +358,24 @@ def test_dleq_proofs_of_shares() -> None:
         assert (hexbin(wire["shares"]), hexbin(wire["proofs"])) == (d, proof)
         shares.append(d)
     assert sub(sub(c2[1], shares[0]), shares[1]) == card(V["public_reveal"]["card"])
+
+
+# ---------------------------------------------------------------- §2, §3: a frame and a fingerprint
+
+
+def test_envelope_frame_and_fingerprint() -> None:
+    """§2's message (seven keys in canonical order), its Ed25519 frame and hash, and §3's fingerprint."""
+    env = V["envelope"]
+    key = SigningKey(bytes.fromhex(env["ed25519_seed_hex"]))
+    public = bytes(key.verify_key)
+    assert public.hex() == env["public_hex"]
+    body = b"\x82" + enc("n") + enc(1) + enc("name") + enc("vector")  # {"n": 1, "name": "vector"}, keys sorted
+    message = (b"\x87" + enc("body") + body + enc("prev") + enc(bytes(32)) + enc("round") + enc(ROUND)
+               + enc("sender") + enc(public) + enc("seq") + enc(0) + enc("table") + enc(TABLE)
+               + enc("type") + enc("hello"))
+    assert message.hex() == env["message_hex"]
+    assert (bytes(key.sign(message).signature) + message).hex() == env["frame_hex"]
+    assert hashlib.blake2b(message, digest_size=32, person=b"p2pc/msg/v1").hexdigest() == env["message_hash_hex"]
+    h = hashlib.blake2b(public, digest_size=25, person=b"p2pc/fpr/v1").digest()
+    fpr = " ".join(f"{int.from_bytes(h[5 * i : 5 * i + 5], 'big') % 100_000:05d}" for i in range(5))
+    assert fpr == env["fingerprint"] == "09192 51733 14376 41248 05405"
