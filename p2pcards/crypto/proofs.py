@@ -125,6 +125,8 @@ def verify_share(public: bytes, c1: bytes, share: bytes, proof: Proof, context: 
     `public` and `c1` must already be validated; `share` is validated by the multiplication.
     """
     e, s = proof.challenge, proof.response
+    if not any(e):  # e·D would fail whatever D is: the proof fails, the share is not thereby invalid
+        return False
     es = group.mul(e, share)  # raises InvalidPoint for a bad share point
     try:
         t1 = group.sub(group.mul_base(s), group.mul(e, public))

@@ -148,6 +148,17 @@ def test_weak_fiat_shamir_wrong_share_is_refused(table: tuple[Round, D.Encrypted
     assert exc.value.seat == prover
 
 
+@pytest.mark.parametrize("e,s", [(0, 0), (0, 1), (1, 0)])
+def test_share_proof_with_zero_scalars_fails_as_a_proof(table: tuple[Round, D.EncryptedDeck], e: int, s: int) -> None:
+    """A true share with a proof of zeros fails its proof (BadProof, §4.1), not as an invalid point: the point is valid."""
+    rnd, final = table
+    rv = D.make_reveal(rnd.ctx, rnd.keys, rnd.secrets[2], final, [1], None)
+    zeros = proofs.Proof(group.scalar_of_int(e), group.scalar_of_int(s))
+    with pytest.raises(BadProof, match="fails its DLEQ proof") as exc:
+        verify(rnd, final, dataclasses.replace(rv, proofs=(zeros,)))
+    assert exc.value.seat == 2
+
+
 def test_share_with_a_torsion_component_is_refused(table: tuple[Round, D.EncryptedDeck]) -> None:
     """x·c1 plus a point of order 2: the same card once the cofactor is cleared, but not a point of the group."""
     rnd, final = table
