@@ -27,6 +27,8 @@ CONSTANTS: dict[str, float] = {
     "SLACK_S": coordinator.SLACK_S,
     "TIMEOUT_S": coordinator.TIMEOUT_S,
     "RESEND_S": log.RESEND_S,
+    "RESEND_MAX_S": log.RESEND_MAX_S,
+    "RESEND_CAP_S": log.RESEND_CAP_S,
     "GAP_S": link.GAP_S,
     "AT_ONCE_S": seating.AT_ONCE_S,
     "MAX_TRANSCRIPT": transcript.MAX_TRANSCRIPT,

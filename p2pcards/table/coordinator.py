@@ -26,7 +26,7 @@ from .bodies import Body, Fault, RoundResult, parse_body
 from .chains import ANY_ROUND, Chains
 from .config import Game, TableConfig
 from .journal import Journal
-from .log import Log
+from .log import Log, Pace
 from .outputs import Emitter, Output
 from .reports import View, weigh
 from .resume import Check, Hashes, Record, clock_record, frame_record
@@ -78,6 +78,7 @@ class Coordinator:
         self._replay_at = 0.0  # a journal's record time, while it is replayed
         self._opener = Opener(identity)
         self.waits = Waits(self.n, self.me, timeout)
+        self.pace = Pace()  # how long our moves' orders take to come back, from round to round (log.py)
         # What we must not lose in a crash (table/resume.py), for the shell to store before it sends.
         self._journal = Journal()
         if journal:
@@ -296,7 +297,7 @@ class Coordinator:
             self._journal.record(("seed", number, seed))
         log = Log(self.n, self.tolerance, self.rules.tie_window, self.rules.ties, self.slack,
                   self.absences.since, self.game.dealer_of(number),  # the round's dealer orders its log
-                  start=self.game.clock)
+                  start=self.game.clock, pace=self.pace)
         self.rs = rs = new_round(self.cfg, number, self.me, seed, self.emit.port(number), self.rules, self.parts,
                                  log, lambda: self.now)
         self.emit.note("round", f"round {number} begins")

@@ -19,10 +19,36 @@ from ..games.base import Move, ms_at_or_after
 from .bodies import EntryKind, Order, Ref
 
 LOG_PERSON = b"p2pc/log/v1"
-# Our move not ordered this long after we sent it (or sent it again) goes out again: one lost on its way
-# to the orderer alone leaves a gap that no one sees (protocol.md §18.5).
+# Our move not ordered in time goes out again: one lost on its way to the orderer alone leaves a gap that no one
+# sees (protocol.md §18.5). In time is what our moves' orders have taken to come back from this orderer, but no
+# less than RESEND_S (a move lost on a fast link is sent again soon) and no more than RESEND_MAX_S (a copy of a
+# move lost on its way must still reach the orderer within the slack of the others' checks, §18.6). Copies
+# keep that pace while one would still come within the slack; then each waits twice the last, up to RESEND_CAP_S.
 RESEND_S = 0.5
+RESEND_MAX_S = 1.0
+RESEND_CAP_S = 4.0
 MAX_MOVES = 1024  # moves one seat may send in one round: a flood of valid moves costs bounded memory and CPU
+
+
+class Pace:
+    """How long our moves take to come back ordered from each orderer, smoothed as TCP times its round trips
+    (RFC 6298), and so how long one may take before it is overdue and sent again."""
+
+    def __init__(self) -> None:
+        self._took: dict[int, tuple[float, float]] = {}  # orderer -> (smoothed time, smoothed deviation)
+
+    def took(self, orderer: int, seconds: float) -> None:
+        """One of our moves came back ordered by `orderer` `seconds` after we sent it."""
+        if orderer not in self._took:
+            self._took[orderer] = (seconds, seconds / 2)
+            return
+        mean, dev = self._took[orderer]
+        self._took[orderer] = (0.875 * mean + 0.125 * seconds, 0.75 * dev + 0.25 * abs(mean - seconds))
+
+    def wait(self, orderer: int) -> float:
+        """How long a move of ours may wait for `orderer`'s order before a copy goes (RESEND_S until we know)."""
+        mean, dev = self._took.get(orderer, (0.0, 0.0))
+        return min(max(mean + 4 * dev, RESEND_S), RESEND_MAX_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +72,7 @@ class Log:
     def __init__(self, seats: int, tolerance: float, tie_window: float = 0.0,
                  ties: Callable[[Move], bool] = lambda move: False, slack: float = 0.0,
                  away: Callable[[int, float], bool] = lambda seat, since: False, orderer: int = 0,
-                 start: float = 0.0) -> None:
+                 start: float = 0.0, pace: Pace | None = None) -> None:
         self.seats = seats
         self.tolerance = tolerance
         self.slack = slack
@@ -63,7 +89,8 @@ class Log:
         self.ordered: set[Ref] = set()
         self.last_seq: dict[int, int] = {}  # the last move of each seat that was ordered
         self.own_unordered: set[Ref] = set()
-        self.resent: dict[Ref, float] = {}  # our unordered moves sent again, and when last
+        self.resent: dict[Ref, tuple[float, float]] = {}  # our unordered moves sent again: when last, after what wait
+        self.pace = pace or Pace()  # how long our orders take to come back (kept from round to round)
         self.issued = 0  # orderer only: orders sent so far
         self.issued_time = start  # the game's clock: no entry goes before the rounds before
         self.entries: deque[Entry] = deque()  # ordered, not yet applied
@@ -114,12 +141,25 @@ class Log:
         return True
 
     def unordered_again(self, now: float) -> list[bytes]:
-        """The frames of our moves not ordered RESEND_S after we sent them (or sent them again): to send again."""
-        due = [ref for ref in sorted(self.own_unordered)
-               if ref in self.frames and now - self.resent.get(ref, self.arrived.get(ref, now)) >= RESEND_S]
+        """The frames of our moves whose order is overdue at `now` (`resend_due`): to send again."""
+        due = [ref for ref in sorted(self.own_unordered) if ref in self.frames and now >= self._next_copy(ref)[0]]
         for ref in due:
-            self.resent[ref] = now
+            self.resent[ref] = (now, self._next_copy(ref)[1])
         return [self.frames[ref] for ref in due]
+
+    def resend_due(self) -> float | None:
+        """When the next copy of one of our unordered moves is due (None: none waits)."""
+        times = [self._next_copy(ref)[0] for ref in self.own_unordered if ref in self.frames]
+        return min(times) if times else None
+
+    def _next_copy(self, ref: Ref) -> tuple[float, float]:
+        """When our move `ref` is next sent again, and after what wait since its last copy (or since we sent it)."""
+        sent = self.arrived[ref]
+        last, wait = self.resent.get(ref, (sent, 0.0))
+        pace = self.pace.wait(self.orderer)
+        if wait and last + pace - sent > self.slack:  # a copy now would come past the slack anyway: back off
+            pace = max(pace, min(2 * wait, RESEND_CAP_S))
+        return last + pace, pace
 
     # ------------------------------------------------------------ the orderer's side
 
@@ -210,6 +250,8 @@ class Log:
         self.next_index += 1
         self.last_time = t
         self.ordered.update(refs)
+        for ref in self.own_unordered.intersection(refs) if live and not blind else ():
+            self.pace.took(self.orderer, now - self.arrived.get(ref, now))  # an order sent again times nothing
         self.own_unordered.difference_update(refs)
         for ref in refs:
             self.resent.pop(ref, None)

@@ -326,6 +326,8 @@ class TablePeer(Coordinator):
         rs = self.rs
         if rs is not None and self.me == rs.orderer:
             times += rs.wakes()
+        elif rs is not None and times and (due := rs.log.resend_due()) is not None:
+            times.append(due)  # a copy of our move goes when it is due, not at the next half second
         # A moment already past (we wait on the log first) is asked for again a little later.
         return max(min(times), self.now + 0.01) if times else None
 
