@@ -258,7 +258,7 @@ def _run_tcp(args: argparse.Namespace, cheat: CheatKind | None, good_bots: int, 
             reports = tcp.play_batch(args.game, args.players, options, seed, args.games, good=good_bots, cheat=cheat,
                                      cheater=common["cheater"], faults=common["faults"], timeout=common["timeout"],
                                      limit_s=common["until"], on_game=on_game, on_try=on_try,
-                                     on_proxy=proxies.append)
+                                     on_proxy=proxies.append if progress.enabled else None)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the games already over are reported, then the status says why
         _stopped(args, done, cheat, common["faults"], params, write)
         raise

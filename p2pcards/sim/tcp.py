@@ -181,10 +181,12 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
               cheat: CheatKind | None = None, cheater: int = 1, faults: FaultSpec | None = None,
               timeout: float = 15.0, limit_s: float = 600.0,
               on_proxy: Callable[[FaultProxy], None] | None = None) -> GameReport:
-    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults
-    (handed to `on_proxy`, which may watch it)."""
+    """Play one game, one process per seat (the cheater's with its cheat), through a proxy when there are faults or
+    `on_proxy` watches (it is handed the proxy)."""
     start = time.perf_counter()
-    proxy = FaultProxy(faults, players, random.Random(f"faults/{seed}")) if faults is not None else None
+    # Without faults a proxy only relays and watches, for `on_proxy`: a run's progress line reads the game alike.
+    watched = faults is not None or on_proxy is not None
+    proxy = FaultProxy(faults or FaultSpec(), players, random.Random(f"faults/{seed}")) if watched else None
     if proxy is not None and on_proxy is not None:
         on_proxy(proxy)
     orders = [{"timeout": timeout, "cheat": cheat.name if cheat is not None and k == cheater else None}
@@ -215,7 +217,7 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
                          bytes=sum(s.get("bytes", 0) for s in summaries), wall_s=time.perf_counter() - start,
                          table_s=max(s.get("table_s", 0.0) for s in summaries),
                          cpu_s=[s.get("cpu_s", 0.0) for s in summaries], rss_mib=[s.get("rss_mib", 0.0) for s in summaries])
-    if proxy is not None:
+    if proxy is not None and faults is not None:
         report.faults = dict(proxy.counts)
     if crashed:
         report.faults["gone" if faults is not None and faults.gone else "restart"] = len(crashed)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from p2pcards.crypto.envelope import Outbox
 from p2pcards.crypto.identity import generate
 from p2pcards.net.link import FRAME
@@ -61,3 +63,16 @@ def test_the_proxy_says_how_far_a_slow_game_has_gone() -> None:
     finally:
         proxy.close()
         server.close()
+
+
+@pytest.mark.slow  # a whole game of two processes
+def test_a_tcp_game_without_faults_is_watched_for_the_progress_line_too() -> None:
+    """`sim --transport tcp` without --faults had no proxy, and its progress line no word of the game (the round, the
+    frames relayed, the last one's age) that the same run with faults had: a watcher gets a proxy that only relays."""
+    from p2pcards.sim.tcp import play_game
+
+    watched: list[FaultProxy] = []
+    report = play_game("crisp", 2, {"limit": 10}, 1, ["random", "random"], on_proxy=watched.append)
+    assert report.ok and report.faults == {}
+    [proxy] = watched
+    assert proxy.relayed > 0 and proxy.counts == {} and proxy.status().startswith("round ")
