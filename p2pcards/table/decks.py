@@ -37,6 +37,7 @@ class Decks:
         self.cards: dict[int, tuple[Cards, tuple[str, ...] | None]] = {}  # deck id -> its public cards and tags
         self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
         self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
+        self.disputed: set[tuple[int, int]] = set()  # (deck, stage) of a pass naming another input than we hold
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
         self.at: dict[tuple[int, int], int] = {}  # (deck, position) -> handle
@@ -109,6 +110,9 @@ class Decks:
                 if new is None:
                     continue
                 assert self.keys is not None
+                if self.dispute(deck_id, chain[-1], new):
+                    self.early[(deck_id, stage + 1)] = new  # held, unverified, while the table can show the split
+                    continue
                 try:
                     dk.verify_pass(self.ctx, self.keys, chain[-1], new)
                 except DeckFault as exc:
@@ -122,6 +126,27 @@ class Decks:
                     self.finished(deck_id)
                     if self.port.stopped:
                         return
+
+    def dispute(self, deck_id: int, prev: dk.EncryptedDeck, new: dk.EncryptedDeck) -> bool:
+        """Whether `new` names another input than the pass `prev` we hold before it (a first time: we show ours).
+
+        That is no proof against `new`'s seat: the seat before may have signed two passes for its place and
+        shown each to some of us (protocol.md §4.6). So the verdict waits: the pass we hold goes to every peer,
+        and one that holds the other finds the equivocation and reports it with both frames; if no one does,
+        the time-out blames the seat whose pass the deck waits on (§14.3). The public deck before the first
+        pass has no second version: a pass on another one is its seat's fault at once.
+        """
+        frame = self.frames.get((deck_id, prev.stage))
+        if prev.stage == 0 or not frame or new.input == dk.deck_digest(self.ctx, prev):
+            return False
+        place = (deck_id, new.stage)
+        if place not in self.disputed:
+            self.disputed.add(place)
+            names = self.ctx.players
+            self.port.note("event", f"the pass of {names[new.stage - 1]} on deck {deck_id} names another pass of "
+                           f"{names[prev.stage - 1]} than ours: ours shown to every seat, the verdict waits")
+            self.port.relay(frame)
+        return True
 
     def evidence(self, deck_id: int, stage: int) -> list[bytes]:
         """The signed frames a check of the pass at (`deck_id`, `stage`) rests on: the pass before it (none at

@@ -75,6 +75,9 @@ class Port(Protocol):
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         """Tell the user (and the log) something, blaming seat `blame` if not None."""
 
+    def relay(self, frame: bytes) -> None:
+        """Send another seat's signed frame we hold to every other peer, as a frame sent again (§18.5)."""
+
     def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
         """A peer broke the protocol: the round is void and the table stops; the report carries `evidence`
         (the frames that show it), else the frame in hand."""
@@ -113,6 +116,11 @@ class Emitter:
         self.sent[signed.envelope.seq] = (rnd, signed.frame)
         if self.on_sign is not None:
             self.on_sign(signed.frame)
+
+    def relay(self, frame: bytes) -> None:
+        """Send another seat's signed frame we hold to every other peer, as a frame sent again (not ours to apply)."""
+        if self.stopped is None:
+            self.out.append(Send(frame, again=True))
 
     def note(self, kind: NoteKind, detail: str, blame: int | None = None, claim: Claim | None = None) -> None:
         """Tell the user something, blaming seat `blame` if not None (or noting a report's `claim`)."""
@@ -186,6 +194,10 @@ class RoundPort:
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         """Tell the user something."""
         self.emitter.note(kind, detail, blame)
+
+    def relay(self, frame: bytes) -> None:
+        """Send another seat's frame we hold to every other peer."""
+        self.emitter.relay(frame)
 
     def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
         """Stop the table, the report carrying `evidence` (else the frame in hand)."""

@@ -23,6 +23,7 @@ class RecordingPort:
     notes: list[tuple[NoteKind, str, int | None]] = field(default_factory=list)
     faults: list[tuple[str, int | None]] = field(default_factory=list)
     evidence: list[list[bytes]] = field(default_factory=list)  # each fault's evidence
+    relayed: list[bytes] = field(default_factory=list)  # other seats' frames sent on
 
     @property
     def stopped(self) -> bool:
@@ -33,6 +34,9 @@ class RecordingPort:
 
     def note(self, kind: NoteKind, detail: str, blame: int | None = None) -> None:
         self.notes.append((kind, detail, blame))
+
+    def relay(self, frame: bytes) -> None:
+        self.relayed.append(frame)
 
     def fault(self, detail: str, blame: int | None, evidence: Sequence[bytes] = ()) -> None:
         self.faults.append((detail, blame))
