@@ -19,7 +19,7 @@ from p2pcards.crypto import deck as dk
 from p2pcards.crypto.encoding import Value
 from p2pcards.crypto.envelope import parse
 from p2pcards.errors import MalformedMessage
-from p2pcards.sim.cheaters import Run, reseal, run_table
+from p2pcards.sim.cheaters import Run, frame_type, reseal, run_table
 from p2pcards.sim.memnet import MemNet
 from p2pcards.table.peer import TablePeer
 
@@ -134,6 +134,38 @@ def test_a_split_view_of_the_last_pass_is_blamed_on_its_shuffler_only(seats: int
                                                                       split: tuple[int, ...]) -> None:
     run = run_table("crisp", seats, CRISP, seed=seats, tap=split_pass(cheater, split), until=UNTIL)
     assert_cheater_blamed(run, cheater)
+
+
+class WrongInput:
+    """Seat `seat` names another input than the pass it got in its pass of deck 0 (no one signed two passes)."""
+
+    def __init__(self, peers: list[TablePeer], seat: int) -> None:
+        self.peers = peers
+        self.seat = seat
+        self.frames: dict[bytes, bytes] = {}
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if sender != self.seat or frame_type(frame) != "pass":
+            return frame
+        if frame not in self.frames:
+            body = dict(parse(frame).envelope.body)
+            wrong = body["deck"] == 0 and body["stage"] == self.seat + 1
+            self.frames[frame] = reseal(self.peers[self.seat].identity, frame, body=dict(body, input=bytes(32))) \
+                if wrong else frame
+        return self.frames[frame]
+
+
+@pytest.mark.parametrize("seats, seat", [(3, 1), (4, 3)])
+def test_a_pass_on_an_input_no_one_shows_is_blamed_on_its_seat_by_the_time_out(seats: int, seat: int) -> None:
+    # Everyone holds the one pass before it: each shows it to the others in vain, and the deck waits on the seat
+    # whose pass it cannot take until the time-out names that seat, at every honest peer.
+    run = run_table("crisp", seats, CRISP, seed=seats, tap=lambda net, peers: WrongInput(peers, seat),
+                    timeout=2.0, until=UNTIL)
+    name = run.peers[seat].names[seat]
+    for p in run.honest([seat]):
+        assert p.stopped is not None and not p.finished, (p.names[p.me], p.notes[-5:])
+        assert p.faults and p.faults[0].blame == name, (p.names[p.me], p.faults)
+        assert set(blamed(p)) == {name}, (p.names[p.me], blamed(p))
 
 
 # ---------------------------------------------------------------- the rule, on the decks alone
