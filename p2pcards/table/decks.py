@@ -145,7 +145,8 @@ class Decks:
             names = self.ctx.players
             self.port.note("event", f"the pass of {names[new.stage - 1]} on deck {deck_id} names another pass of "
                            f"{names[prev.stage - 1]} than ours: ours shown to every seat, the verdict waits")
-            self.port.relay(frame)
+            if self.me < self.seats:  # a witness (no seat) sends nothing
+                self.port.relay(frame)
         return True
 
     def evidence(self, deck_id: int, stage: int) -> list[bytes]:

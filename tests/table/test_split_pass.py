@@ -20,7 +20,7 @@ from p2pcards.crypto.encoding import Value
 from p2pcards.crypto.envelope import parse
 from p2pcards.errors import MalformedMessage
 from p2pcards.sim.cheaters import Run, frame_type, reseal, run_table
-from p2pcards.sim.memnet import MemNet
+from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.table.peer import TablePeer
 
 CRISP = {"limit": 20}
@@ -116,6 +116,16 @@ LAST = [(3, 2, (0,)), (3, 2, (1,)), (4, 3, (1, 2)), (5, 4, (2,))]
 @pytest.mark.parametrize("seats, cheater, split", CASES)
 def test_a_split_view_of_a_pass_is_blamed_on_its_shuffler_only(seats: int, cheater: int, split: tuple[int, ...]) -> None:
     run = run_table("crisp", seats, CRISP, seed=seats, tap=split_pass(cheater, split), until=UNTIL)
+    assert_cheater_blamed(run, cheater)
+
+
+@pytest.mark.parametrize("seats, cheater, split, seed", [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3)])
+def test_a_split_view_of_a_pass_over_a_reordering_network(seats: int, cheater: int, split: tuple[int, ...],
+                                                          seed: int) -> None:
+    # Passes overtake each other: the next shuffler's pass may come before the one it follows, and the pass shown
+    # again before or after either.
+    run = run_table("crisp", seats, CRISP, seed=seed, tap=split_pass(cheater, split), until=UNTIL,
+                    link=LinkModel(delay=0.005, jitter=0.060))
     assert_cheater_blamed(run, cheater)
 
 
