@@ -119,6 +119,12 @@ def test_a_split_view_of_a_pass_is_blamed_on_its_shuffler_only(seats: int, cheat
     assert_cheater_blamed(run, cheater)
 
 
+def test_a_split_view_of_a_pass_of_tagged_cards_is_blamed_on_its_shuffler_only() -> None:
+    # Crescendo's cards carry their backs as tags: the second pass moves them along its own permutation.
+    run = run_table("crescendo", 4, {}, seed=4, tap=split_pass(1, (0, 3)), until=UNTIL)
+    assert_cheater_blamed(run, 1)
+
+
 @pytest.mark.parametrize("seats, cheater, split, seed", [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3)])
 def test_a_split_view_of_a_pass_over_a_reordering_network(seats: int, cheater: int, split: tuple[int, ...],
                                                           seed: int) -> None:
