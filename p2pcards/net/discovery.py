@@ -229,6 +229,11 @@ class Discovery:
         """The peers announced as seated at `table`."""
         return [a for a in self.seen.values() if a.role == "peer" and a.table == table]
 
+    def peer_ads(self, tables: Sequence[bytes], fpr: str) -> list[TableAd]:
+        """The peer ads at any of `tables` that name the fingerprint `fpr`, the last resolved first."""
+        return [a for a in reversed(self.seen.values()) if a.role == "peer" and a.fingerprint == fpr
+                and a.table in tables]
+
     # ------------------------------------------------------------ the browser's side
 
     def _on_change(self, zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
@@ -262,7 +267,8 @@ class Discovery:
         except (MalformedMessage, BadTypeInNameException):
             return  # someone else's broken ad: not a table we can join
         if self.seen.get(name) != ad:
-            self.seen[name] = ad
+            self.seen.pop(name, None)
+            self.seen[name] = ad  # last in the dict: `peer_ads` tries the newest word on a seat first
             self._bump()
 
     def _bump(self) -> None:

@@ -38,7 +38,7 @@ from ..table.config import SEATS, TableConfig
 from ..table.lobby import MAX_GUESTS, Lobby
 from ..table.outputs import NoteKind
 from ..table.peer import Note, TablePeer
-from .discovery import Announcement, Discovery, TableAd, interface_addresses, wire_options
+from .discovery import Announcement, Discovery, TableAd, advertised, interface_addresses, wire_options
 from .link import ADDRS, AGAIN, FRAME, REQUEST, TABLE_KINDS, Link, Links
 from .seat import GONE_AFTER_S, Seat
 from .shell import wall_clock
@@ -49,6 +49,7 @@ MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for a linked guest's join
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 MAX_ADDRESSES = 16  # addresses of one seat in the host's `A` frame
+MAX_ANNOUNCED = 8  # addresses of one seat taken from its announcements per dial, the newest ads first
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -466,11 +467,9 @@ class Node:
         if self.moved_from is not None:
             self.note("local", f"port {self.moved_from} was taken by another program while we were down: we listen "
                                f"on {self.links.port} and dial every seat")
-            for key in self.later:
-                self._spawn(self._dial_later(key))
-        else:
-            for key in self.later:
-                self._spawn(self._dial_cut_off(key))
+        for key in self.seat.others:  # the seats after ours, and any the host's `A` frame gave no address for
+            if key not in self.dialled:
+                self._spawn(self._dial_later(key) if self.moved_from is not None else self._dial_cut_off(key))
 
     async def _dial_later(self, key: bytes) -> None:
         """Back on another port: dial a seat after ours until it is linked to us, whoever dialled (§14.10)."""
@@ -479,9 +478,10 @@ class Node:
         await self._dial_until_linked(key, self.later)
 
     async def _dial_cut_off(self, key: bytes) -> None:
-        """Dial a seat after ours whose link is gone while we are cut off (§14.9), until a link to it is up."""
+        """Dial a seat after ours whose link is gone while we are cut off (§14.9), or while it announces an address
+        we do not know for it (§17), until a link to it is up."""
         # It dials us again, unless it went on without us: then it answers us for the table we sat at together, and
-        # so tells us whether it voted us out.
+        # so tells us whether it voted us out. Or it came back where we never knew, and may not know where we are.
         await self._dial_until_linked(key, self.later, cut_off_only=True)
 
     async def _redial(self, key: bytes) -> None:
@@ -491,21 +491,44 @@ class Node:
 
     async def _dial_until_linked(self, key: bytes, book: Mapping[bytes, list[tuple[str, int]]],
                                  cut_off_only: bool = False) -> None:
-        """Dial `key` where `book` says until a link to it is up or the table is over (`cut_off_only`: if cut off)."""
+        """Dial `key` where `book` says, then where its announcements say (§17), until a link to it is up or the table
+        is over (`cut_off_only`: only while cut off, or while it announces an address that `book` does not hold)."""
         if key in self._redialling:
             return
         self._redialling.add(key)
         try:
             seat = self.seat
             while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
-                dialling = not cut_off_only or seat.peer.cut_off is not None
-                if dialling:
+                known = book.get(key, [])
+                new = [where for where in self._announced(key) if where not in known]
+                dialling = not cut_off_only or seat.peer.cut_off is not None or bool(new)
+                if dialling and (known or new):
                     with contextlib.suppress(LinkBroken):
-                        await self.links.dial(book[key], key, attempts=1)
+                        await self.links.dial(known + new, key, attempts=1)
                 await asyncio.sleep(REDIAL_S if dialling else 1.0)
                 seat = self.seat
         finally:
             self._redialling.discard(key)
+
+    def _announced(self, key: bytes) -> list[tuple[str, int]]:
+        """Where the seat holding `key` announces itself (protocol.md §17): the newest ads' addresses first, at most
+        MAX_ANNOUNCED, less what no seat can be at (`dialable`). Anyone may announce a seat's fingerprint: a dial
+        there proves the key in its handshake (§18.2), so a stranger's address costs one failed dial, no more."""
+        if self.disco is None or self.seat is None:
+            return []
+        ours = advertised(self.disco.addresses)
+        # A loopback address only when ours are (`advertised`: we then use no other, so every peer we hear is on
+        # our machine): as from the host's `A` frame, an ad must not point us at our own machine's services.
+        via = ours[0] if ours else "0.0.0.0"
+        tables = [*self.seat.tables, *([self.links.table] if self.links.table is not None else [])]
+        found: list[tuple[str, int]] = []
+        for ad in self.disco.peer_ads(tables, fingerprint(key)):
+            for host in ad.addresses[:MAX_ADDRESSES]:
+                if dialable(host, via) and (host, ad.port) not in found:
+                    found.append((host, ad.port))
+                    if len(found) == MAX_ANNOUNCED:
+                        return found
+        return found
 
     def _linked(self, link: Link) -> None:
         if self.seat is not None:
@@ -544,7 +567,7 @@ class Node:
             if link.key not in self.links.links and "said goodbye" not in why:
                 if link.key in self.dialled:
                     self._spawn(self._redial(link.key))
-                elif link.key in self.later:
+                else:
                     self._spawn(self._dial_cut_off(link.key))
         elif self.lobby is not None and link.key == self.lobby.host and not self.is_host:
             self._join_failed = f"the host {why}" if why.startswith("said goodbye") else f"the host went away: {why}"

@@ -369,3 +369,34 @@ def test_a_seat_cut_off_dials_the_seats_after_its_own_which_dial_it_no_more_once
 
     dialled, later = asyncio.run(main())
     assert dialled == [later]
+
+
+def test_a_seat_is_looked_for_where_its_own_announcements_say_a_bounded_few_the_newest_first() -> None:
+    # protocol.md §17: anyone may announce a seat's fingerprint; each address costs a dial whose handshake fails, and
+    # a flood of such ads costs a bounded few per turn, the newest word first (the seat's own, when it is back).
+    from p2pcards.crypto.identity import fingerprint
+    from p2pcards.net.discovery import Discovery, TableAd
+
+    node, _, keys, _ = _seated()
+    table = b"\x01" * 16
+    node.links.table = table
+    node.seat.tables = {table: None}  # type: ignore[union-attr]
+    disco = Discovery(["127.0.0.1"])  # never entered: no socket, only what it has seen
+    node.disco = disco
+    fpr = fingerprint(keys[1])
+
+    def ad(name: str, addresses: tuple[str, ...], port: int, fpr: str = fpr, at: bytes = table) -> TableAd:
+        return TableAd(name, at, "crisp", "x", fpr, port, addresses, role="peer")
+
+    disco.seen["other table"] = ad("other table", ("127.0.0.1",), 7000, at=b"\x02" * 16)
+    disco.seen["other seat"] = ad("other seat", ("127.0.0.1",), 7001, fpr=fingerprint(keys[3]))
+    disco.seen["a table"] = TableAd("a table", table, "crisp", "x", fpr, 7002, ("127.0.0.1",))
+    for i in range(300):
+        disco.seen[f"forged {i}"] = ad(f"forged {i}", ("127.0.0.1", "224.0.0.251", "127.0.0.1"), 20000 + i)
+    disco.seen["the seat"] = ad("the seat", ("127.0.0.1",), 5001)
+    found = node._announced(keys[1])
+    assert len(found) == node_mod.MAX_ANNOUNCED and found[0] == ("127.0.0.1", 5001)
+    assert found[1:] == [("127.0.0.1", 20299 - i) for i in range(node_mod.MAX_ANNOUNCED - 1)]
+    assert node._announced(keys[2]) == []  # nobody announces it
+    disco.addresses = ["192.168.7.2"]  # our own ads are not on loopback: one that is names our machine, not a seat
+    assert node._announced(keys[1]) == []
