@@ -35,7 +35,6 @@ from ..cli import check_seats, say_made, state_dir, whole
 from ..games.crisp import DRAW_SECONDS_CHOICES, LIMIT_CHOICES, MAX_LIMIT
 from ..table.config import SEATS
 from ..table.lobby import check_host_options
-from ..table.outputs import CUT_OFF
 from ..table.peer import Note
 from .discovery import MAX_INSTANCE, Discovery
 from .link import printable
@@ -156,7 +155,7 @@ async def play_seat(cfg: BotPeer, saved: NodeState | None, on_note: Callable[[No
         if state is not None and node.seat.shell.over:
             clear(state)  # the table is over: nothing to come back to
         out = peer.seating.voted_out is not None  # the game is over for us, but we did not finish it
-        gave_up = (peer.stopped or "").startswith(CUT_OFF)  # cut off to the end: not one that healed, then stopped
+        gave_up = peer.gave_up is not None  # cut off to the end: not one that healed, then stopped
         return {"name": identity.name, "seat": peer.me, "resumed": saved is not None,
                 "finished": peer.finished and not out, "out": out, "voted_out": peer.seating.voted_out,
                 "stopped": peer.stopped, "cut_off": peer.cut_off if gave_up else None,

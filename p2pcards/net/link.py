@@ -13,8 +13,11 @@ a connection counts for nothing until its handshake is done, at most MAX_PENDING
 run at once, each within HANDSHAKE_S and with frames of at most MAX_HELLO bytes. A link that
 sends nothing (not even a heartbeat) for SILENT_S is reported to `on_quiet` (and again when it
 speaks); one silent for DEAD_S, one that cannot take our writes for WRITE_S, lets MAX_BACKLOG
-bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`. A silence of our
-own (our process stopped, the laptop asleep) is not counted against the other side. A quiet link
+bytes pile up unsent, or breaks the framing, is closed and reported to `on_lost`; `Link.by_them` then says
+whether the other end closed it (its end of stream, a reset, a goodbye, a frame that breaks a rule: anything
+that reached us from it shows our own network working), not silence or an error of our own network (unreachable,
+down, timed out). A silence of our own (our process stopped, the laptop asleep) is not counted against the other
+side. A quiet link
 stays open because a peer whose event loop is busy (a long shuffle on a slow machine) is
 silent for a while without being gone.
 """
@@ -56,6 +59,9 @@ MAX_BACKLOG: Final = 8 * MAX_FRAME
 LISTEN_RANGE: Final = (10000, 32768)
 LISTEN_TRIES: Final = 20  # random ports of LISTEN_RANGE tried before the system's choice
 EPHEMERAL_RANGE: Final = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Errors of our own network, or of the way to the other end: nothing came from it, unlike a reset or an end of stream.
+OUR_NETWORK: Final = frozenset({errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ETIMEDOUT,
+                                errno.ENETRESET, errno.EADDRNOTAVAIL})
 
 FrameHandler = Callable[["Link", int, bytes], None]
 LostHandler = Callable[["Link", str], None]
@@ -66,6 +72,10 @@ def printable(text: str) -> str:
     """`text` with every character that is not printable (a control character, an ANSI escape's ESC, a line
     break, a bidi override) written as its Python escape, so that anyone's words cannot drive a terminal."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class NetworkLost(LinkBroken):
+    """A link broken by an error of our own network's (unreachable, down, timed out): not by the other end."""
 
 
 def pack(kind: int, payload: bytes = b"") -> bytes:
@@ -83,7 +93,7 @@ async def read_frame(reader: asyncio.StreamReader, cap: int) -> tuple[int, bytes
     except asyncio.IncompleteReadError:
         raise LinkBroken("end of stream") from None
     except (ConnectionError, OSError) as exc:
-        raise LinkBroken(f"connection error: {exc}") from None
+        raise (NetworkLost if exc.errno in OUR_NETWORK else LinkBroken)(f"connection error: {exc}") from None
     return data[0], data[1:]
 
 
@@ -106,6 +116,7 @@ class Link:
         self.reader = reader
         self.writer = writer
         self.closed: str | None = None
+        self.by_them = False  # it was closed by the other end (what reached us says so), not by silence or our network
         self.quiet = False  # nothing heard for SILENT_S
         self.heard = asyncio.get_running_loop().time()
         self.gaps: list[tuple[float, float]] = []  # (from, until) on the loop's clock: silences over GAP_S not yet taken
@@ -137,11 +148,12 @@ class Link:
         if self.writer.transport.get_write_buffer_size() > MAX_BACKLOG:
             self.close(f"too slow: over {MAX_BACKLOG} bytes waiting to be sent", cut=True)
 
-    def close(self, why: str, goodbye: bool = False, cut: bool = False) -> None:
+    def close(self, why: str, goodbye: bool = False, cut: bool = False, by_them: bool = False) -> None:
         """Close now (saying goodbye first if asked) and report `why` once; `cut` drops what is still
-        unsent at once (the other side takes none of it)."""
+        unsent at once (the other side takes none of it); `by_them`: the other end closed it (`Link.by_them`)."""
         if self.closed is not None:
             return
+        self.by_them = by_them
         if goodbye:
             with contextlib.suppress(ConnectionError, OSError, RuntimeError):
                 cut_why = why.encode("utf-8", "replace")[:MAX_BYE].decode("utf-8", "ignore")  # whole characters
@@ -189,7 +201,7 @@ class Link:
                     self._on_frame(self, kind, payload)
                 await asyncio.sleep(0)  # a flooding link takes its turn like the others
         except RemoteProtocolError as exc:
-            self.close(str(exc))
+            self.close(str(exc), by_them=not isinstance(exc, NetworkLost))
 
     async def _beat(self) -> None:
         loop = asyncio.get_running_loop()
@@ -207,9 +219,8 @@ class Link:
                     await self.writer.drain()
         except TimeoutError:
             self.close(f"took none of our bytes for {WRITE_S:.0f} s", cut=True)
-        except (ConnectionError, OSError) as exc:
-            self.close(f"connection error: {exc}")
-
+        except (ConnectionError, OSError) as exc:  # a reset or a closed pipe came from the other end
+            self.close(f"connection error: {exc}", by_them=exc.errno not in OUR_NETWORK)
 
     def _watch(self) -> None:
         silent = asyncio.get_running_loop().time() - self.heard

@@ -164,7 +164,7 @@ class Seat:
     def lost(self, link: Link, why: str) -> None:
         """A seat's link is gone: say so now, stop the table blaming it if it stays gone."""
         if link.key not in self.links.links and "the table is over" not in why:  # else: it saw the end first
-            self._missing(link.key, why)
+            self._missing(link.key, why, link.by_them)
 
     def quiet(self, link: Link, quiet: bool) -> None:
         """A seat's link went quiet (no heartbeat for a while), or speaks again."""
@@ -173,11 +173,13 @@ class Seat:
         else:
             self._back(link.key)
 
-    def _missing(self, key: bytes, why: str) -> None:
+    def _missing(self, key: bytes, why: str, closed: bool = False) -> None:
+        """`key`'s link is missing, as `why` says (`closed`: the other end closed it); the first word stands until it
+        is back (a quiet link that ends later was still lost to silence)."""
         if key not in self.names or key in self.missing or self.shell.over:
             return
         name = self.names[key]
-        self.shell.absent(self.peer.cfg.keys.index(key), True)
+        self.shell.absent(self.peer.cfg.keys.index(key), True, closed)
         self.shell.note("missing", f"{name} is missing: {why}; it is voted gone in {self.gone_after:g} s"
                         " unless it is back", name)
         self.missing[key] = asyncio.get_running_loop().call_later(

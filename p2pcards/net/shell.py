@@ -222,9 +222,9 @@ class TableShell:
         """A seat is gone from the network for good, as `why` says: we vote it gone (protocol.md §14.9)."""
         self._emit(self.peer.gone(seat, self.clock(), why))
 
-    def absent(self, seat: int, missing: bool) -> None:
-        """A seat's link is missing (lost or quiet), or back."""
-        self.peer.absent(seat, missing, self.clock())
+    def absent(self, seat: int, missing: bool, closed: bool = False) -> None:
+        """A seat's link is missing (lost or quiet; `closed`: closed by the other end), or back."""
+        self.peer.absent(seat, missing, self.clock(), closed)
 
     def silent(self, seat: int, since: float, until: float) -> None:
         """Nothing came on a seat's link from `since` to `until` (our clock): it was cut for that while."""

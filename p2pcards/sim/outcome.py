@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..table.outputs import CUT_OFF, Claim, Note
+from ..table.outputs import Claim, Cut, Note
 from ..table.peer import TablePeer
 
 JUDGED = ("rejected", "fault", "audit")  # the notes a verdict reads: those that may blame a seat
@@ -27,6 +27,7 @@ class Outcome:
     faults: tuple[Note, ...]
     voted_out: str | None = None  # the other seats voted us out (while we were cut off, say): they went on without us
     waiting: str | None = None  # what held it up when the run ended, if it neither finished nor stopped
+    gave_up: Cut | None = None  # it gave the table up cut off from every other seat (protocol.md §14.9): how
 
     @classmethod
     def of(cls, peer: TablePeer) -> Outcome:
@@ -34,21 +35,23 @@ class Outcome:
         return cls(peer.names[peer.me], peer.finished, peer.stopped, tuple(peer.game.totals), tuple(peer.game.winners),
                    peer.round, tuple(n for n in peer.notes if n.kind in JUDGED), tuple(peer.faults),
                    peer.seating.voted_out,
-                   None if peer.finished or peer.stopped is not None else peer.waiting())
+                   None if peer.finished or peer.stopped is not None else peer.waiting(), peer.gave_up)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able map (what a seat process prints)."""
         return {"name": self.name, "finished": self.finished, "stopped": self.stopped, "totals": list(self.totals),
                 "winners": list(self.winners), "rounds": self.rounds,
                 "notes": [_note_json(n) for n in self.notes], "faults": [_note_json(n) for n in self.faults],
-                "voted_out": self.voted_out, "waiting": self.waiting}
+                "voted_out": self.voted_out, "waiting": self.waiting,
+                "gave_up": None if self.gave_up is None else self.gave_up.name}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         """Back from `to_json`."""
         return cls(data["name"], data["finished"], data["stopped"], tuple(data["totals"]), tuple(data["winners"]),
                    data["rounds"], tuple(_note(n) for n in data["notes"]), tuple(_note(n) for n in data["faults"]),
-                   data.get("voted_out"), data.get("waiting"))
+                   data.get("voted_out"), data.get("waiting"),
+                   None if data.get("gave_up") is None else Cut[data["gave_up"]])
 
     @property
     def ended(self) -> str:
@@ -89,7 +92,7 @@ def agreed(outcomes: Sequence[Outcome]) -> bool:
     """Every peer finished with the same totals and winners, or every one stopped naming the same seat first; a peer
     that gave up cut off from every other seat, or that the others voted out (protocol.md §14.9), holds no outcome to
     agree with or to contradict."""
-    outcomes = [o for o in outcomes if not (o.stopped or "").startswith(CUT_OFF) and o.voted_out is None] or outcomes
+    outcomes = [o for o in outcomes if o.gave_up is None and o.voted_out is None] or outcomes
     if all(o.finished for o in outcomes):
         return len({(o.totals, o.winners) for o in outcomes}) == 1
     if all(o.stopped is not None for o in outcomes):

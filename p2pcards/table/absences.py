@@ -2,7 +2,9 @@
 
 A stamp is judged against when a frame reached us (protocol.md §9.2); a frame that crossed a
 link we missed came late through no one's fault (§14.10, §18.5). One span per seat is enough:
-the last one, widened by a silence that overlaps it.
+the last one, widened by a silence that overlaps it. Whether the other end closed the link as
+the span began (its end of stream or reset reached us: our own network works) tells a seat cut
+off from one whose every other seat died at once (§14.9).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ class Absences:
 
     def __init__(self) -> None:
         self.spans: dict[int, tuple[float, float]] = {}
+        self.closed: set[int] = set()  # the seats whose last span began with the other end closing the link
 
-    def missing(self, seat: int, now: float) -> None:
-        """The link of `seat` is missing from `now` on (lost or quiet)."""
+    def missing(self, seat: int, now: float, closed: bool = False) -> None:
+        """The link of `seat` is missing from `now` on (lost or quiet; `closed`: closed by the other end)."""
         self.spans[seat] = (now, math.inf)
+        (self.closed.add if closed else self.closed.discard)(seat)
 
     def back(self, seat: int, now: float) -> None:
         """The link of `seat` is back at `now`."""
@@ -28,6 +32,8 @@ class Absences:
     def silent(self, seat: int, since: float, until: float) -> None:
         """Nothing at all came on the link of `seat` from `since` to `until`."""
         start, end = self.spans.get(seat, (since, until))
+        if end < since or seat not in self.spans:
+            self.closed.discard(seat)  # a span of its own: a silence
         self.spans[seat] = (since if end < since else min(start, since), max(end, until))
 
     def now(self, seat: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal, Protocol
 
 from ..crypto.encoding import MAX_BIN, MAX_FRAME, Value
@@ -22,6 +23,13 @@ LEFT_BEFORE_RESTART = "we left before the restart"
 FAULT_BEFORE_RESTART = "we reported a fault before the restart"
 # How `stopped` begins when we gave up a table whose every other seat went missing at once (protocol.md §14.9).
 CUT_OFF = "cut off from every other seat"
+
+
+class Cut(Enum):
+    """How a seat takes it that its own network was lost, every other seat missing at once (protocol.md §14.9)."""
+
+    NETWORK_LOST = "network lost"  # every other seat went missing at once while we played, none by closing its link
+    AWAY_TOO_LONG = "away too long"  # no other seat was back since we came back from our journal
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +65,7 @@ class Note:
     detail: str
     blame: str | None = None
     claim: Claim | None = None
+    cut: Cut | None = None  # a note of our being cut off (missing) or of our giving up for it (void): how (§14.9)
 
 
 Output = Send | Note
@@ -122,9 +131,11 @@ class Emitter:
         if self.stopped is None:
             self.out.append(Send(frame, again=True))
 
-    def note(self, kind: NoteKind, detail: str, blame: int | None = None, claim: Claim | None = None) -> None:
-        """Tell the user something, blaming seat `blame` if not None (or noting a report's `claim`)."""
-        note = Note(kind, detail, None if blame is None else self.names[blame], claim)
+    def note(self, kind: NoteKind, detail: str, blame: int | None = None, claim: Claim | None = None,
+             cut: Cut | None = None) -> None:
+        """Tell the user something, blaming seat `blame` if not None (or noting a report's `claim`, or how we are `cut`
+        off)."""
+        note = Note(kind, detail, None if blame is None else self.names[blame], claim, cut)
         self.notes.append(note)
         self.out.append(note)
         if kind == "fault":

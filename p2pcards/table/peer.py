@@ -28,8 +28,9 @@ from .config import TableConfig
 from .coordinator import SLACK_S, TIMEOUT_S, TOLERANCE_S, Coordinator
 from .log import Entry
 from .messages import move_to_wire
-from .outputs import Note, NoteKind, Output, Send
-from .resume import Record, ResumeOutbox, absence, absent_record, carried, frame_record, replayed_seeds, silent_record
+from .outputs import Cut, Note, NoteKind, Output, Send
+from .resume import (Record, ResumeOutbox, absence, absent_record, carried, closed_absence, frame_record,
+                     replayed_seeds, silent_record)
 from .recovery import find_gaps
 from .round import OWED, Stage
 from .votes import Votes
@@ -104,6 +105,16 @@ class TablePeer(Coordinator):
     def cut_off(self) -> str | None:
         """Why we take it that our own network was lost (every other seat went missing at once), or None."""
         return self.seating.cut_off
+
+    @property
+    def cut(self) -> Cut | None:
+        """How we take it that our own network was lost (the structured `cut_off`), or None."""
+        return self.seating.cut
+
+    @property
+    def gave_up(self) -> Cut | None:
+        """How we were cut off when we gave the table up, none back in time (protocol.md §14.9), or None."""
+        return self.seating.gave_up
 
     @property
     def carry(self) -> tuple[tuple[int, ...], int]:
@@ -217,12 +228,16 @@ class TablePeer(Coordinator):
         return TablePeer(self.successor, self.identity, self.draw_seed, self.tolerance, self.timeout, self.slack,
                          journal=self.journal is not None, carry=self.seating.passed_on)
 
-    def absent(self, seat: int, missing: bool, now: float) -> None:
-        """The network layer found `seat`'s link missing (lost or quiet), or back: an orderer that was
-        missing stamps the moves it gets when it is back (protocol.md §14.10)."""
+    def absent(self, seat: int, missing: bool, now: float, closed: bool = False) -> None:
+        """The network layer found `seat`'s link missing (lost or quiet; `closed`: closed by the other end, whose
+        end of stream or reset reached us), or back: an orderer that was missing stamps the moves it gets when it
+        is back (protocol.md §14.10), and links closed by the other end tell no lost network of ours (§14.9)."""
         self.now = max(self.now, now)
-        (self.absences.missing if missing else self.absences.back)(seat, self.now)
-        self._journal.record(absent_record(seat, missing, self.now))  # it judges the stamps taken after it
+        if missing:
+            self.absences.missing(seat, self.now, closed)
+        else:
+            self.absences.back(seat, self.now)
+        self._journal.record(absent_record(seat, missing, self.now, closed))  # it judges what comes after
 
     def silent(self, seat: int, since: float, until: float) -> None:
         """The network layer heard nothing at all on `seat`'s link from `since` to `until`: it was
@@ -238,7 +253,10 @@ class TablePeer(Coordinator):
         if record[0] == "silent":
             self.absences.silent(seat, float(a), b)
         else:
-            (self.absences.missing if a else self.absences.back)(seat, b)
+            if a:
+                self.absences.missing(seat, b, closed_absence(record))
+            else:
+                self.absences.back(seat, b)
 
     # ------------------------------------------------------------ what a shell asks
 

@@ -42,7 +42,7 @@ from ..games.crisp import CrispRoundResult
 from .config import Game
 
 # ("seed", round, seed) | ("frame", time, frame) | ("again", time, frame) | ("outbox", next seq, head)
-# | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing])
+# | ("carry", rounds, totals) | ("check", round, Check) | ("absent", seat, [time, missing(, closed)])
 # | ("silent", seat, [since, until]) | ("clock", time, b"") | ("hashes", 0, [[sender, [[hash, round], ...]], ...]); "again" is a frame taken that came sent again
 # (§18.5); "clock" is our clock when we took the frame after it, when later than that frame came (its record's
 # time); "absent" and "silent" are what our network layer found of a seat's link, which judges the stamps of
@@ -91,9 +91,10 @@ def clock_record(now: float) -> Record:
 ABSENCES: Final = ("absent", "silent")  # the kinds of record that hold what our network layer found of a link
 
 
-def absent_record(seat: int, missing: bool, now: float) -> Record:
-    """The record of a seat's link found missing (or back) at `now`: a replay judges the frames after alike."""
-    return ("absent", seat, encode([_bits(now), missing]))
+def absent_record(seat: int, missing: bool, now: float, closed: bool = False) -> Record:
+    """The record of a seat's link found missing (or back) at `now` (`closed`: closed by the other end): a replay
+    judges the frames after, and whether we are cut off, alike."""
+    return ("absent", seat, encode([_bits(now), missing, True] if closed and missing else [_bits(now), missing]))
 
 
 def silent_record(seat: int, since: float, until: float) -> Record:
@@ -106,6 +107,8 @@ def absence(record: Record) -> tuple[int, bool, float] | tuple[int, float, float
     LocalError when it says nothing of the kind."""
     kind, seat, data = record
     v = decode(data)
+    if kind == "absent" and isinstance(v, list) and len(v) == 3 and v[2] is True:
+        v = v[:2]  # closed by the other end: `closed_absence` says so
     if not (isinstance(v, list) and len(v) == 2 and type(v[0]) is int and -(1 << 63) <= v[0] < 1 << 63):
         raise LocalError(f"a journal's {kind} record is not [time, {'missing' if kind == 'absent' else 'until'}]")
     if kind == "absent" and isinstance(v[1], bool):
@@ -113,6 +116,12 @@ def absence(record: Record) -> tuple[int, bool, float] | tuple[int, float, float
     if kind == "silent" and type(v[1]) is int and -(1 << 63) <= v[1] < 1 << 63:
         return seat, record_time(v[0]), record_time(v[1])
     raise LocalError(f"a journal's {kind} record is not [time, {'missing' if kind == 'absent' else 'until'}]")
+
+
+def closed_absence(record: Record) -> bool:
+    """Whether an "absent" record says the other end closed the link (its end of stream or reset reached us)."""
+    v = decode(record[2]) if record[0] == "absent" else None
+    return isinstance(v, list) and len(v) == 3 and v[2] is True
 
 
 def record_time(number: int) -> float:

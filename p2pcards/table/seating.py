@@ -17,7 +17,7 @@ from .absences import Absences
 from .bodies import Aid, Gone, Leave, Out, Ready
 from .config import Game, TableConfig
 from .messages import reason
-from .outputs import CUT_OFF, WE_LEFT, Emitter
+from .outputs import CUT_OFF, WE_LEFT, Cut, Emitter
 from .resume import Check, restore_results, results_to_wire
 from .votes import Votes, going_on
 
@@ -52,6 +52,8 @@ class Seating:
         self.voted_out: str | None = None  # who voted us out, and what follows: the game is over for us, not finished
         self.passed_on = self.carry  # what the successor table carries
         self.cut_off: str | None = None  # why we take it that our own network was lost: we decide nothing ourselves
+        self.cut: Cut | None = None  # how (`cut_off` in words)
+        self.gave_up: Cut | None = None  # we left the table cut off, none back in time: how we were cut off
         self.back_at: float | None = None  # when we came back from our journal, if we did
 
     @property
@@ -117,26 +119,32 @@ class Seating:
             self.emit.send(self.emit.round(), "gone", {"seat": seat})
 
     def _cut_off(self) -> None:
-        """Be cut off once our votes name every other seat, all missing at once and none by its `leave` (§14.9)."""
+        """Be cut off once our votes name every other seat, all missing at once, none by its `leave` nor by closing
+        its link (§14.9)."""
         # At a table of three or more, every other seat missing to our network layer since within AT_ONCE_S of the
         # others is our own network lost, most likely, not all of theirs. We decide nothing on our own votes then:
         # the seats that still reach each other vote us gone and go on, and an `out` of ours could end their game.
+        # A link the other end closed (its end of stream or reset reached us) shows our network working: its process
+        # ended, its machine's kernel said so. Silence or an error of our own network's shows nothing of the kind.
         others = [s for s in range(self.cfg.seats) if s != self.me]
         if self.cut_off is not None or len(others) < 2 or self.votes.by(self.me) != set(others):
             return
         spans = [self.absences.spans.get(s) for s in others]
-        if any(s in self.left for s in others) or any(span is None or span[1] != math.inf for span in spans):
+        if any(s in self.left or s in self.absences.closed for s in others):
+            return
+        if any(span is None or span[1] != math.inf for span in spans):
             return
         starts = [span[0] for span in spans if span is not None]
         if max(starts) - min(starts) > AT_ONCE_S:
             return
         self._cut(self.back_at is not None and min(starts) >= self.back_at)
-        self.emit.note("missing", f"{self.cut_off}; unless one is back in time, we leave the table")
+        self.emit.note("missing", f"{self.cut_off}; unless one is back in time, we leave the table", cut=self.cut)
 
     def _cut(self, away: bool = False) -> None:
         """No witness of our own at this table from now on (`away`: no seat was back since we resumed)."""
         names = ", ".join(self.cfg.names[s] for s in range(self.cfg.seats) if s != self.me)
         self.votes.cut_off = True
+        self.cut = Cut.AWAY_TOO_LONG if away else Cut.NETWORK_LOST
         self.cut_off = (f"no other seat was back since we came back ({names}): {AWAY_TOO_LONG}" if away else
                         f"every other seat went missing at once ({names}): {NETWORK_LOST}")
 
@@ -145,8 +153,9 @@ class Seating:
         if self.cut_off is not None and self.emit.stopped is None and not self.finished:
             self.emit.send(self.emit.round(), "leave", {"why": reason(CUT_OFF)})
             self.emit.stopped = f"{CUT_OFF}: {self.cut_off}"
+            self.gave_up = self.cut
             self.emit.note("void", f"{CUT_OFF}, we leave the table in round {self.emit.round()}: the game did not "
-                                   "finish here")
+                                   "finish here", cut=self.cut)
 
     def vote_out(self, game: Game, done: bool) -> None:
         """Put out the seats the votes decide, once we may (`done`: our current round is settled in `game`),
@@ -169,7 +178,7 @@ class Seating:
             who = ("every other seat voted us gone" if not others else
                    f"{', '.join(self.cfg.names[s] for s in rest)} voted us and "
                    f"{', '.join(self.cfg.names[s] for s in others)} gone")
-            self.cut_off = None  # not our network lost after all: the others went on without us, and said so
+            self.cut_off = self.cut = None  # not our network lost after all: the others went on without us, and said so
             self.voted_out = f"{who}: " + (
                 "the table goes on without us" if nxt is not None else "too few seats remain, the game ends")
             self.emit.note("over", self.voted_out)

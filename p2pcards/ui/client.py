@@ -18,9 +18,8 @@ from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
 from ..table.config import SEATS
-from ..table.outputs import CUT_OFF
+from ..table.outputs import Cut
 from ..table.peer import Note
-from ..table.seating import AWAY_TOO_LONG
 from .keys import (DIGIT_ACTIONS, KEYS, LABELS, Chooser, action_id, canonical, key_of, label_number, prompt_parts,
                    why_not)
 from .session import Stall, TableSession
@@ -166,7 +165,7 @@ class TableClient:
                     self.log.pop()  # the shuffle it announced is done: who deals says the round began, in one line
                 self.log.append(words)
         stopped = self.session.stopped()
-        if stopped is not None and stopped.startswith(CUT_OFF) and not self.winners:  # said in the lobby after
+        if stopped is not None and self.session.gave_up() is not None and not self.winners:  # said in the lobby after
             self.winners = "your network seemed lost, and the game did not finish for you."
         if self._at(view) != self._moment:
             # A word about a key pressed earlier ("wait a moment", "it is Bo's turn") is stale once the table moved on.
@@ -778,7 +777,8 @@ class TableClient:
         stall = self.session.stall()
         prog = self.session.progress()
         if stopped is not None:  # once we are leaving, no key to leave by: the status says we are on our way
-            out.append([("class:warn", f" {stopped_words(stopped)}{'' if self.outcome else ' Press Q to leave.'} ")])
+            words = stopped_words(stopped, self.session.gave_up())
+            out.append([("class:warn", f" {words}{'' if self.outcome else ' Press Q to leave.'} ")])
         elif stall is not None:
             out += [[("class:warn", text)] for text in stall_words(stall)]
         elif prog is not None and not self.panel_round:
@@ -961,9 +961,9 @@ def stall_words(stall: Stall) -> list[str]:
                          for name, left in stall.missing)
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
-    if stall.cut_off and AWAY_TOO_LONG in stall.cut_off:
+    if stall.cut is Cut.AWAY_TOO_LONG:
         out.append(f" {AWAY_WORDS} Q leaves. ")
-    elif stall.cut_off:
+    elif stall.cut is not None:
         out.append(" Every other seat went missing at once: your own network seems lost. The others most likely go on "
                    "without you; Q leaves. ")
     elif stall.alone and all(left <= 0 for _, left in stall.missing):

@@ -34,6 +34,7 @@ from ..net.shell import TableShell
 from ..net.store import NodeState, SeatStore, begun_anew, clear, parse_journal
 from ..sim.transcript import Transcript
 from ..table.config import SEATS
+from ..table.outputs import Cut
 from ..table.peer import Note, Send, TablePeer
 from ..table.resume import FRAMES, record_time
 
@@ -62,6 +63,7 @@ class Stall:
     missing: tuple[tuple[str, float], ...] = ()  # seats with no link or no heartbeat, and the seconds before we leave
     alone: bool = False  # every other seat is missing: perhaps the table went on without us
     cut_off: str | None = None  # why every other seat went missing at once, while they still are (§14.9)
+    cut: Cut | None = None  # how (`cut_off` as a field)
 
 
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
@@ -119,6 +121,9 @@ class TableSession(Protocol):
 
     def stopped(self) -> str | None:
         """Why the table stopped (a fault, someone left), or None while it goes on."""
+
+    def gave_up(self) -> Cut | None:
+        """How we were cut off from every other seat when we gave the table up (protocol.md §14.9), or None."""
 
     async def leave(self) -> None:
         """Leave the table cleanly: tell the others, close the links, end our processes."""
@@ -490,7 +495,8 @@ class NetTable:
             return None
         alone = len(missing) == len(seat.names) - 1
         # Cut off stays true of the table (we are no witness of our own) once a seat is back, but is no news then.
-        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, alone, peer.cut_off if alone else None)
+        return Stall(owed, waited, max(0.0, peer.timeout - waited), missing, alone, peer.cut_off if alone else None,
+                     peer.cut if alone else None)
 
     def finished(self) -> bool:
         """True once the game is over and verified (or ended by a vote), with no table going on after it."""
@@ -499,6 +505,10 @@ class NetTable:
     def stopped(self) -> str | None:
         """Why the table stopped, or None."""
         return None if self.peer is None else self.peer.stopped
+
+    def gave_up(self) -> Cut | None:
+        """How we were cut off when we gave the table up, or None."""
+        return None if self.peer is None else self.peer.gave_up
 
     async def hang_up(self) -> None:
         """Our terminal closed (SIGHUP): a seat journaled in `state` and still in play is kept to come back into,

@@ -9,8 +9,7 @@ from ..cards import Back
 from ..games.base import CRISP_SLOTS
 from ..games.crescendo import NUMBER_SHUT, NUMBER_TAKEN, out_of_order
 from ..games.crisp import CALL_MISSED
-from ..table.outputs import CUT_OFF, FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT
-from ..table.seating import AWAY_TOO_LONG, NETWORK_LOST
+from ..table.outputs import FAULT_BEFORE_RESTART, LEFT_BEFORE_RESTART, WE_LEFT, Cut
 from ..table.peer import OUR_VOTE, Note
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -277,18 +276,19 @@ def crescendo_tie_words(keys: Sequence[tuple[int, int, int]], names: Sequence[st
     return said
 
 
-def stopped_words(detail: str) -> str:
-    """Why the table stopped, as the table says it (`Peer.stopped`), in a sentence a player reads: our own seat's
-    doing said as the player's ("we left before the restart": you had left it before the program restarted)."""
+def stopped_words(detail: str, gave_up: Cut | None = None) -> str:
+    """Why the table stopped, as the table says it (`Peer.stopped`; `gave_up`: how we were cut off when we gave it
+    up, `Peer.gave_up`), in a sentence a player reads: our own seat's doing said as the player's ("we left before the
+    restart": you had left it before the program restarted)."""
+    if gave_up is Cut.AWAY_TOO_LONG:
+        return f"{AWAY_WORDS} The game did not finish here."
+    if gave_up is not None:
+        return ("Your network seems to have been lost: every other seat went missing at once, and none came back in "
+                "time. The others most likely went on without you; the game did not finish here.")
     if detail.startswith(LEFT_BEFORE_RESTART):
         return "The table stopped before the program restarted: you had left it."
     if detail.startswith(WE_LEFT):
         return "You left the table."
-    if detail.startswith(CUT_OFF) and AWAY_TOO_LONG in detail:
-        return f"{AWAY_WORDS} The game did not finish here."
-    if detail.startswith(CUT_OFF):
-        return ("Your network seems to have been lost: every other seat went missing at once, and none came back in "
-                "time. The others most likely went on without you; the game did not finish here.")
     if detail.startswith(FAULT_BEFORE_RESTART):
         why = detail.partition(": ")[2]
         return f"The table stopped before the program restarted: it reported a fault{f' ({why})' if why else ''}."
@@ -353,7 +353,7 @@ def note_words(note: Note, names: Sequence[str], game: str, me: str, why_over: s
         if note.blame and detail.endswith(OUR_VOTE):
             # Our own vote, in the words the others' votes are said in ("Ada votes Cy gone"): a player is not an "it".
             detail = detail[:-len(OUR_VOTE)] + f"you vote {note.blame} gone"
-        elif NETWORK_LOST in detail or AWAY_TOO_LONG in detail:
+        elif note.cut is not None:
             detail = yours(detail)
         return ("class:warn", _sentence(detail, names, me))
     if note.kind == "back":

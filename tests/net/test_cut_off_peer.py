@@ -77,3 +77,25 @@ def test_a_peer_back_after_the_others_voted_it_out_learns_it_from_them_and_ends_
     assert [p.name for p in tmp_path.iterdir()] == ["lock"]  # nothing to come back to
     assert all(r["finished"] and not r["faults"] for r in results), results
     assert len({tuple(r["totals"]) for r in results}) == 1 and len(results[0]["totals"]) == 2, results
+
+
+@pytest.mark.slow  # a game between processes, two of them killed at once
+def test_a_peer_whose_every_other_seat_is_killed_at_once_is_not_cut_off_too_few_seats_remain(tmp_path: Path) -> None:
+    # Their kernels closed their links (end of stream): our own network works, so it is no cut (protocol.md §14.9).
+    host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "3", "--no-mdns", *LOOP)
+    port = host.port()
+    other = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
+    lone = PeerProc("--peer", f"127.0.0.1:{port}", "--name", "lone", "--gone-after", "2", "--state", str(tmp_path),
+                    *LOOP)
+    try:
+        lone.wait_line("round 1 begins", 60)
+        for p in (host, other):
+            p.signal(signal.SIGKILL)
+        left = lone.result(60)
+    finally:
+        for p in (host, other, lone):
+            p.stop()
+    assert left["cut_off"] is None and not left["faults"] and left["rc"] != 3, left
+    assert "over: too few seats remain" in " ".join(left["notes"]), left["notes"]
+    assert "our own network" not in lone.text(), lone.text()
+    assert [p.name for p in tmp_path.iterdir()] == ["lock"]  # nothing to come back to

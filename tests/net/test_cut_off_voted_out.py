@@ -27,7 +27,11 @@ async def cut_off_then_back() -> tuple[list[Seat], list[list[Note]], bytes]:
     async with asyncio.timeout(60):
         while not (lone.peer.rs is not None and lone.peer.rs.dealt and lone.peer.rs.log.next_index > 3):
             await asyncio.sleep(0.05)
-    for links in all_links[:2]:  # its Wi-Fi lost: every link of it ends at once, at both ends
+    # Its Wi-Fi lost: every link of it ends at once, at both ends, to an error of its own network at its end (an end
+    # of stream or a reset would show its network working, protocol.md §14.9).
+    for link in list(all_links[2].links.values()):
+        link.close("connection error: [Errno 101] Network is unreachable", cut=True)
+    for links in all_links[:2]:
         links.links[lone.peer.identity.public].writer.transport.abort()
     async with asyncio.timeout(SILENT_S + LONE_GONE_AFTER + 10):
         while not (all(s.peer.cfg.seats == 2 for s in live[:2]) and lone.peer.cut_off is not None):

@@ -152,13 +152,14 @@ def test_a_peer_voted_out_or_cut_off_says_so_and_does_not_claim_it_finished(
     # Cut off, then back with the others in time, it stopped later over a time-out: that was said as "cut off", exit 3.
     from p2pcards.net import botpeer
     from p2pcards.sim.table_game import make_table
-    from p2pcards.table.outputs import CUT_OFF
+    from p2pcards.table.outputs import CUT_OFF, Cut
 
     peers = make_table("crisp", 3)
     cut_off = case == "cut_off"
     if case != "out":
         peers[2].seating.cut_off = "every other seat went missing at once (a, b): it looks like our own network was lost"
         peers[2].emit.stopped = f"{CUT_OFF}: {peers[2].seating.cut_off}" if cut_off else "a sent nothing owed for 15 s"
+        peers[2].seating.gave_up = Cut.NETWORK_LOST if cut_off else None
     else:
         peers[2].seating.voted_out = "every other seat voted us gone: the table goes on without us"
         peers[2].seating.finished = True

@@ -206,12 +206,15 @@ def test_a_seat_that_gave_up_cut_off_holds_no_outcome_the_others_could_disagree_
     # `sim --transport tcp --faults partition=4:40`: the cut-off seat gives up unfinished while the two finish alike;
     # the report read "the honest peers disagreed: p0 [75, 115], p1 [75, 115], p2 [0, 0, 0]".
     from p2pcards.sim.outcome import Outcome, agreed
+    from p2pcards.table.outputs import Cut
 
-    def outcome(name: str, stopped: str | None, totals: tuple[int, ...]) -> Outcome:
-        return Outcome(name, stopped is None, stopped, totals, (0,), 3, (), ())
+    def outcome(name: str, stopped: str | None, totals: tuple[int, ...], gave_up: Cut | None = None) -> Outcome:
+        return Outcome(name, stopped is None, stopped, totals, (0,), 3, (), (), gave_up=gave_up)
 
     two = [outcome("p0", None, (75, 115)), outcome("p1", None, (75, 115))]
-    cut = outcome("p2", "cut off from every other seat: every other seat went missing at once (p0, p1)", (0, 0, 0))
+    cut = outcome("p2", "cut off from every other seat: every other seat went missing at once (p0, p1)", (0, 0, 0),
+                  Cut.NETWORK_LOST)
+    assert Outcome.from_json(cut.to_json()) == cut
     assert agreed([*two, cut])
     assert not agreed([two[0], outcome("p1", None, (75, 110)), cut])
     assert not agreed([*two, outcome("p2", "p0 sent nothing owed for 15 s", (0, 0, 0))])

@@ -8,7 +8,7 @@ from test_going_on import finished_alike, new_table, playing
 
 from p2pcards.crypto.envelope import parse
 from p2pcards.sim.memnet import MemNet
-from p2pcards.table.outputs import CUT_OFF, Send
+from p2pcards.table.outputs import CUT_OFF, Cut, Send
 
 
 def cut(net: MemNet, seat: int) -> None:
@@ -102,3 +102,41 @@ def test_seats_lost_one_by_one_or_that_left_are_no_cut_off() -> None:
         net.peers[0].absent(seat, True, net.now)
     net.run(until=net.now + 5.0)
     assert net.peers[0].finished and net.peers[0].cut_off is None
+
+
+def test_every_other_seat_whose_link_its_other_end_closed_at_once_is_no_cut_off_too_few_seats_remain() -> None:
+    # Their processes killed at once: their kernels closed the links, which shows our own network working (§14.9).
+    net = new_table(3, 25)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    net.dead.update({1, 2})
+    net.peers[0].absent(1, True, net.now, closed=True)
+    net.peers[0].absent(2, True, net.now + 0.1)  # one silent, one closed: still one that shows our network works
+    net.run(until=net.now + 10.0)
+    assert types(vote(net, 0, [1, 2])) == ["gone", "gone", "out"]
+    lone = net.peers[0]
+    assert lone.finished and lone.cut_off is None and lone.cut is None and lone.gave_up is None
+    assert any(n.kind == "over" and "too few seats remain" in n.detail for n in lone.notes)
+
+
+def test_how_a_seat_is_cut_off_and_gave_up_is_said_as_a_field_not_only_in_words() -> None:
+    net = new_table(3, 26)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    cut(net, 0)
+    net.run(until=net.now + 10.0)
+    vote(net, 0, [1, 2])
+    lone = net.peers[0]
+    assert lone.cut is Cut.NETWORK_LOST and lone.gave_up is None
+    assert [n.cut for n in lone.notes if n.cut is not None] == [Cut.NETWORK_LOST]
+    lone.give_up(net.now + 30.0)
+    assert lone.gave_up is Cut.NETWORK_LOST and lone.notes[-1].cut is Cut.NETWORK_LOST
+
+
+def test_a_link_closed_by_the_other_end_is_journaled_so_a_replay_judges_the_cut_alike() -> None:
+    from p2pcards.table.resume import absence, absent_record, closed_absence
+
+    closed, silent = absent_record(1, True, 2.5, closed=True), absent_record(2, True, 2.5)
+    assert absence(closed) == (1, True, 2.5) and absence(silent) == (2, True, 2.5)
+    assert closed_absence(closed) and not closed_absence(silent)
+    assert not closed_absence(absent_record(1, False, 3.0, closed=True))  # back: nothing closed

@@ -17,6 +17,7 @@ from p2pcards.games.base import Move
 from p2pcards.games.crisp import CrispView
 from p2pcards.rulestext import rules_text
 from p2pcards.scenario import build, load, parse_move
+from p2pcards.table.outputs import Cut
 from p2pcards.table.peer import Note
 from p2pcards.ui.app import color_depth, run_table
 from p2pcards.ui.client import PEEK_S, TableClient, plain, stall_words
@@ -218,17 +219,19 @@ def test_every_other_seat_missing_and_voted_gone_says_the_table_may_have_gone_on
 def test_a_seat_cut_off_from_every_other_at_once_says_its_own_network_seems_lost_and_no_game_over() -> None:
     client, session = crisp_client(names=("you", "Bo", "Cy"))
     session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True,
-                            cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network ...")
+                            cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network ...",
+                            cut=Cut.NETWORK_LOST)
     text = screen(client, width=120)
     assert "Every other seat went missing at once: your own network seems lost." in text
     assert "may have gone on without you" not in text and "Game over" not in text
     session.stalled = Stall(missing=(("Bo", 0.0), ("Cy", 0.0)), alone=True,
                             cut_off="no other seat was back since we came back (Bo, Cy): they most likely went on "
-                                    "without us while we were away, or our own network is lost")
+                                    "without us while we were away, or our own network is lost", cut=Cut.AWAY_TOO_LONG)
     assert " No other seat was back since you came back: they most likely went on without you while you were away, " \
            "or your network is lost. Q leaves." in " ".join(screen(client, width=240).split("\n"))
     session.stalled = None
     session.stopped = lambda: "cut off from every other seat: every other seat went missing at once"  # type: ignore[method-assign]
+    session.gave_up = lambda: Cut.NETWORK_LOST  # type: ignore[method-assign]
     client.absorb(1.0)
     assert client.winners == "your network seemed lost, and the game did not finish for you."  # the lobby's words
 
@@ -321,21 +324,23 @@ def test_a_stopped_table_offers_only_to_leave() -> None:
     assert client.key("Q") == "leave"  # no question: there is no round left to void
 
 
-@pytest.mark.parametrize("stopped,said", [
-    ("we left before the restart", "The table stopped before the program restarted: you had left it. Press Q"),
-    ("we reported a fault before the restart: Bo sent a bad share",
+@pytest.mark.parametrize("stopped,gave_up,said", [
+    ("we left before the restart", None, "The table stopped before the program restarted: you had left it. Press Q"),
+    ("we reported a fault before the restart: Bo sent a bad share", None,
      "The table stopped before the program restarted: it reported a fault (Bo sent a bad share). Press Q"),
-    ("we left: quit", "You left the table. Press Q"),
+    ("we left: quit", None, "You left the table. Press Q"),
     ("cut off from every other seat: every other seat went missing at once (Bo, Cy): it looks like our own network "
-     "was lost, not that they all left", "Your network seems to have been lost: every other seat went missing at once"),
+     "was lost, not that they all left", Cut.NETWORK_LOST,
+     "Your network seems to have been lost: every other seat went missing at once"),
     ("cut off from every other seat: no other seat was back since we came back (Bo, Cy): they most likely went on "
-     "without us while we were away, or our own network is lost",
+     "without us while we were away, or our own network is lost", Cut.AWAY_TOO_LONG,
      "No other seat was back since you came back: they most likely went on without you while you were away"),
 ])
-def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, said: str) -> None:
+def test_a_table_stopped_by_our_own_seat_says_so_in_a_sentence(stopped: str, gave_up: Cut | None, said: str) -> None:
     # A seat taken up again read "The table stopped: stopped before the restart (leave). Press Q to leave.".
     client, session = crisp_client()
     session.stopped = lambda: stopped  # type: ignore[method-assign]
+    session.gave_up = lambda: gave_up  # type: ignore[method-assign]
     assert said in screen(client, width=120)
 
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 from p2pcards.crypto.identity import generate
 from p2pcards.games.crisp import CrispGame, CrispOptions
+from p2pcards.table.outputs import Cut
 from p2pcards.table.peer import Note
 from p2pcards.ui.client import TableClient, plain, stall_words
 from p2pcards.ui.session import NetTable
@@ -55,15 +56,16 @@ def test_a_seat_whose_cut_healed_no_longer_reads_that_every_other_seat_went_miss
         handles = {name: loop.call_later(60.0, lambda: None) for name in ("Bo", "Cy")}
         peer = SimpleNamespace(finished=False, stopped=None, names=("ann", "Bo", "Cy"), timeout=15.0,
                                watchdog=SimpleNamespace(since=None, owed=set()),
-                               cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network")
+                               cut_off="every other seat went missing at once (Bo, Cy): it looks like our own network",
+                               cut=Cut.NETWORK_LOST)
         seat = SimpleNamespace(peer=peer, names={b"a": "ann", b"b": "Bo", b"c": "Cy"},
                                missing={b"b": handles["Bo"], b"c": handles["Cy"]})
         session = NetTable(generate("ann"), node=SimpleNamespace(seat=seat))  # type: ignore[arg-type]
         stall = session.stall()
-        assert stall is not None and stall.alone and stall.cut_off == peer.cut_off
+        assert stall is not None and stall.alone and stall.cut_off == peer.cut_off and stall.cut is Cut.NETWORK_LOST
         del seat.missing[b"b"]  # Bo is back
         stall = session.stall()
-        assert stall is not None and not stall.alone and stall.cut_off is None
+        assert stall is not None and not stall.alone and stall.cut_off is None and stall.cut is None
         assert not any("went missing at once" in line for line in stall_words(stall))
         for handle in handles.values():
             handle.cancel()

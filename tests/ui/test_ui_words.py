@@ -8,6 +8,7 @@ import pytest
 from p2pcards.errors import IllegalMove
 from p2pcards.cards import CRESCENDO_DECK
 from p2pcards.games.crescendo import NUMBER_SHUT, NUMBER_TAKEN, CrescendoGame
+from p2pcards.table.outputs import Cut
 from p2pcards.table.peer import Note
 from p2pcards.ui.words import card_word, event_words, note_words, revealed_words, score_why, winners_words
 
@@ -71,12 +72,13 @@ def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
 
 def test_a_seat_cut_off_hears_of_its_own_network_as_yours() -> None:
     cut = Note("missing", "every other seat went missing at once (Bo, Cy): it looks like our own network was lost, "
-                          "not that they all left; unless one is back in time, we leave the table")
+                          "not that they all left; unless one is back in time, we leave the table", cut=Cut.NETWORK_LOST)
     assert note_words(cut, NAMES, "crisp", "Mary Ann") == (
         "class:warn", "Every other seat went missing at once (Bo, Cy): it looks like your own network was lost, not "
                       "that they all left; unless one is back in time, you leave the table.")
     away = Note("missing", "no other seat was back since we came back (Bo, Cy): they most likely went on without us "
-                           "while we were away, or our own network is lost; unless one is back in time, we leave the table")
+                           "while we were away, or our own network is lost; unless one is back in time, we leave the table",
+                cut=Cut.AWAY_TOO_LONG)
     assert note_words(away, NAMES, "crisp", "Mary Ann") == (
         "class:warn", "No other seat was back since you came back (Bo, Cy): they most likely went on without you "
                       "while you were away, or your own network is lost; unless one is back in time, you leave the table.")

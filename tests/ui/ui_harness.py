@@ -9,6 +9,7 @@ from typing import Any
 from p2pcards.games.base import Move
 from p2pcards.games.crescendo import CrescendoGame, CrescendoOptions
 from p2pcards.games.crisp import CrispGame, CrispOptions
+from p2pcards.table.outputs import Cut
 from p2pcards.table.peer import Note
 from p2pcards.ui.session import Progress, Stall, View
 
@@ -113,6 +114,10 @@ class RefereeSession:
 
     def stopped(self) -> str | None:
         """Never stops."""
+        return None
+
+    def gave_up(self) -> Cut | None:
+        """Never cut off."""
         return None
 
     async def leave(self) -> None:
