@@ -506,3 +506,43 @@ def test_a_port_taken_is_passed_over_unless_it_was_asked_for(monkeypatch: pytest
         run(main)
     finally:
         taken.close()
+
+
+def test_a_link_says_whether_its_other_end_closed_it_or_our_own_network_lost_it() -> None:
+    # protocol.md §14.9: an end of stream or a reset came over our network; unreachable or timed out did not.
+    import errno
+
+    class Failing:
+        def __init__(self, code: int) -> None:
+            self.code = code
+
+        async def readexactly(self, n: int) -> bytes:
+            raise OSError(self.code, "failed")
+
+    async def main() -> tuple[list[bool], list[type[BaseException]]]:
+        lost: list[bool] = []
+        a, b = generate("a"), generate("b")
+        table = b"t" * 16
+        la = Links(a, table, lambda key: True, lambda *x: None, on_lost=lambda link, why: lost.append(link.by_them))
+        lb = Links(b, table, lambda key: True, lambda *x: None)
+        port = await la.listen(["127.0.0.1"])
+        await lb.dial([("127.0.0.1", port)], a.public)
+        async with asyncio.timeout(5):
+            while b.public not in la.links:
+                await asyncio.sleep(0.01)
+        await lb.close("test over")  # its goodbye, then its end of stream
+        async with asyncio.timeout(5):
+            while not lost:
+                await asyncio.sleep(0.01)
+        await la.close("test over")
+        kinds: list[type[BaseException]] = []
+        for code in (errno.ENETUNREACH, errno.ETIMEDOUT, errno.ECONNRESET):
+            try:
+                await read_frame(Failing(code), 10)  # type: ignore[arg-type]
+            except LinkBroken as exc:
+                kinds.append(type(exc))
+        return lost, kinds
+
+    lost, kinds = asyncio.run(main())
+    assert lost == [True]
+    assert kinds == [link_mod.NetworkLost, link_mod.NetworkLost, LinkBroken]
