@@ -5,8 +5,11 @@ pulled for a while mid-game."""
 from __future__ import annotations
 
 import secrets
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from lan_hosts import Host, NoNamespaces, lan
@@ -60,3 +63,47 @@ def test_a_host_whose_cable_is_pulled_for_a_few_seconds_mid_game_plays_on_to_the
     results, seen = play(three_hosts, pull)
     assert results[0]["log"] == results[1]["log"] == results[2]["log"]
     assert "] missing" in seen[0] and "] back" in seen[0], seen[0]
+
+
+SQUAT = ("import socket, sys, time\n"
+         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "s.bind(('0.0.0.0', int(sys.argv[1]))); s.listen(); print('squatting', flush=True)\n"
+         "time.sleep(600)\n")
+
+
+@pytest.mark.slow  # a game between processes on three hosts, two of them killed and started again on other ports
+def test_two_seats_back_on_other_ports_on_their_hosts_find_each_other_by_their_peer_ads(
+        three_hosts: list[Host], tmp_path: Path) -> None:
+    # protocol.md §17: neither knows where the other listens now (each knows only the other's old port, where a
+    # program that answers no handshake sits); each finds the other where its peer ad says.
+    table = f"lan3 {secrets.token_hex(3)}"
+    first, *others = three_hosts
+    host = PeerProc("--create", "--game", "crisp", "--players", "3", "--limit", "10", "--table", table, "--json",
+                    "--gone-after", "120", prefix=first.prefix())
+    states = [tmp_path / "a", tmp_path / "b"]
+    guests = [PeerProc("--table", table, "--name", f"phoenix{i}", "--state", str(state), "--gone-after", "120",
+                       "--json", prefix=h.prefix()) for i, (h, state) in enumerate(zip(others, states))]
+    procs = [host, *guests]
+    try:
+        ports = [g.port() for g in guests]
+        for g in guests:
+            g.wait_line("round 1 begins", 90)
+        time.sleep(1.0)  # mid-round
+        for g in guests:
+            g.signal(signal.SIGKILL)
+            g.proc.wait(10)
+        for h, port in zip(others, ports):
+            squatter = PeerProc(str(port), prefix=h.prefix(), program=[sys.executable, "-c", SQUAT])
+            procs.append(squatter)
+            squatter.wait_line("squatting", 10)
+        again = [PeerProc("--state", str(state), "--json", prefix=h.prefix()) for h, state in zip(others, states)]
+        procs += again
+        results = [host.result(180)] + [p.result(180) for p in again]
+    finally:
+        for p in procs:
+            p.stop()
+    assert all(r["finished"] and not r["faults"] for r in results), [p.text() for p in again]
+    assert all(r["resumed"] for r in results[1:]) and len({r["log"] for r in results}) == 1
+    assert all("was taken" in p.text() for p in again), [p.text() for p in again]
+    assert "back: phoenix1 is back" in again[0].text() and "back: phoenix0 is back" in again[1].text(), \
+        [p.text() for p in again]
