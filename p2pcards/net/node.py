@@ -492,7 +492,7 @@ class Node:
     async def _dial_until_linked(self, key: bytes, book: Mapping[bytes, list[tuple[str, int]]],
                                  cut_off_only: bool = False) -> None:
         """Dial `key` where `book` says, then where its announcements say (§17), until a link to it is up or the table
-        is over (`cut_off_only`: only while cut off, or while it announces an address that `book` does not hold)."""
+        is over (`cut_off_only`: only while cut off, or while it announces a port that `book` does not hold)."""
         if key in self._redialling:
             return
         self._redialling.add(key)
@@ -501,7 +501,10 @@ class Node:
             while seat is not None and not seat.shell.over and key in seat.names and key not in self.links.links:
                 known = book.get(key, [])
                 new = [where for where in self._announced(key) if where not in known]
-                dialling = not cut_off_only or seat.peer.cut_off is not None or bool(new)
+                # A seat after ours dials us again itself, unless it came back on another port (where it may not
+                # know where we are now either); one more address of a seat where it listened before says nothing.
+                moved = any(port not in {p for _, p in known} for _, port in new)
+                dialling = not cut_off_only or seat.peer.cut_off is not None or moved
                 if dialling and (known or new):
                     with contextlib.suppress(LinkBroken):
                         await self.links.dial(known + new, key, attempts=1)

@@ -400,3 +400,31 @@ def test_a_seat_is_looked_for_where_its_own_announcements_say_a_bounded_few_the_
     assert node._announced(keys[2]) == []  # nobody announces it
     disco.addresses = ["192.168.7.2"]  # our own ads are not on loopback: one that is names our machine, not a seat
     assert node._announced(keys[1]) == []
+
+
+def test_a_seat_after_ours_is_dialled_where_its_ad_names_a_port_we_do_not_know_and_only_then(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # It dials us again itself, unless it came back on another port where it may not know where we are either (§17).
+    async def main() -> list[list[tuple[str, int]]]:
+        node, _, keys, _ = _seated(me_at=0)
+        later = keys[2]
+        node.later = {later: [("10.0.0.3", 4003)]}
+        node.seat = SimpleNamespace(names=dict.fromkeys(keys), shell=SimpleNamespace(over=False),  # type: ignore[assignment]
+                                    peer=SimpleNamespace(cut_off=None))
+        ads = [("10.0.0.9", 4003)]  # one more address where it listened before: nothing new
+        monkeypatch.setattr(node, "_announced", lambda key: list(ads))
+        dialled: list[list[tuple[str, int]]] = []
+
+        async def dial(addresses: list[tuple[str, int]], key: bytes, attempts: int = 1) -> None:
+            dialled.append(addresses)
+            node.links.links[key] = SimpleNamespace()  # type: ignore[assignment]  # linked: it dials no more
+        monkeypatch.setattr(node.links, "dial", dial)
+        monkeypatch.setattr(node_mod, "REDIAL_S", 0.01)
+        task = asyncio.get_running_loop().create_task(node._dial_cut_off(later))
+        await asyncio.sleep(0.05)
+        assert not dialled
+        ads.insert(0, ("10.0.0.3", 5003))  # back on another port
+        await asyncio.wait_for(task, 5)
+        return dialled
+
+    assert asyncio.run(main()) == [[("10.0.0.3", 4003), ("10.0.0.3", 5003), ("10.0.0.9", 4003)]]
