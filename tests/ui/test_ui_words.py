@@ -72,13 +72,14 @@ def test_the_memory_aid_and_missing_peers_in_plain_words() -> None:
 
 def test_a_seat_cut_off_hears_of_its_own_network_as_yours() -> None:
     cut = Note("missing", "every other seat went missing at once (Bo, Cy): it looks like our own network was lost, "
-                          "not that they all left; unless one is back in time, we leave the table", cut=Cut.NETWORK_LOST)
+                          "not that they all left; unless one is back in time, we leave the table",
+               cut=Cut.NETWORK_LOST)
     assert note_words(cut, NAMES, "crisp", "Mary Ann") == (
         "class:warn", "Every other seat went missing at once (Bo, Cy): it looks like your own network was lost, not "
                       "that they all left; unless one is back in time, you leave the table.")
     away = Note("missing", "no other seat was back since we came back (Bo, Cy): they most likely went on without us "
-                           "while we were away, or our own network is lost; unless one is back in time, we leave the table",
-                cut=Cut.AWAY_TOO_LONG)
+                           "while we were away, or our own network is lost; unless one is back in time, we leave "
+                           "the table", cut=Cut.AWAY_TOO_LONG)
     assert note_words(away, NAMES, "crisp", "Mary Ann") == (
         "class:warn", "No other seat was back since you came back (Bo, Cy): they most likely went on without you "
                       "while you were away, or your own network is lost; unless one is back in time, you leave the table.")
