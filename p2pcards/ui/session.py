@@ -368,6 +368,9 @@ class NetTable:
         # The engine's own event list below has every event, in order; who came and went before the seats is said
         # by the lobby's screen (a guest who left and came back was still "left the lobby" in the table's log).
         if note.kind != "event" and self.peer is not None:
+            # The events our peer holds came first (back from the journal, the round's deal was replayed before the
+            # first seat was found missing): said first, so that the log reads in the order things happened.
+            self._take_events()
             self._notes.append(note)
         self._after()
 

@@ -71,3 +71,17 @@ def test_a_seat_whose_cut_healed_no_longer_reads_that_every_other_seat_went_miss
             handle.cancel()
 
     asyncio.run(main())
+
+
+def test_back_from_the_journal_a_seat_found_missing_is_said_after_the_rounds_header() -> None:
+    # A client started again with --state replays its round, then finds the seats' links gone: the log read
+    # "Bo is missing" above "— Round 1: bo deals —", as if the seat went missing before the round began.
+    game = CrispGame(NAMES, CrispOptions(), 1)
+    game.deal({}, 0.0)
+    peer = SimpleNamespace(game=game, me=0, stopped=None, carry=(None, 0), view=lambda: game.view("ann"),
+                           cfg=SimpleNamespace(names=NAMES), faces_owed=lambda *a: False)
+    session = NetTable(generate("ann"), node=SimpleNamespace(seat=SimpleNamespace(peer=peer)))  # type: ignore[arg-type]
+    session._following = peer  # type: ignore[assignment]
+    session._note(Note("missing", "bo is missing: end of stream", "bo"))
+    said = [words[1] for n in session.take_notes() if (words := note_words(n, NAMES, "crisp", "ann"))]
+    assert said[0] == "— Round 1: bo deals —" and said[-1].startswith("bo is missing"), said
