@@ -543,8 +543,9 @@ class TableClient:
         under: list[Line] = []
         if cards and len(head + legend) <= width:
             rows = [[("class:dim", head + legend)]]
-        elif cards:  # too narrow for one line: the legend flows under the heading
-            keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ · ] seen, hidden again", "[ ? ] unseen")]
+        elif cards:  # too narrow for one line: the legend flows under the heading, the two short keys on one line
+            # (in 40 columns, in the heading's order, each of the three took a line of its own)
+            keys = [[("class:dim", words)] for words in ("(7♥) you know it", "[ ? ] unseen", "[ · ] seen, hidden again")]
             rows, under = [[("class:dim", head)]], flow(keys, width, lead="   ")
         seats: list[list[Line]] = []
         for seat in range(len(view.players)):

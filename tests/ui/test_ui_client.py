@@ -1619,3 +1619,10 @@ def test_a_seat_voted_out_while_it_was_cut_off_reads_that_the_others_went_on_wit
     text = screen(client, width=120)
     assert "Game over. Every other seat voted you gone: the table goes on without you." in text
     assert client.winners == "Every other seat voted you gone: the table goes on without you."
+
+
+def test_the_crisp_legend_takes_two_lines_in_40_columns() -> None:
+    # It took three: "(7♥) you know it", "[ · ] seen, hidden again" and "[ ? ] unseen" each on a line of its own.
+    text = screen(crisp_client()[0], width=40, height=40)
+    legend = [line for line in text.splitlines() if any(w in line for w in ("you know it", "hidden again", "unseen"))]
+    assert len(legend) == 2 and all(len(line) <= 40 for line in legend), legend
