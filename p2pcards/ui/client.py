@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalMove, LocalError
@@ -85,8 +85,7 @@ class TableClient:
     status: Fragment = ("", "")
     chooser: Chooser | None = None
     confirm_quit: str = ""  # the question asked before leaving mid-game: "leave" (Q) or "quit" (Ctrl-C)
-    show_rules: bool = False
-    rules_top: int = 0
+    pager: RulesPager = field(default_factory=lambda: RulesPager("back to the table"))  # the rules, over the table
     size: tuple[int, int] | None = None  # the screen's columns and lines when the last key came (the app's to set)
     panel_round: int = 0  # the round whose reveal and scores are on screen (0: none)
     seen_at: dict[tuple[int, int, object], float] = field(default_factory=dict)  # (round, seat, face): first shown
@@ -201,10 +200,8 @@ class TableClient:
         self.hinted = True
         if (now := self.view()) is not None:
             self._moment = self._at(now)  # what this key's words are about
-        if self.show_rules:
-            if k not in ("c-c", "c-q"):
-                return self._rules_key(k)
-            self.show_rules = False  # Ctrl-C leaves from the rules as from the table: it asks first
+        if self.pager.shown and self.pager.key(k, self.size, self._turn_call()):
+            return None  # (Ctrl-C closes the rules and leaves from the table: it asks first)
         if self.confirm_quit:
             asked, self.confirm_quit = self.confirm_quit, ""
             if k in ("y", "Y"):
@@ -224,7 +221,7 @@ class TableClient:
                 return None
             return self._leave("again")
         if k == "?":
-            self.show_rules, self.rules_top = True, 0
+            self.pager.open(self.rules, self.session.game, self.session.options)
             return None
         if k == "m":
             self._toggle_aid()
@@ -361,20 +358,6 @@ class TableClient:
             return
         self.status = ("", "")
 
-    def _rules_key(self, k: str) -> str | None:
-        if k in ("?", "escape", "q", "Q", "enter"):
-            self.show_rules = False
-        elif k in ("down", "j", " ", "pagedown"):
-            self.rules_top += 1 if k in ("down", "j") else 10
-            if self.size is not None:  # scrolling stops at the end: the next key up moves up at once
-                wrapped, _, rows = self._rules_layout(*self.size)
-                self.rules_top = min(self.rules_top, max(0, len(wrapped) - rows))
-        elif k in ("up", "k"):
-            self.rules_top = max(0, self.rules_top - 1)
-        elif k == "pageup":
-            self.rules_top = max(0, self.rules_top - 10)
-        return None
-
     # ------------------------------------------------------------ output
 
     def lines(self, width: int, height: int, now: float) -> list[Line]:
@@ -382,8 +365,8 @@ class TableClient:
         self.now = now
         if width < MIN_SIZE[0] or height < MIN_SIZE[1]:
             return self._too_small(width, height)
-        if self.show_rules:
-            return fit(self._rules_lines(width, height), width, height)
+        if self.pager.shown:
+            return self.pager.lines(width, height, self._turn_call())
         view = self.view()
         if view is None:
             text = self.error or "Starting the table: bot peers are getting ready …"
@@ -905,28 +888,6 @@ class TableClient:
             return f" Your turn begins when the NUMBER window closes ({tenths(view.window_until - self.now)} s)."
         return " Your turn is opening …"
 
-    def _rules_lines(self, width: int, height: int) -> list[Line]:
-        wrapped, keys, rows = self._rules_layout(width, height)
-        top = min(self.rules_top, max(0, len(wrapped) - rows))  # past the end (a size the keys did not know): last page
-        body = wrapped[top: top + rows]
-        return ([[("class:title", f" Rules of {self.session.game.capitalize()} ")]] + [[("", " " + t)] for t in body]
-                + [[]] * (rows - len(body)) + keys)
-
-    def _rules_layout(self, width: int, height: int) -> tuple[list[str], list[Line], int]:
-        """The rules wrapped to `width`, the keys under them, and how many lines of the rules a page shows."""
-        game = self.session.game
-        if self.rules is None:
-            text = ("The rules text is not part of this build yet.\n\n"
-                    "The keys shown at the bottom of the table screen are always the moves open to you.")
-        else:
-            text = self.rules(game, dict(self.session.options), width - 2)
-        wrapped = wrap(text, width - 2)
-        # The keys flow onto the lines they need: in 40 columns one line cut "back to the table" and our turn's call.
-        turn = self._turn_call()
-        keys = flow([[("class:key", "↑↓ PgUp PgDn"), ("", " scroll")], [("class:key", "Esc"), ("", " back to the table")],
-                     *([turn] if turn else [])], width, gap="   ", lead=" ")
-        return wrapped, keys, max(1, height - 2 - len(keys))
-
     def _turn_call(self) -> Line:
         """While the rules hide the table: that our turn has come, with the time left when draws are timed."""
         view = self.view()
@@ -939,6 +900,69 @@ class TableClient:
         table's own clock."""
         until = view.draw_until if isinstance(view, CrispView) else None
         return f" ({whole(until - self.now)} s left)" if until is not None else ""
+
+
+@dataclass
+class RulesPager:
+    """The rules of a game with a table's options on a full screen, scrolled by keys: the lobby's `?` and the table's
+    (one pager, so that both read, scroll and stop at their end alike)."""
+
+    back: str = "back"  # where Esc goes, as its key says it
+    rules: Rules | None = None
+    game: str | None = None  # the game whose rules are shown (None: the pager is closed)
+    options: dict[str, object] = field(default_factory=dict)
+    top: int = 0  # the first line shown
+
+    @property
+    def shown(self) -> bool:
+        """True while the rules are on screen."""
+        return self.game is not None
+
+    def open(self, rules: Rules | None, game: str, options: Mapping[str, object]) -> None:
+        """Show the rules of `game` with `options`, from their first line."""
+        self.rules, self.game, self.options, self.top = rules, game, dict(options), 0
+
+    def key(self, k: str, size: tuple[int, int] | None, call: Sequence[Fragment] = ()) -> bool:
+        """Take a key while the rules are shown (True); Ctrl-C or Ctrl-Q closes them and is the caller's to act on
+        (False), as is any key while they are not shown. `size`: the screen's, so that scrolling stops at the end;
+        `call`: what is said beside the keys (as for `lines`)."""
+        if not self.shown:
+            return False
+        if k in ("c-c", "c-q"):
+            self.game = None
+            return False
+        page = 10 if size is None else max(1, self._layout(*size, call)[2] - 1)
+        if k in ("?", "escape", "q", "Q", "enter"):
+            self.game = None
+        elif k in ("down", "j", " ", "pagedown"):
+            self.top += 1 if k in ("down", "j") else page
+            if size is not None:  # scrolling stops at the end: the next key up moves up at once
+                wrapped, _, rows = self._layout(*size, call)
+                self.top = min(self.top, max(0, len(wrapped) - rows))
+        elif k in ("up", "k", "pageup"):
+            self.top = max(0, self.top - (1 if k in ("up", "k") else page))
+        return True
+
+    def lines(self, width: int, height: int, call: Sequence[Fragment] = ()) -> list[Line]:
+        """The rules' screen: the title, a page of the text, and the keys (with `call`, e.g. that our turn came)."""
+        wrapped, keys, rows = self._layout(width, height, call)
+        top = min(self.top, max(0, len(wrapped) - rows))  # past the end (a size the keys did not know): last page
+        body = wrapped[top: top + rows]
+        title = f" Rules of {(self.game or '').capitalize()} "
+        return fit([[("class:title", title)]] + [[("", " " + t)] for t in body] + [[]] * (rows - len(body)) + keys,
+                   width, height)
+
+    def _layout(self, width: int, height: int, call: Sequence[Fragment]) -> tuple[list[str], list[Line], int]:
+        """The rules wrapped to `width`, the keys under them, and how many lines of the rules a page shows."""
+        if self.rules is None:
+            text = ("The rules text is not part of this build yet.\n\n"
+                    "The keys shown at the bottom of the table screen are always the moves open to you.")
+        else:
+            text = self.rules(self.game or "crisp", dict(self.options), width - 2)
+        # The keys flow onto the lines they need: in 40 columns one line cut "back to the table" and our turn's call.
+        keys = flow([[("class:key", "↑↓ PgUp PgDn"), ("", " scroll")], [("class:key", "Esc"), ("", f" {self.back}")],
+                     *([list(call)] if call else [])], width, gap="   ", lead=" ")
+        return wrap(text, width - 2), keys, max(1, height - 1 - len(keys))  # the title, the page, the keys
 
 
 def too_small(width: int, height: int, said: str = "") -> list[Line]:

@@ -30,7 +30,7 @@ from ..net.botpeer import _address
 from ..net.discovery import Discovery
 from ..net.discovery import TableAd as NetAd
 from ..net.store import Lock, clear
-from .client import MIN_SIZE, Line, Rules, TableClient, fit, flow, key_words, too_small, wrap, wrap_line
+from .client import MIN_SIZE, Line, Rules, RulesPager, TableClient, fit, flow, key_words, too_small, wrap, wrap_line
 from .comeback import Saved, find
 from .session import NetTable, TableSession, wait_changed
 from .words import and_words
@@ -177,9 +177,7 @@ class LobbyClient:
     choice: BotGame | None = None
     new: NewTable | None = None
     room: Room | None = None  # the table we host or joined, until it is seated
-    rules_for: str | None = None
-    rules_opts: Mapping[str, object] = field(default_factory=dict)  # the options of the table whose rules are shown
-    rules_top: int = 0
+    pager: RulesPager = field(default_factory=RulesPager)  # the rules of the table under the cursor, or ours
     size: tuple[int, int] | None = None  # the screen's columns and lines when the last key came (the app's to set)
     seen: list[str] = field(default_factory=list)
     comeback: Saved | None = None  # a game we crashed out of, offered before anything else
@@ -194,15 +192,7 @@ class LobbyClient:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
         "join" (the selected table), "reach" (the host at `reach`), "host" (`new`), "start" (seat `room`),
         "leave" (leave `room`), "resume" (go back into `comeback`) or "discard" (clear it)."""
-        if self.rules_for is not None:
-            if k in ("escape", "?", "q", "Q", "enter"):
-                self.rules_for = None
-            elif k in ("down", " ", "pagedown"):
-                self.rules_top += 1 if k == "down" else 10
-                if self.size is not None:  # scrolling stops at the end: the next key up moves up at once
-                    self.rules_top = min(self.rules_top, self._rules_end(*self.size))
-            elif k in ("up", "pageup"):
-                self.rules_top = max(0, self.rules_top - (1 if k == "up" else 10))
+        if self.pager.key(k, self.size):  # Ctrl-C closes the rules and quits, as from the list
             return None
         if k in ("c-c", "c-q"):
             return "leave" if self.room is not None else "quit"
@@ -254,8 +244,7 @@ class LobbyClient:
             self.cursor = tables[self.selected].key
         elif k == "?":
             ad = tables[self.selected] if tables and tables[self.selected].game in SEATS else None
-            self.rules_for, self.rules_opts = (ad.game, ad.options) if ad is not None else ("crisp", {})
-            self.rules_top = 0
+            self.pager.open(self.rules, *((ad.game, ad.options) if ad is not None else ("crisp", {})))
         elif k == "enter":
             if not self.joinable:
                 self.status = ("class:warn", "This lobby has no network. Press b to play against bots.")
@@ -389,7 +378,7 @@ class LobbyClient:
         elif k in ("escape", "Q"):
             return "leave"
         elif k == "?":
-            self.rules_for, self.rules_opts, self.rules_top = room.game, room.options, 0
+            self.pager.open(self.rules, room.game, room.options)
         else:
             self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
@@ -425,13 +414,8 @@ class LobbyClient:
                         *wrap_line([("class:dim", " Type it, then Enter. A key of your own is made for you too.")],
                                    width),
                         [], *(wrap_line([self.status], width) if self.status[1] else [[]])], width, height)
-        if self.rules_for is not None:
-            top = min(self.rules_top, self._rules_end(width, height))
-            body = self._rules_text(width)[top: top + height - 2]
-            return fit([[("class:title", f" Rules of {self.rules_for.capitalize()} ")]] +
-                        [[("", " " + t)] for t in body] +  # the keys that scroll said, as at the table
-                        [[("class:key", " ↑↓ PgUp PgDn"), ("", " scroll   "), ("class:key", "Esc"), ("", " back")]],
-                        width, height)
+        if self.pager.shown:
+            return self.pager.lines(width, height)
         me = self.identity
         who: list[Line] = [[("", " You are "), ("class:me", me.name), ("", "   fingerprint "),
                             ("class:known", me.fingerprint)]]
@@ -451,16 +435,6 @@ class LobbyClient:
         # Wrapped: a reason from the network is long ("You are out of … : your join was refused: …"), and was cut.
         out += wrap_line([self.status], width) if self.status[1] else [[]]
         return fit(out, width, height)
-
-    def _rules_text(self, width: int) -> list[str]:
-        """The rules shown (of `rules_for`, with `rules_opts`), wrapped to `width` columns."""
-        text = (self.rules(self.rules_for or "crisp", dict(self.rules_opts), width - 2) if self.rules
-                else "The rules text is not part of this build yet.")
-        return wrap(text, width - 2)
-
-    def _rules_end(self, width: int, height: int) -> int:
-        """The first line of the rules' last page on a screen of `width` x `height`."""
-        return max(0, len(self._rules_text(width)) - (height - 2))
 
     def _comeback_lines(self, saved: Saved, width: int) -> list[Line]:
         """The game to come back into, its words wrapped to `width` (in 40 columns they were cut: "with Bob (ta")."""

@@ -1601,11 +1601,11 @@ def test_the_tables_rules_scroll_to_their_end_in_keys_not_in_drawing() -> None:
     client.key("?")
     for _ in range(50):
         client.key("pagedown")
-    assert client.rules_top < 100  # stopped at the last page by the keys, not 50 pages past it
-    top = client.rules_top
+    assert client.pager.top < 100  # stopped at the last page by the keys, not 50 pages past it
+    top = client.pager.top
     last = screen(client).splitlines()
     screen(client, width=40, height=10)
-    assert client.rules_top == top  # drawing, at any size, changes nothing
+    assert client.pager.top == top  # drawing, at any size, changes nothing
     client.key("up")
     up = screen(client).splitlines()
     assert up[2:-2] == last[1:-3] and up[1] != last[1]  # one line up from the last page

@@ -185,7 +185,7 @@ def test_drawing_the_lobby_changes_nothing() -> None:
     directory.announce(KITCHEN)
     before = repr(listing)
     assert "▶ kitchen" in plain(listing.lines(80, 24)) and repr(listing) == before
-    assert listing.key("?") is None and listing.rules_for == "crisp" and listing.selected == 0
+    assert listing.key("?") is None and listing.pager.game == "crisp" and listing.selected == 0
 
 
 def test_the_lobby_app_redraws_on_a_change_and_returns_a_bot_game() -> None:
@@ -701,3 +701,26 @@ def test_who_left_the_lobby_before_the_seats_is_not_in_the_tables_log() -> None:
             await host.leave()
 
     assert not any("left the lobby" in note for note in asyncio.run(main()))
+
+
+def test_the_lobbys_rules_are_the_tables_pager_same_keys_same_page() -> None:
+    # The lobby had a pager of its own: j and k did not scroll there, Ctrl-C did nothing (it quits from the list), and
+    # a page was a line longer than the table's. One pager now: the same screen for the same rules at the same size.
+    from p2pcards.ui.client import TableClient
+    from test_ui_client import crisp_client
+
+    lobby = LobbyClient(generate("zoe"), Directory(), rules_text, joinable=True, size=(80, 24))
+    lobby.key("?")
+    client, _ = crisp_client()
+    client.rules, client.size = rules_text, (80, 24)
+    assert isinstance(client, TableClient) and client.session.options == {}
+    client.key("?")
+    first = plain(lobby.lines(80, 24)).splitlines()
+    for k in ("j", "j", "pagedown", "k"):
+        lobby.key(k)
+        client.key(k)
+    ours = plain(lobby.lines(80, 24)).splitlines()
+    table = plain(client.lines(80, 24, 0.0)).splitlines()
+    assert ours[:-1] == table[:-1] and ours[1:] != first[1:]  # scrolled alike
+    assert ours[-1] == " ↑↓ PgUp PgDn scroll   Esc back" and "Esc back to the table" in table[-1]
+    assert lobby.key("c-c") == "quit" and not lobby.pager.shown
