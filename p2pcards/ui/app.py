@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import signal
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TypeVar
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -15,10 +20,11 @@ from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import ColorDepth, Output
+from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.styles import Style
 
 from ..cli import hung_up
-from ..errors import P2PCardsError
+from ..errors import P2PCardsError, Terminated
 from .client import Line, Rules, TableClient
 from .session import TableSession
 
@@ -41,6 +47,76 @@ STYLE = Style.from_dict({
 KEY_NAMES = {Keys.ControlM: "enter", Keys.ControlJ: "enter", Keys.ControlH: "backspace", Keys.Escape: "escape",
              Keys.Up: "up", Keys.Down: "down", Keys.PageUp: "pageup", Keys.PageDown: "pagedown",
              Keys.ControlC: "c-c", Keys.ControlQ: "c-q", Keys.ControlU: "c-u"}
+
+
+T = TypeVar("T")
+GONE = (errno.EIO, errno.EPIPE, errno.ENXIO)  # what writing to a terminal that closed raises
+
+
+class TerminalOutput(Vt100_Output):
+    """The terminal's output, which draws nothing once the terminal is gone (closed: EIO), rather than raise from the
+    screen's last redraw while the client says its goodbyes."""
+
+    def flush(self) -> None:
+        """Write what is buffered, unless the terminal closed."""
+        try:
+            super().flush()
+        except OSError as exc:
+            if exc.errno not in GONE:
+                raise
+
+
+class Signals:
+    """SIGTERM, and SIGHUP (the terminal closed), for the client's life: the screen on show (`showing`) exits as
+    when the player leaves, and the client cleans up as on any way out (the table's leave or hang-up, goodbyes, bots,
+    mDNS goodbyes); the caller then ends the command with `Terminated` (exit status 128 + the signal). Raised by
+    the handler at whatever line ran, it cut goodbyes short, and the screen's last redraw on a closed terminal
+    printed a traceback. A signal ignored (nohup) is left so."""
+
+    def __init__(self) -> None:
+        self.showing: Application[int] | None = None
+        self._taken: dict[signal.Signals, object] = {}
+
+    def __enter__(self) -> Signals:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous = signal.getsignal(sig)
+            if previous != signal.SIG_IGN:
+                loop.add_signal_handler(sig, self._stop, sig)
+                self._taken[sig] = previous
+        return self
+
+    def _stop(self, sig: signal.Signals) -> None:
+        Terminated.signalled.append(sig)
+        app = self.showing
+        if app is not None and app.is_running and not app.future.done():  # type: ignore[union-attr]
+            app.exit(result=0)
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        loop = asyncio.get_running_loop()
+        for sig, previous in self._taken.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, previous)  # type: ignore[arg-type]
+
+
+SIGNALS: list[Signals] = []  # the client's, while it runs: each screen it shows is the one a signal exits
+
+
+async def with_signals(coro: Awaitable[T]) -> T:
+    """Await `coro` with SIGTERM and SIGHUP taken over (`Signals`)."""
+    signals = Signals()
+    SIGNALS.append(signals)
+    try:
+        with signals:
+            return await coro
+    finally:
+        SIGNALS.remove(signals)
+
+
+def end_if_signalled() -> None:
+    """Terminated, once the client cleaned up after SIGTERM or SIGHUP (`Signals`)."""
+    if Terminated.signalled:
+        raise Terminated(Terminated.signalled[0])
 
 
 def color_depth() -> ColorDepth | None:
@@ -86,12 +162,27 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
         size = app.output.get_size()
         return to_text(lines(size.columns, size.rows))
 
+    if output is None and sys.stdout.isatty():
+        output = TerminalOutput.from_pty(sys.stdout, term=os.environ.get("TERM"))
     app: Application[int] = Application(
         layout=Layout(Window(FormattedTextControl(text, focusable=True, show_cursor=False), wrap_lines=False)),
         key_bindings=kb, style=STYLE, full_screen=True, input=input, output=output,
         color_depth=color_depth(), mouse_support=False)
     app.ttimeoutlen = 0.05  # Esc alone is a key here: do not wait half a second for an escape sequence
+    for signals in SIGNALS:
+        signals.showing = app
     return app
+
+
+async def show(app: Application[int], pre_run: Callable[[], None] | None = None) -> bool:
+    """Run `app` until it exits (at once after SIGTERM or SIGHUP); True when the terminal closed under it."""
+    if Terminated.signalled:
+        return False
+    try:
+        await app.run_async(pre_run=pre_run)
+    except EOFError:  # its input ended: no key will come again
+        return True
+    return False
 
 
 async def run_table(session: TableSession, rules: Rules | None = None, input: Input | None = None,
@@ -136,10 +227,12 @@ async def run_table(session: TableSession, rules: Rules | None = None, input: In
         nonlocal task
         task = asyncio.get_running_loop().create_task(feed())
 
+    closed = False
     try:
-        return await app.run_async(pre_run=_started)
+        closed = await show(app, _started)
+        return 0
     finally:
         if task is not None:
             task.cancel()
-        if not leaving:
-            await (session.hang_up() if hung_up() else session.leave())
+        if not leaving:  # a terminal closed is a hang-up, whichever came first: its input's end or SIGHUP
+            await (session.hang_up() if hung_up() or closed else session.leave())

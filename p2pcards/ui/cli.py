@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli import out_file, say_made, state_dir
+from ..cli import hung_up, out_file, say_made, state_dir
 from ..crypto.identity import load_or_create, set_name
 from ..errors import InputError
 from ..files import numbered, overwrite_help, refuse_existing, refuse_lone_overwrite
@@ -86,7 +86,7 @@ def check_bots(game: str, bots: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from ..net.store import not_a_seat
-    from .app import run_table  # prompt_toolkit only loads for the client itself
+    from .app import end_if_signalled, run_table, with_signals  # prompt_toolkit only loads for the client itself
     from .client import TableClient
     from .comeback import state_dir as default_state_dir
     from .session import NetTable
@@ -105,9 +105,10 @@ def run(args: argparse.Namespace) -> int:
         say_made("play", "--state", args.state)
         state = Path(args.state) if args.state is not None else default_state_dir()
         with saying_saved() as saved:
-            status: int = asyncio.run(run_lobby(args.name, rules_function(), interfaces=args.interface, peer=peer,
-                                                record=args.record, state=state, host_options=options,
-                                                overwrite=args.overwrite, saved=saved))
+            status: int = asyncio.run(with_signals(run_lobby(
+                args.name, rules_function(), interfaces=args.interface, peer=peer, record=args.record, state=state,
+                host_options=options, overwrite=args.overwrite, saved=saved)))
+            end_if_signalled()
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
@@ -126,9 +127,10 @@ def run(args: argparse.Namespace) -> int:
             # The memory aid stays as the player left it: on in the game before, on in this one (and said).
             client = TableClient(session, rules, against_bots=True, again=True, aid_again=aid)
             try:
-                asyncio.run(run_table(session, rules, client=client))
+                asyncio.run(with_signals(run_table(session, rules, client=client)))
             finally:
                 saved += [session.recorded] if session.recorded else []
+            end_if_signalled()
             if client.outcome != "again":
                 break
             aid = client.aid_at_end
@@ -143,7 +145,7 @@ def saying_saved() -> Iterator[list[str]]:
     try:
         yield saved
     finally:
-        if saved:
+        if saved and not hung_up():  # (no terminal left to say it on)
             print(saved_words(saved))
 
 

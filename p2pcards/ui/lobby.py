@@ -570,7 +570,7 @@ Choice = BotGame | TableSession | Saved
 async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: Output | None = None,
                         lan: Lan | None = None) -> Choice | None:
     """Show the lobby until the player chooses a bot game, a LAN table is seated with us (returned) or quits (None)."""
-    from .app import build_screen
+    from .app import build_screen, show
 
     result: list[Choice | None] = []
     busy: list[asyncio.Task[None]] = []
@@ -673,7 +673,7 @@ async def run_lobby_app(lobby: LobbyClient, input: Input | None = None, output: 
 
     task = asyncio.get_running_loop().create_task(follow())
     try:
-        await app.run_async()
+        await show(app)  # the terminal closed (its input ended) or a signal: as Q, with the goodbyes below
     finally:
         task.cancel()
         for t in busy:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -46,3 +47,37 @@ def test_sigterm_leaves_the_table_saves_the_record_and_ends_the_bots(tmp_path: P
         assert not any(Path(f"/proc/{b}").exists() for b in bots), "the bots quit with us"
     finally:
         term.close()
+
+
+def test_a_lobby_whose_terminal_closes_says_goodbye_to_its_guest_and_exits_quietly(tmp_path: Path) -> None:
+    # Closing the terminal (tmux kill-session) while the lobby ran printed an EIO traceback: SIGHUP raised at whatever
+    # line ran, and the screen's last redraw wrote to a terminal that was gone.
+    env = dict(os.environ, P2PCARDS_HOME=str(tmp_path), TERM="xterm-256color")
+    err = tmp_path / "stderr"
+    term = Terminal(f"exec {sys.executable} -m p2pcards play --name Ann --interface 127.0.0.1 2>{err}", env)
+    bob: subprocess.Popen[str] | None = None
+    try:
+        wait_for(term, "Tables on this network", 30)
+        for key in ("n", "Enter", "1", "Enter"):  # a new table: its name as offered, Crisp, its options as they are
+            term.keys(key)
+            time.sleep(0.3)
+        port = re.search(r"--peer ADDRESS:(\d+)", wait_for(term, "is open", 20))
+        assert port
+        bob = subprocess.Popen([sys.executable, "-m", "p2pcards", "peer", "--interface", "127.0.0.1", "--name", "Bob",
+                                "--peer", f"127.0.0.1:{port.group(1)}"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
+        wait_for(term, "Players (2)", 30)
+        pid = int(term._tmux("display", "-p", "-t", "play", "#{pane_pid}"))
+        term._tmux("kill-session", "-t", "play")  # the window closes: the client gets SIGHUP, its terminal is gone
+        out, _ = bob.communicate(timeout=30)
+        assert "the host said goodbye: quit" in out, out
+        deadline = time.monotonic() + 20
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{pid}").exists()
+        assert err.read_text() == ""
+    finally:
+        term.close()
+        if bob is not None and bob.poll() is None:
+            bob.kill()
+            bob.wait(10)
