@@ -36,6 +36,9 @@ from typing import Any, Final
 
 import ifaddr
 from zeroconf import BadTypeInNameException, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
+# The DNS message classes, for a one-shot query: importable from zeroconf itself, though not in its __all__.
+from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, DNSQuestion, DNSText  # type: ignore[attr-defined]
+from zeroconf.const import _CLASS_IN, _FLAGS_QR_QUERY, _TYPE_PTR
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from ..crypto.identity import valid_name
@@ -280,6 +283,78 @@ class Discovery:
     async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()
+
+
+MDNS_PORT: Final = 5353
+ASK_S: Final = 1.0  # how long a one-shot query waits for its answers
+MAX_ANSWERS: Final = 16  # datagrams a one-shot query takes, at most
+
+
+async def ask_for_table(address: str, table: bytes, timeout: float = ASK_S, port: int = MDNS_PORT) -> TableAd | None:
+    """The ad of `table` that the mDNS responder at `address` answers a one-shot query with (RFC 6762 §5.1, protocol.md
+    §17): what a guest that joined a table by address learns its name from. None when no answer names it in time (a
+    host without multicast, another peer's responder on its machine answering, a network that drops datagrams)."""
+    loop = asyncio.get_running_loop()
+    answers: asyncio.Queue[bytes] = asyncio.Queue(MAX_ANSWERS)
+
+    class Answers(asyncio.DatagramProtocol):
+        def datagram_received(self, data: bytes, addr: tuple[str | Any, int]) -> None:
+            with contextlib.suppress(asyncio.QueueFull):
+                answers.put_nowait(data)
+
+    try:
+        transport, _ = await loop.create_datagram_endpoint(Answers, remote_addr=(address, port),
+                                                           family=socket.AF_INET)
+    except OSError:
+        return None
+    try:
+        query = DNSOutgoing(_FLAGS_QR_QUERY)
+        query.add_question(DNSQuestion(SERVICE, _TYPE_PTR, _CLASS_IN))
+        for packet in query.packets():
+            transport.sendto(packet)
+        async with asyncio.timeout(timeout):
+            for _ in range(MAX_ANSWERS):
+                ad = _table_in(await answers.get(), address, table)
+                if ad is not None:
+                    return ad
+    except (TimeoutError, OSError):
+        pass
+    finally:
+        transport.close()
+    return None
+
+
+def _table_in(datagram: bytes, address: str, table: bytes) -> TableAd | None:
+    """The ad of `table` with role table in an mDNS answer (its pointer and TXT record), or None."""
+    try:
+        records = DNSIncoming(datagram, (address, MDNS_PORT)).answers()
+    except Exception:  # pylint: disable=broad-except  # whatever a datagram holds, it is no table of ours
+        return None
+    names = {r.alias for r in records if isinstance(r, DNSPointer) and r.name == SERVICE}
+    for r in records:
+        if isinstance(r, DNSText) and r.name in names and r.name.endswith("." + SERVICE):
+            try:
+                ad = TableAd.from_txt(r.name[: -len(SERVICE) - 1], _txt(r.text), [address])
+            except MalformedMessage:
+                continue
+            if ad.role == "table" and ad.table == table:
+                return ad
+    return None
+
+
+def _txt(text: bytes) -> dict[str, str | None]:
+    """A TXT record's `key=value` strings (RFC 6763 §6) as a dict; MalformedMessage when one is not UTF-8."""
+    out: dict[str, str | None] = {}
+    i = 0
+    while i < len(text):
+        item = text[i + 1: i + 1 + text[i]]
+        i += 1 + text[i]
+        try:
+            key, eq, value = item.decode().partition("=")
+        except UnicodeDecodeError:
+            raise MalformedMessage("a TXT string that is not UTF-8") from None
+        out.setdefault(key, value if eq else None)
+    return out
 
 
 def _instance(name: str) -> str:

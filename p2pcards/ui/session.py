@@ -27,7 +27,7 @@ from ..errors import IllegalMove, InputError, LinkBroken, LocalError, MalformedM
 from ..games.base import Move
 from ..games.crescendo import CrescendoView
 from ..games.crisp import CrispView
-from ..net.discovery import Discovery, TableAd, interface_addresses
+from ..net.discovery import Discovery, TableAd, ask_for_table, interface_addresses
 from ..net.node import Node
 from ..net.seat import GONE_AFTER_S
 from ..net.shell import TableShell
@@ -216,10 +216,15 @@ class NetTable:
         assert self.node.lobby is not None
         if isinstance(where, TableAd):
             self.table_name = where.name
-        else:  # joined by address: no ad names the table, but the host's `table` message names the host
-            host = self.node.lobby.names.get(self.node.lobby.host)
+        else:  # joined by address: the host's mDNS responder names the table, if it announces it (protocol.md §17)
+            lobby = self.node.lobby
+            ad = await ask_for_table(where[0][0], lobby.table)
+            host = lobby.names.get(lobby.host)
             address = f"{where[0][0]}:{where[0][1]}"
-            self.table_name = f"{host}'s table at {address}" if host else address
+            if ad is not None and ad.fingerprint == fingerprint(lobby.host):
+                self.table_name = ad.name
+            else:  # no ad: the host's `table` message names the host
+                self.table_name = f"{host}'s table at {address}" if host else address
         self.game = self.node.lobby.game or self.game
         self.options = dict(self.node.lobby.options)
 

@@ -7,12 +7,15 @@ import secrets
 import subprocess
 import sys
 import time
+from dataclasses import replace
+from functools import partial
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from p2pcards.crypto.identity import generate
+from p2pcards.crypto.identity import fingerprint, generate
+from p2pcards.net.discovery import SERVICE, TableAd as NetAd, ask_for_table, wire_options
 from p2pcards.ui.client import TableClient, plain
 from p2pcards.ui.lobby import Lan, LobbyClient, run_lobby_app
 from p2pcards.ui.session import NetTable
@@ -76,3 +79,74 @@ def test_the_lobby_lists_a_lan_table_joins_it_and_plays_a_round_by_keys() -> Non
     assert "You drew: " in screens["table"]
     assert "[Ann]" in out, err
     assert "[Ann] aid: you turned the memory aid on" in out  # told across the LAN
+
+
+class Responder(asyncio.DatagramProtocol):
+    """An mDNS responder of our own on a free port: it answers every query with `ads` and, first, `noise` datagrams."""
+
+    def __init__(self, ads: list[NetAd], noise: tuple[bytes, ...] = ()) -> None:
+        self.ads, self.noise = ads, noise
+        self.transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # a datagram endpoint's
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        from zeroconf import DNSOutgoing  # type: ignore[attr-defined]
+        from zeroconf.asyncio import AsyncServiceInfo
+        from zeroconf.const import _FLAGS_AA, _FLAGS_QR_RESPONSE
+
+        assert self.transport is not None
+        for junk in self.noise:
+            self.transport.sendto(junk, addr)
+        out = DNSOutgoing(_FLAGS_QR_RESPONSE | _FLAGS_AA)
+        for ad in self.ads:
+            info = AsyncServiceInfo(SERVICE, f"{ad.name}.{SERVICE}", port=ad.port, properties=ad.txt(),
+                                    server="p2pc-test.local.")
+            out.add_answer_at_time(info.dns_pointer(), 0)
+            out.add_answer_at_time(info.dns_text(), 0)
+        for packet in out.packets():
+            self.transport.sendto(packet, addr)
+
+
+def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The name is not in the host's lobby frames: a guest that joined by address read "Ann's table at 127.0.0.1:PORT"
+    # where every other guest read "den". The host's mDNS responder answers a one-shot query with its ad (§17).
+    import p2pcards.ui.session
+
+    async def main() -> tuple[str, str]:
+        loop = asyncio.get_running_loop()
+        host = NetTable(generate("Ann"), interfaces=["127.0.0.1"], mdns=False)
+        guest = NetTable(generate("Zoe"), interfaces=["127.0.0.1"], mdns=False)
+        responder = Responder([])
+        transport, _ = await loop.create_datagram_endpoint(lambda: responder, local_addr=("127.0.0.1", 0))
+        port = transport.get_extra_info("sockname")[1]
+        monkeypatch.setattr(p2pcards.ui.session, "ask_for_table", partial(ask_for_table, port=port, timeout=5),
+                            raising=False)
+        try:
+            await host.open()
+            await host.host("den")
+            assert host.node is not None and host.node.lobby is not None
+            lobby = host.node.lobby
+            ad = NetAd("den", lobby.table, "crisp", "Ann", fingerprint(lobby.host), host.port,
+                       options=wire_options({}))
+            # Another table's ad, and one whose fingerprint is not the host's, name nothing.
+            responder.ads = [replace(ad, name="other", table=b"\x01" * 16), replace(ad, name="fake", fingerprint="1" * 5)]
+            await guest.open()
+            await guest.join([("127.0.0.1", host.port)])
+            unnamed = guest.table_name
+            await guest.leave()
+            responder.ads.append(ad)
+            responder.noise = (b"", b"\x00" * 12, secrets.token_bytes(300))  # a responder never crashes on these
+            again = NetTable(generate("Zoe"), interfaces=["127.0.0.1"], mdns=False)
+            await again.open()
+            await again.join([("127.0.0.1", host.port)])
+            named = again.table_name
+            await again.leave()
+            return unnamed, named
+        finally:
+            transport.close()
+            await host.leave()
+
+    unnamed, named = asyncio.run(main())
+    assert unnamed.startswith("Ann's table at 127.0.0.1:") and named == "den"
