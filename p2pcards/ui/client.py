@@ -369,9 +369,11 @@ class TableClient:
             return self.pager.lines(width, height, self._turn_call())
         view = self.view()
         if view is None:
-            text = self.error or "Starting the table: bot peers are getting ready …"
-            return fit([[("class:title", " p2pcards ")], [], [("", text)], [],
-                         [("class:key", "Q"), ("", " quit")]], width, height)
+            # Wrapped: in 40 columns it read "Starting the table: bot peers are gettin"; and only bots are bots.
+            who = "bot peers are getting ready" if self.against_bots else "linking to every seat"
+            text = self.error or f"Starting the table: {who} …"
+            return fit([[("class:title", " p2pcards ")], [], *wrap_line([("", text)], width), [],
+                         [("class:key", "Q"), ("", " " + self._where())]], width, height)
         top = self._header(view, width)
         bottom = [wrapped for line in self._footer(view, width) for wrapped in wrap_line(line, width)]
         # A terminal too small for everything keeps the keys and the status: the table and the log give way.

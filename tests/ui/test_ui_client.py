@@ -1626,3 +1626,18 @@ def test_the_crisp_legend_takes_two_lines_in_40_columns() -> None:
     text = screen(crisp_client()[0], width=40, height=40)
     legend = [line for line in text.splitlines() if any(w in line for w in ("you know it", "hidden again", "unseen"))]
     assert len(legend) == 2 and all(len(line) <= 40 for line in legend), legend
+
+
+@pytest.mark.parametrize("bots", [True, False])
+def test_the_starting_screen_is_wrapped_and_names_bots_only_at_a_bots_table(bots: bool) -> None:
+    # In 40 columns it read "Starting the table: bot peers are gettin", and a table of people said bots too.
+    class Starting(RefereeSession):
+        def view(self) -> None:  # type: ignore[override]
+            return None
+
+    client = TableClient(Starting("crisp", ("you", "Bo"), DECK), against_bots=bots, back_to_lobby=not bots)
+    text = plain(client.lines(40, 24, 0.0))
+    said = " ".join(line.strip() for line in text.splitlines()[2:5])
+    assert ("bot peers are getting ready …" in said) == bots and ("linking to every seat …" in said) != bots, text
+    assert all(len(line) <= 40 for line in text.splitlines())
+    assert ("Q quit" if bots else "Q back to the lobby") in text
