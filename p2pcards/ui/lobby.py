@@ -540,8 +540,9 @@ class LobbyClient:
     def _room_lines(self, room: Room, width: int) -> list[Line]:
         opts = options_words(room.options)
         players = room.lobby_players()
-        out: list[Line] = [[("class:title", f" {room.table_name} · {room.game.capitalize()} ")],
-                           [("class:dim", f" {opts}")],
+        # Wrapped: in 40 columns the options read "limit 100, no time limit per draw, no d".
+        out: list[Line] = [*wrap_line([("class:title", f" {room.table_name} · {room.game.capitalize()} ")], width),
+                           *wrap_line([("class:dim", f" {opts}")], width),
                            [("", f" Players ({len(players)}), in seat order:")]]
         me = self.identity
         for i, (name, fpr) in enumerate(players):

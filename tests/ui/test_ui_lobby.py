@@ -724,3 +724,15 @@ def test_the_lobbys_rules_are_the_tables_pager_same_keys_same_page() -> None:
     assert ours[:-1] == table[:-1] and ours[1:] != first[1:]  # scrolled alike
     assert ours[-1] == " ↑↓ PgUp PgDn scroll   Esc back" and "Esc back to the table" in table[-1]
     assert lobby.key("c-c") == "quit" and not lobby.pager.shown
+
+
+def test_a_tables_lobby_in_40_columns_says_its_name_and_options_whole() -> None:
+    # In 40 columns the options under the title read "limit 100, no time limit per draw, no d".
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint)])
+    room.table_name = "the kitchen table upstairs"  # type: ignore[misc]
+    room.options = {"limit": 100, "draw_seconds": None, "discard_draw": False}  # type: ignore[misc]
+    text = plain(LobbyClient(me, Directory(), joinable=True, room=room).lines(40, 24))
+    flat = " ".join(line.strip() for line in text.splitlines())
+    assert "limit 100, no time limit per draw, no discard draws" in flat, text
+    assert "the kitchen table upstairs · Crisp" in flat and all(len(line) <= 40 for line in text.splitlines())
