@@ -1641,3 +1641,11 @@ def test_the_starting_screen_is_wrapped_and_names_bots_only_at_a_bots_table(bots
     assert ("bot peers are getting ready …" in said) == bots and ("linking to every seat …" in said) != bots, text
     assert all(len(line) <= 40 for line in text.splitlines())
     assert ("Q quit" if bots else "Q back to the lobby") in text
+
+
+def test_at_40_by_10_crescendo_says_its_rows_need_a_taller_terminal() -> None:
+    # Two players' rows of 8 take three lines each in 40 columns: at 40x10 the screen showed no row and said nothing,
+    # and asked the player to look at a card they could not see.
+    client, _ = crescendo_client()
+    text = screen(client, width=40, height=10)
+    assert "The rows need a taller terminal." in text and "l look at a card" in text, text
