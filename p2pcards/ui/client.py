@@ -470,12 +470,13 @@ class TableClient:
         rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
         if not any(line is seats[view.me][0] for line in rows):  # our row before the log's lines
             rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
-        if not any(line is seats[view.me][0] for line in rows):
-            # Not even our row fits: the note saying so has no heading over it, and goes before the log's lines and
-            # the piles' second line (at 40x10 Crescendo showed no row and said nothing of it).
+        if not rows:
+            # Not even our row and its heading fit, nor the note that says so: the note (or our row, without the
+            # heading) goes before the log's lines and the piles' second line (at 40x10 Crescendo showed no row and
+            # said nothing of it).
             if len(status) >= room and len(tight) < len(status):
                 status = tight
-            rows = self._seats_that_fit(view, seats, room - len(status), width)
+            rows, head = self._seats_that_fit(view, seats, room - len(status), width), []
         if any(line is lines[0] for lines in seats for line in rows):  # a heading over no row says nothing
             rows = head + rows
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
