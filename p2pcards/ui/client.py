@@ -470,13 +470,14 @@ class TableClient:
         rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
         if not any(line is seats[view.me][0] for line in rows):  # our row before the log's lines
             rows = self._seats_that_fit(view, seats, room - len(status) - len(head), width)
-        if not rows:
-            # Not even our row and its heading fit, nor the note that says so: the note (or our row, without the
-            # heading) goes before the log's lines and the piles' second line (at 40x10 Crescendo showed no row and
-            # said nothing of it).
-            if len(status) >= room and len(tight) < len(status):
+        if not any(line is seats[view.me][0] for line in rows):
+            # Not even our row fits under its heading: our row without it, else the note that says it has no room,
+            # before the log's lines and the piles' second line (at 40x10 Crescendo showed no row and said nothing).
+            if not rows and len(status) >= room and len(tight) < len(status):
                 status = tight
-            rows, head = self._seats_that_fit(view, seats, room - len(status), width), []
+            bare = self._seats_that_fit(view, seats, room - len(status), width)
+            if not rows or any(line is seats[view.me][0] for line in bare):
+                rows, head = bare, []
         if any(line is lines[0] for lines in seats for line in rows):  # a heading over no row says nothing
             rows = head + rows
         if isinstance(view, CrispView):  # Crisp's legend sits under the heading, Crescendo's under the rows
@@ -487,9 +488,11 @@ class TableClient:
     def _seats_that_fit(view: View, seats: list[list[Line]], room: int, width: int) -> list[Line]:
         """Every seat's lines, or those that fit `room` whole and a line naming the seats left out: ours always
         first among them, and none without ours (a row cut short showed a seat with too few cards, and one left out
-        was not said); [] when not even that line fits."""
+        was not said); ours alone when it fills `room`; [] when not even the line fits."""
         if sum(map(len, seats)) <= room:
             return [line for lines in seats for line in lines]
+        if len(seats[view.me]) == room:  # room for our row alone: it, rather than a note that it has no room
+            return list(seats[view.me])
         shown: list[int] = []
         for seat in [view.me] + [s for s in range(len(seats)) if s != view.me]:
             if (seat == view.me or shown) and sum(len(seats[s]) for s in shown) + len(seats[seat]) <= room - 1:

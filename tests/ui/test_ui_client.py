@@ -1412,8 +1412,11 @@ def test_a_short_crescendo_table_says_why_no_row_shows_rather_than_a_heading_ove
     client.key("p")
     session.others(0.0)
     client.key("d")
-    lines = screen(client, width=40, height=12).splitlines()
+    lines = screen(client, width=40, height=10).splitlines()
     assert lines[2] == " The rows need a taller terminal." and not any(" pts " in line for line in lines)
+    # A line more, and our own row shows, without its heading and before the log's line: the player chooses in it.
+    lines = screen(client, width=40, height=11).splitlines()
+    assert lines[2].startswith("▶1 you") and lines[3].startswith("   4-7:") and not any(" pts " in x for x in lines)
 
 
 @pytest.mark.parametrize("game", ["crisp", "crescendo"])
@@ -1649,3 +1652,12 @@ def test_at_40_by_10_crescendo_says_its_rows_need_a_taller_terminal() -> None:
     client, _ = crescendo_client()
     text = screen(client, width=40, height=10)
     assert "The rows need a taller terminal." in text and "l look at a card" in text, text
+
+
+def test_a_crisp_row_that_fits_alone_shows_rather_than_a_note_that_it_has_no_room() -> None:
+    # At 40x10 with three seats, a card drawn: "The rows need a taller terminal." over a log line and a blank one,
+    # where our one-line row fits.
+    client, _ = crisp_client(names=("you", "Bo", "Cy"))
+    client.key("d")
+    lines = screen(client, width=40, height=10).splitlines()
+    assert any(line.startswith("▶1 you") for line in lines) and "taller terminal" not in "\n".join(lines), lines
