@@ -19,7 +19,8 @@ TABLE_ID = re.compile(r"\b[0-9a-f]{64}\b")  # a table's id in a note: its first 
 VOTE_IN = re.compile(r"; it is voted gone in [\d.]+ s unless it is back$")
 RED_SUITS = frozenset("HD")
 # Why the network layer says a link is gone, in a player's words ("Bob is missing: end of stream.").
-LINK_WORDS = {"end of stream": "the connection closed", "no heartbeat": "nothing heard for a while"}
+LINK_WORDS = {"end of stream": "the connection closed", "no heartbeat": "nothing heard for a while",
+              "no link since we came back": "no link since you came back"}
 LINK_WHY = re.compile("|".join(map(re.escape, LINK_WORDS)))
 # Cut off after coming back from the journal, with no seat back since (protocol.md §14.9), in a player's words.
 AWAY_WORDS = ("No other seat was back since you came back: they most likely went on without you while you were away, "

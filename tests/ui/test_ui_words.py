@@ -201,3 +201,11 @@ def test_a_number_claim_ordered_after_its_window_reads_as_late_not_as_blame() ->
     # Any other move refused so is still a refusal with its blame.
     other = Note("rejected", f"{Move('Bo', 'draw', source='reserve')}: {NUMBER_SHUT}", "Bo")
     assert note_words(other, NAMES, "crescendo", "Cy")[0] == "class:warn"  # type: ignore[index]
+
+
+def test_a_seat_missing_since_we_came_back_reads_as_the_players_own_coming_back() -> None:
+    # Back from the journal, the log read "Hana is missing: no link since we came back." ("we": the program).
+    note = Note("missing", "Hana is missing: no link since we came back; it is voted gone in 30.0 s unless it is back",
+                "Hana")
+    assert note_words(note, ("Hana", "Gus"), "crisp", "Gus") == (
+        "class:warn", "Hana is missing: no link since you came back.")
