@@ -118,7 +118,8 @@ T = TypeVar("T")
 
 
 def options_words(options: Mapping[str, object]) -> str:
-    """A table's options in words, in one order for host and guests: `limit 50, 30 s per draw, discard draws`."""
+    """A table's options in words, in one order for host and guests: `limit 50, 30 s per draw, discard draws`; a game
+    without any (Crescendo's host sets none): `no options`."""
     out = [f"limit {options['limit']}"] if "limit" in options else []
     if "draw_seconds" in options:
         seconds = options["draw_seconds"]
@@ -126,7 +127,7 @@ def options_words(options: Mapping[str, object]) -> str:
     if "discard_draw" in options:
         out.append("discard draws" if options["discard_draw"] else "no discard draws")
     out += [f"{k} {v}" for k, v in options.items() if k not in ("limit", "draw_seconds", "discard_draw")]
-    return ", ".join(out) or "default options"
+    return ", ".join(out) or "no options"  # Crescendo has none a host may set ("default options" was cut to "default …")
 
 
 def address_ad(host: str, port: int) -> TableAd:

@@ -285,7 +285,7 @@ def test_a_tables_options_read_as_words_in_one_order_for_host_and_guest() -> Non
 def test_a_host_given_by_address_shows_no_seats_or_options_it_does_not_know() -> None:
     text = plain(LobbyClient(generate("zoe"), PeerDirectory("10.0.0.2", 4242), joinable=True).lines(100, 24))
     assert "10.0.0.2:4242" in text and "its table shows when you join" in text
-    assert "0/0" not in text and "default options" not in text
+    assert "0/0" not in text and "no options" not in text
 
 
 def test_a_table_joined_by_address_is_named_after_its_host() -> None:
@@ -736,3 +736,12 @@ def test_a_tables_lobby_in_40_columns_says_its_name_and_options_whole() -> None:
     flat = " ".join(line.strip() for line in text.splitlines())
     assert "limit 100, no time limit per draw, no discard draws" in flat, text
     assert "the kitchen table upstairs · Crisp" in flat and all(len(line) <= 40 for line in text.splitlines())
+
+
+def test_a_crescendo_table_in_the_list_reads_no_options_whole() -> None:
+    # Its row read "crescendo seats 1/4  default …    host Hana": Crescendo has no options, and the words were cut.
+    directory = Directory()
+    directory.announce(TableAd("t2", "den", "crescendo", {}, 1, 4, "Hana", "12345 67890 11111 22222 33333"))
+    row = next(line for line in plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24)).splitlines()
+               if "den" in line)
+    assert "no options" in row and "…" not in row, row
