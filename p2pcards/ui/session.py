@@ -240,12 +240,13 @@ class NetTable:
 
     @property
     def addresses(self) -> tuple[str, ...]:
-        """Where guests without multicast reach us: the IPv4 addresses of our interfaces but loopback."""
+        """Where guests without multicast reach us: the IPv4 addresses of our interfaces but loopback, or loopback's
+        when we use it alone (guests on this machine: the lobby said "--peer ADDRESS:PORT", no address to type)."""
         try:
             found = interface_addresses(self.interfaces)
         except InputError:
             return ()
-        return tuple(a for a in found if not a.startswith("127."))
+        return tuple(a for a in found if not a.startswith("127.")) or tuple(found)
 
     def lobby_players(self) -> list[tuple[str, str]]:
         """Everyone in the lobby, in join order (the host first), with their key fingerprints."""
