@@ -359,7 +359,10 @@ def test_the_host_is_shown_the_addresses_a_guest_without_multicast_gives_with_pe
 
 
 def test_a_net_table_offers_its_interfaces_addresses_but_loopback() -> None:
-    assert not any(a.startswith("127.") for a in NetTable(generate("cat")).addresses)
+    from p2pcards.net.discovery import interface_addresses
+
+    outside = [a for a in interface_addresses() if not a.startswith("127.")]
+    assert list(NetTable(generate("cat")).addresses) == (outside or interface_addresses())
 
 
 def test_a_host_closing_its_own_table_is_told_it_closed_it() -> None:
