@@ -61,7 +61,7 @@ def test_a_lobby_whose_terminal_closes_says_goodbye_to_its_guest_and_exits_quiet
         for key in ("n", "Enter", "1", "Enter"):  # a new table: its name as offered, Crisp, its options as they are
             term.keys(key)
             time.sleep(0.3)
-        port = re.search(r"--peer ADDRESS:(\d+)", wait_for(term, "is open", 20))
+        port = re.search(r"--peer 127.0.0.1:(\d+)", wait_for(term, "is open", 20))
         assert port
         bob = subprocess.Popen([sys.executable, "-m", "p2pcards", "peer", "--interface", "127.0.0.1", "--name", "Bob",
                                 "--peer", f"127.0.0.1:{port.group(1)}"], stdout=subprocess.PIPE,
