@@ -75,6 +75,7 @@ class Signals:
 
     def __init__(self) -> None:
         self.showing: Application[int] | None = None
+        self.came: int | None = None  # the first signal that came
         self._taken: dict[signal.Signals, object] = {}
 
     def __enter__(self) -> Signals:
@@ -87,7 +88,8 @@ class Signals:
         return self
 
     def _stop(self, sig: signal.Signals) -> None:
-        Terminated.signalled.append(sig)
+        Terminated.signalled.append(sig)  # (what `hung_up` reads)
+        self.came = sig if self.came is None else self.came
         app = self.showing
         if app is not None and app.is_running and not app.future.done():  # type: ignore[union-attr]
             app.exit(result=0)
@@ -99,24 +101,23 @@ class Signals:
             signal.signal(sig, previous)  # type: ignore[arg-type]
 
 
+    def end(self) -> None:
+        """Terminated, once the client cleaned up after a signal that came."""
+        if self.came is not None:
+            raise Terminated(self.came)
+
+
 SIGNALS: list[Signals] = []  # the client's, while it runs: each screen it shows is the one a signal exits
 
 
-async def with_signals(coro: Awaitable[T]) -> T:
-    """Await `coro` with SIGTERM and SIGHUP taken over (`Signals`)."""
-    signals = Signals()
+async def with_signals(coro: Awaitable[T], signals: Signals) -> T:
+    """Await `coro` with SIGTERM and SIGHUP taken over by `signals`."""
     SIGNALS.append(signals)
     try:
         with signals:
             return await coro
     finally:
         SIGNALS.remove(signals)
-
-
-def end_if_signalled() -> None:
-    """Terminated, once the client cleaned up after SIGTERM or SIGHUP (`Signals`)."""
-    if Terminated.signalled:
-        raise Terminated(Terminated.signalled[0])
 
 
 def color_depth() -> ColorDepth | None:
@@ -176,7 +177,7 @@ def build_screen(lines: Callable[[int, int], list[Line]], on_key: Callable[[str]
 
 async def show(app: Application[int], pre_run: Callable[[], None] | None = None) -> bool:
     """Run `app` until it exits (at once after SIGTERM or SIGHUP); True when the terminal closed under it."""
-    if Terminated.signalled:
+    if any(signals.came is not None for signals in SIGNALS):
         return False
     try:
         await app.run_async(pre_run=pre_run)

@@ -86,7 +86,7 @@ def check_bots(game: str, bots: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the client on this terminal."""
     from ..net.store import not_a_seat
-    from .app import end_if_signalled, run_table, with_signals  # prompt_toolkit only loads for the client itself
+    from .app import Signals, run_table, with_signals  # prompt_toolkit only loads for the client itself
     from .client import TableClient
     from .comeback import state_dir as default_state_dir
     from .session import NetTable
@@ -105,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
         say_made("play", "--state", args.state)
         state = Path(args.state) if args.state is not None else default_state_dir()
         with saying_saved() as saved:
+            signals = Signals()
             status: int = asyncio.run(with_signals(run_lobby(
                 args.name, rules_function(), interfaces=args.interface, peer=peer, record=args.record, state=state,
-                host_options=options, overwrite=args.overwrite, saved=saved)))
-            end_if_signalled()
+                host_options=options, overwrite=args.overwrite, saved=saved), signals))
+            signals.end()
         return status
     if args.peer is not None or args.interface is not None or args.state is not None:
         raise InputError("--bots plays on this machine only and keeps no journal: no --peer, --interface or --state")
@@ -126,11 +127,12 @@ def run(args: argparse.Namespace) -> int:
             session = NetTable(identity, args.game, options, bots=args.bots, record=record, overwrite=args.overwrite)
             # The memory aid stays as the player left it: on in the game before, on in this one (and said).
             client = TableClient(session, rules, against_bots=True, again=True, aid_again=aid)
+            signals = Signals()
             try:
-                asyncio.run(with_signals(run_table(session, rules, client=client)))
+                asyncio.run(with_signals(run_table(session, rules, client=client), signals))
             finally:
                 saved += [session.recorded] if session.recorded else []
-            end_if_signalled()
+            signals.end()
             if client.outcome != "again":
                 break
             aid = client.aid_at_end
