@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from ..net.store import not_a_seat
     from .app import Signals, run_table, with_signals  # prompt_toolkit only loads for the client itself
     from .client import TableClient
-    from .comeback import state_dir as default_state_dir
+    from .comeback import default_state_dir
     from .session import NetTable
 
     refuse_lone_overwrite(args.overwrite, {"--record": args.record})

@@ -69,7 +69,7 @@ def tenths(seconds: float) -> str:
     return f"{math.ceil(max(0.0, seconds) * 10 - 1e-9) / 10:.1f}"
 
 
-def whole(seconds: float) -> str:
+def seconds_left(seconds: float) -> str:
     """A draw's time left in whole seconds rounded up, as `tenths` rounds: "1" until the moment it runs out, never a
     "0" with time still on it."""
     return str(math.ceil(max(0.0, seconds) - 1e-9))
@@ -660,7 +660,7 @@ class TableClient:
                 parts.append([("", f"{whose} turn starts in {tenths(view.opens_at - now)} s")])
             elif view.draw_until is not None:
                 left = view.draw_until - now
-                parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {whole(left)} s left")])
+                parts.append([("class:warn" if left < 10 else "", f"{whose} draw: {seconds_left(left)} s left")])
         if isinstance(view, CrescendoView) and view.window_until is not None:
             parts.append([("class:warn", f"NUMBER window: {tenths(view.window_until - now)} s")])
         if isinstance(view, CrescendoView) and view.turn is not None:
@@ -911,7 +911,7 @@ class TableClient:
         """The time our turn's draw has left, when draws are timed (" (29 s left)"), for a screen that hides the
         table's own clock."""
         until = view.draw_until if isinstance(view, CrispView) else None
-        return f" ({whole(until - self.now)} s left)" if until is not None else ""
+        return f" ({seconds_left(until - self.now)} s left)" if until is not None else ""
 
 
 @dataclass
@@ -989,12 +989,12 @@ def stall_words(stall: Stall) -> list[str]:
     out = []
     if len(stall.missing) == 1:
         name, left = stall.missing[0]
-        out.append(f" {name} is missing (link lost): voted gone in {whole(left)} s unless {name} comes back. "
+        out.append(f" {name} is missing (link lost): voted gone in {seconds_left(left)} s unless {name} comes back. "
                    if left > 0 else f" {name} is missing (link lost) and voted gone. ")
     elif stall.missing:
         names = [name for name, _ in stall.missing]
         who = f"{', '.join(names[:-1])} and {names[-1]}"
-        each = ", ".join(f"{name} in {whole(left)} s" if left > 0 else f"{name} already"
+        each = ", ".join(f"{name} in {seconds_left(left)} s" if left > 0 else f"{name} already"
                          for name, left in stall.missing)
         out.append(f" {who} are missing (link lost) and voted gone. " if all(t <= 0 for _, t in stall.missing) else
                    f" {who} are missing (link lost): each is voted gone unless back in time: {each}. ")
@@ -1007,7 +1007,7 @@ def stall_words(stall: Stall) -> list[str]:
         out.append(" No other seat is linked: the table may have gone on without you. Q leaves. ")
     if stall.owed:
         who = " and ".join(stall.owed)
-        out.append(f" Waiting on {who}: blamed in {whole(stall.blamed_in)} s unless {who} sends what the table needs. ")
+        out.append(f" Waiting on {who}: blamed in {seconds_left(stall.blamed_in)} s unless {who} sends what the table needs. ")
     return out
 
 

@@ -28,7 +28,7 @@ from ..net.store import NodeState, clear, read_owner
 STALE_S: Final = 600.0  # a journal untouched this long is of a table long over: the others went on without us
 
 
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where the client journals its seat: $P2PCARDS_HOME/state, else the XDG state directory's p2pcards."""
     env = os.environ if env is None else env
     if env.get(HOME_ENV) or sys.platform in ("win32", "darwin"):

@@ -27,7 +27,7 @@ from p2pcards.sim.memnet import MemNet
 from p2pcards.sim.table_game import make_table
 from p2pcards.table.config import TableConfig
 from p2pcards.ui.client import plain
-from p2pcards.ui.comeback import STALE_S, Saved, find, state_dir
+from p2pcards.ui.comeback import STALE_S, Saved, default_state_dir, find
 from p2pcards.ui.lobby import LobbyClient, NoDirectory, run_lobby, run_lobby_app
 from p2pcards.ui.session import NetTable
 
@@ -47,10 +47,10 @@ def journal(directory: Path, me: Identity, public: bytes | None = None, records:
 
 
 def test_the_state_directory_follows_p2pcards_home_then_xdg() -> None:
-    assert state_dir({"P2PCARDS_HOME": "/h"}) == Path("/h/state")  # beside the identity it belongs to
-    assert state_dir({"XDG_STATE_HOME": "/x"}) == Path("/x/p2pcards")
-    assert state_dir({"XDG_STATE_HOME": "rel"}) == Path.home() / ".local" / "state" / "p2pcards"
-    assert state_dir({}) == Path.home() / ".local" / "state" / "p2pcards"
+    assert default_state_dir({"P2PCARDS_HOME": "/h"}) == Path("/h/state")  # beside the identity it belongs to
+    assert default_state_dir({"XDG_STATE_HOME": "/x"}) == Path("/x/p2pcards")
+    assert default_state_dir({"XDG_STATE_HOME": "rel"}) == Path.home() / ".local" / "state" / "p2pcards"
+    assert default_state_dir({}) == Path.home() / ".local" / "state" / "p2pcards"
 
 
 def test_one_client_at_a_time_holds_the_state_directory_and_it_is_the_users_alone(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_the_first_client_makes_the_identity_directory_its_users_alone_too(
 
     home = tmp_path / "new" / "home"
     monkeypatch.setenv("P2PCARDS_HOME", str(home))
-    with Lock(state_dir()):
+    with Lock(default_state_dir()):
         load_or_create()
     assert (home / KEY_FILE).is_file()
     assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "new", home, home / "state")} == {
