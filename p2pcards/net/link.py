@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import os
 import secrets
 import struct
 from collections.abc import Callable, Iterable, Sequence
@@ -332,7 +333,7 @@ class Links:
                     async with asyncio.timeout(HANDSHAKE_S):
                         reader, writer = await asyncio.open_connection(host, port)
                 except (OSError, TimeoutError) as exc:
-                    errors.append(f"{host}:{port}: {exc or 'timed out'}")
+                    errors.append(f"{host}:{port}: {_unanswered(exc)}")
                     continue
                 try:
                     return await self._dialer(reader, writer, key)
@@ -340,7 +341,8 @@ class Links:
                     errors.append(f"{host}:{port}: {exc or 'timed out'}")
             if attempt + 1 < attempts:
                 await asyncio.sleep(pause)
-        raise LinkBroken("no link: " + "; ".join(errors[-len(addresses):] or ["no address"]))
+        tried = f" (tried {attempts} times)" if attempts > 1 else ""
+        raise LinkBroken("no link: " + "; ".join(errors[-len(addresses):] or ["no address"]) + tried)
 
     async def close(self, why: str) -> None:
         """Say goodbye on every link, stop listening, and wait until everything is closed."""
@@ -462,3 +464,11 @@ class Links:
         task.add_done_callback(self._closing.discard)
         if self._on_lost is not None:
             self._on_lost(link, why)
+
+
+def _unanswered(exc: OSError | TimeoutError) -> str:
+    """Why a connection could not be opened, in plain words ("connection refused", not "[Errno 111] Connect call
+    failed ('127.0.0.1', 9)")."""
+    if isinstance(exc, TimeoutError) or not exc.errno:
+        return str(exc) or "no answer (timed out)"
+    return os.strerror(exc.errno).lower()

@@ -546,3 +546,23 @@ def test_a_link_says_whether_its_other_end_closed_it_or_our_own_network_lost_it(
     lost, kinds = asyncio.run(main())
     assert lost == [True]
     assert kinds == [link_mod.NetworkLost, link_mod.NetworkLost, LinkBroken]
+
+
+def test_a_port_where_nobody_listens_is_said_in_plain_words() -> None:
+    """Joining by address where nothing listened read "[Errno 111] Connect call failed ('127.0.0.1', …)"."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: refused
+
+        async def main() -> str:
+            links = Links(generate("a"), b"t" * 16, lambda key: True, lambda *x: None)
+            try:
+                await links.dial([("127.0.0.1", port)], attempts=2, pause=0.01)
+            except LinkBroken as exc:
+                return str(exc)
+            finally:
+                await links.close("test over")
+            return "linked"
+
+        said = asyncio.run(main())
+    assert said == f"no link: 127.0.0.1:{port}: connection refused (tried 2 times)"
