@@ -443,7 +443,7 @@ def verify_pass(ctx: RoundContext, keys: RoundKeys, prev: EncryptedDeck, new: En
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
-    """One prover's decryption shares, with DLEQ proofs, for some positions of a final deck."""
+    """One prover's decryption shares, with DLEQ proofs, for some positions of a final deck (named by its digest)."""
 
     deck: int
     prover: int
@@ -451,11 +451,13 @@ class Reveal:
     positions: tuple[int, ...]
     shares: tuple[bytes, ...]
     proofs: tuple[Proof, ...]
+    final: bytes  # deck_digest of the final deck the shares were proved on
 
     def to_wire(self) -> dict[str, Value]:
         """The msgpack map: shares as one bin of 32 bytes each, proofs as one bin of 64 bytes each."""
         return {
             "deck": self.deck,
+            "final": self.final,
             "prover": self.prover,
             "recipient": self.recipient,
             "positions": list(self.positions),
@@ -466,7 +468,7 @@ class Reveal:
     @classmethod
     def from_wire(cls, v: Value) -> Reveal:
         """Parse the map; MalformedMessage on a bad shape (points and proofs are checked by `verify_reveal`)."""
-        m = _fields(v, {"deck", "prover", "recipient", "positions", "shares", "proofs"})
+        m = _fields(v, {"deck", "final", "prover", "recipient", "positions", "shares", "proofs"})
         positions, shares, prfs = m["positions"], m["shares"], m["proofs"]
         if not (isinstance(positions, list) and 0 < len(positions) <= MAX_CARDS):
             raise MalformedMessage("positions must be a non-empty list")
@@ -486,6 +488,7 @@ class Reveal:
             pos,
             tuple(shares[32 * i : 32 * i + 32] for i in range(n)),
             tuple(_proof(prfs[64 * i : 64 * i + 64]) for i in range(n)),
+            _bin(m["final"], 32),
         )
 
 
@@ -525,7 +528,7 @@ def make_reveal(
         ctx_fields = proofs.dleq_context(ctx.table, ctx.round, deck.deck, pos, recipient, seat)
         prfs.append(proofs.prove_share(x, pub, c1, d, ctx_fields, commitment))
         shares.append(d)
-    return Reveal(deck.deck, seat, recipient, tuple(positions), tuple(shares), tuple(prfs))
+    return Reveal(deck.deck, seat, recipient, tuple(positions), tuple(shares), tuple(prfs), deck_digest(ctx, deck))
 
 
 def prepare_share(ctx: RoundContext, secret: RoundSecret, deck: EncryptedDeck,
@@ -547,13 +550,17 @@ def verify_reveal(
     recipient: int | None,
     positions: Sequence[int],
 ) -> None:
-    """Check a reveal answers exactly this request (prover, recipient, positions) and every DLEQ proof holds."""
+    """Check a reveal answers exactly this request (prover, recipient, positions, on `deck`) and every DLEQ proof holds.
+
+    A reveal naming another final deck than `deck` is refused here too; a table, where the last shuffler may have
+    shown two final decks, checks `reveal.final` first (protocol.md §4.7)."""
     _final(ctx, deck)
     if not 0 <= prover < ctx.seats:
         raise BadProof("shares from no seat")
     blame = ctx.blame(prover)
-    if (reveal.deck, reveal.prover, reveal.recipient, reveal.positions) != (
+    if (reveal.deck, reveal.final, reveal.prover, reveal.recipient, reveal.positions) != (
         deck.deck,
+        deck_digest(ctx, deck),
         prover,
         recipient,
         tuple(positions),
@@ -720,6 +727,7 @@ def audit(
         raise ValueError("deck ids must be distinct")
     faces: dict[int, tuple[Card, ...]] = {}
     masks: dict[int, list[int]] = {}  # deck -> total re-masking scalar R at each final position
+    finals: dict[int, bytes] = {}  # deck -> the digest of its final deck
     mul_base, add = group.mul_base, group.add
     for rec in records:
         prev = initial_deck(ctx, keys, book, rec.cards, rec.tags, rec.deck)
@@ -753,10 +761,11 @@ def audit(
         if len(rec.passes) == ctx.seats:
             faces[rec.deck] = tuple(cards)
             masks[rec.deck] = mask
+            finals[rec.deck] = deck_digest(ctx, prev)
 
     for rv in reveals:
         mask_of = masks.get(rv.deck)
-        if mask_of is None or not 0 <= rv.prover < ctx.seats:
+        if mask_of is None or not 0 <= rv.prover < ctx.seats or rv.final != finals[rv.deck]:
             return _fault(ctx, rv.prover if 0 <= rv.prover < ctx.seats else None, "share", "share for no shuffled deck")
         xk = xs[rv.prover]
         for pos, d in zip(rv.positions, rv.shares):

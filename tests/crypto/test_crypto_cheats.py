@@ -286,7 +286,8 @@ def test_wrong_share() -> None:
     x = rand_scalar()
     d = group.mul(x, final.c1[2])
     ctx_fields = proofs.dleq_context(g.ctx.table, g.ctx.round, 0, 2, 0, 1)
-    forged = D.Reveal(0, 1, 0, (2,), (d,), (proofs.prove_share(x, group.mul_base(x), final.c1[2], d, ctx_fields),))
+    forged = D.Reveal(0, 1, 0, (2,), (d,), (proofs.prove_share(x, group.mul_base(x), final.c1[2], d, ctx_fields),),
+                      D.deck_digest(g.ctx, final))
     with pytest.raises(BadProof):
         _verify(g, final, forged, 1, 0, [2])
     # The audit, knowing every key, also names the seat for a wrong share in the log.

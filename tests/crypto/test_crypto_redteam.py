@@ -142,7 +142,7 @@ def test_weak_fiat_shamir_wrong_share_is_refused(table: tuple[Round, D.Encrypted
     d = group.mul(inverse(e), group.sub(group.mul(s, c1), t2))
     assert d != group.mul(x, c1)
     assert group.sub(group.mul(s, c1), group.mul(e, d)) == t2 and group.sub(group.mul_base(s), group.mul(e, public)) == t1
-    rv = D.Reveal(final.deck, prover, 0, (pos,), (d,), (proofs.Proof(e, s),))
+    rv = D.Reveal(final.deck, prover, 0, (pos,), (d,), (proofs.Proof(e, s),), D.deck_digest(ctx, final))
     with pytest.raises(BadProof) as exc:
         verify(rnd, final, D.Reveal.from_wire(decode(encode(rv.to_wire()))))
     assert exc.value.seat == prover

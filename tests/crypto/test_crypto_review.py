@@ -66,7 +66,8 @@ def test_reveal_to_a_seat_that_does_not_exist_is_refused() -> None:
     s = secrets_[0]
     share = D.own_share(s, final, 1)
     fields = proofs.dleq_context(ctx.table, ctx.round, final.deck, 1, 9, 0)
-    rv = D.Reveal(final.deck, 0, 9, (1,), (share,), (proofs.prove_share(s.key, s.public, final.c1[1], share, fields),))
+    rv = D.Reveal(final.deck, 0, 9, (1,), (share,), (proofs.prove_share(s.key, s.public, final.c1[1], share, fields),),
+                 D.deck_digest(ctx, final))
     with pytest.raises(BadProof) as exc:
         D.verify_reveal(ctx, keys, final, rv, prover=0, recipient=9, positions=[1])
     assert exc.value.seat == 0

@@ -339,10 +339,14 @@ def dleq(x: int, c1: bytes, position: int, recipient: int | None, prover: int) -
 
 
 def test_dleq_proofs_of_shares() -> None:
-    """Seat 1's private shares for seat 0 and both public shares are §4.8's, and open to the stored card."""
-    final = points(hexbin(V["deck"]["stages"][-1]["cts"]))
+    """Seat 1's private shares for seat 0 and both public shares are §4.8's, name the final deck (§4.7), and open to
+    the stored card."""
+    last = V["deck"]["stages"][-1]
+    final = points(hexbin(last["cts"]))
     c1, c2 = final[0::2], final[1::2]
+    named = digest(0, 2, hexbin(last["cts"]), last["tags"])  # every reveal names the final deck it was proved on
     rv = V["reveal"]["wire"]
+    assert hexbin(rv["final"]) == named and all(hexbin(w["final"]) == named for w in V["public_reveal"]["wire"])
     made = [dleq(XS[1], c1[p], p, 0, 1) for p in rv["positions"]]
     assert b"".join(d for d, _ in made) == hexbin(rv["shares"])
     assert b"".join(p for _, p in made) == hexbin(rv["proofs"])
