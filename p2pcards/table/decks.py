@@ -38,6 +38,8 @@ class Decks:
         self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
         self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
         self.disputed: set[tuple[int, int]] = set()  # (deck, stage) of a pass naming another input than we hold
+        self.disputed_finals: set[int] = set()  # decks some of whose shares name another final deck than ours
+        self.digests: dict[int, bytes] = {}  # deck id -> the digest of its final deck
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
         self.at: dict[tuple[int, int], int] = {}  # (deck, position) -> handle
@@ -148,6 +150,31 @@ class Decks:
             if self.me < self.seats:  # a witness (no seat) sends nothing
                 self.port.relay(frame)
         return True
+
+    def final_digest(self, deck_id: int) -> bytes | None:
+        """The digest of a deck once every seat has passed it (what a reveal on it names), else None."""
+        digest = self.digests.get(deck_id)
+        if digest is None and (final := self.final(deck_id)) is not None:
+            digest = self.digests[deck_id] = dk.deck_digest(self.ctx, final)
+        return digest
+
+    def dispute_final(self, deck_id: int, prover: int) -> None:
+        """`prover`'s shares name another final deck than ours: show our last pass to every seat, once a deck.
+
+        That is no proof against the prover: the last seat may have signed two final passes and shown each to
+        some of us, and no pass follows it to show the split (protocol.md §4.7). A peer holding the other finds
+        the equivocation and reports it with both frames; if no one does, the time-out blames the prover, whose
+        shares are still owed (§14.3).
+        """
+        frame = self.frames.get((deck_id, self.seats))
+        if deck_id in self.disputed_finals or not frame:
+            return
+        self.disputed_finals.add(deck_id)
+        names = self.ctx.players
+        self.port.note("event", f"the shares of {names[prover]} on deck {deck_id} name another final deck than ours "
+                       f"(the pass of {names[self.seats - 1]}): ours shown to every seat, the verdict waits")
+        if self.me < self.seats:  # a witness (no seat) sends nothing
+            self.port.relay(frame)
 
     def evidence(self, deck_id: int, stage: int) -> list[bytes]:
         """The signed frames a check of the pass at (`deck_id`, `stage`) rests on: the pass before it (none at

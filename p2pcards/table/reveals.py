@@ -35,7 +35,8 @@ class Reveals:
         self.seats = decks.seats
         self.port = port
         self.granted_public: dict[int, None] = {}  # the cards turned face up for everyone, in the order our log did it
-        self.public_seen: dict[tuple[int, int], set[int]] = {}  # (deck, position) -> seats whose public share came
+        # (deck, position) -> seat -> the final deck its public share came on (it counts if that is ours)
+        self.public_seen: dict[tuple[int, int], dict[int, bytes]] = {}
         self.granted_private: dict[int, set[int]] = {}
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
         self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> verified share
@@ -142,16 +143,24 @@ class Reveals:
             held += len(rv.positions)
             if recipient is None:
                 for pos in rv.positions:
-                    self.public_seen.setdefault((rv.deck, pos), set()).add(prover)
+                    seen = self.public_seen.setdefault((rv.deck, pos), {})
+                    if seen.get(prover) != self.decks.final_digest(rv.deck):  # a share on ours stays counted
+                        seen[prover] = rv.final
 
     def take_early(self) -> None:
-        """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn."""
+        """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn.
+
+        A reveal naming another final deck than ours is no proof against its prover (the last shuffler may have
+        split its pass): it is dropped, still owed, and our last pass shown to every seat (`Decks.dispute_final`)."""
         decks = self.decks
         if decks.keys is None:
             return
         waiting: list[tuple[int, dk.Reveal]] = []
         for seat, rv in self.early:
             final = decks.final(rv.deck)
+            if final is not None and rv.final != decks.final_digest(rv.deck):
+                decks.dispute_final(rv.deck, seat)
+                continue
             if final is None or not self.due(rv, len(final)):
                 waiting.append((seat, rv))
                 continue
@@ -219,15 +228,19 @@ class Reveals:
         (whether or not we need it: a seat that has not seen the card does, and so may a grant that its face
         decides, such as a Jack's peek)."""
         for h in self.granted_public:
-            came = self.public_seen.get(self.decks.loc[h], set())
-            missing = {s for s in range(self.seats) if s != self.me and s not in came}
+            deck, pos = self.decks.loc[h]
+            ours = self.decks.final_digest(deck)
+            came = self.public_seen.get((deck, pos), {})
+            missing = {s for s in range(self.seats) if s != self.me and came.get(s) != ours}
             if missing:
                 return missing
         return set()
 
     def publics_delivered(self) -> int:
         """How many shares of the cards turned face up have come (shares of others count for nothing)."""
-        return sum(len(self.public_seen.get(self.decks.loc[h], ())) for h in self.granted_public)
+        decks = self.decks
+        return sum(sum(f == decks.final_digest(decks.loc[h][0]) for f in self.public_seen.get(decks.loc[h], {}).values())
+                   for h in self.granted_public)
 
     def boxes_owed(self) -> set[int]:
         """The other seats that owe a private look (to anyone: it stalls its recipient, and so everyone)."""
