@@ -12,18 +12,23 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 import pytest
-from parts_helpers import make_decks
+from parts_helpers import exchange, make_decks
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto.encoding import Value
 from p2pcards.crypto.envelope import parse
+from p2pcards.crypto.identity import generate
+from p2pcards.games.crisp import CrispGame
+from p2pcards.table.bodies import Shares
+from p2pcards.table.reveals import Reveals
 from p2pcards.errors import MalformedMessage
 from p2pcards.sim.cheaters import Run, frame_type, reseal, run_table
 from p2pcards.sim.memnet import LinkModel, MemNet
 from p2pcards.table.peer import TablePeer
 
 CRISP = {"limit": 20}
+KEYS = tuple(generate(f"p{i}").public for i in range(2))
 UNTIL = 60.0  # virtual seconds: the table stops in round 1, well before; a hang shows as a peer not stopped
 
 
@@ -125,11 +130,12 @@ def test_a_split_view_of_a_pass_of_tagged_cards_is_blamed_on_its_shuffler_only()
     assert_cheater_blamed(run, 1)
 
 
-@pytest.mark.parametrize("seats, cheater, split, seed", [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3)])
+@pytest.mark.parametrize("seats, cheater, split, seed", [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3),
+                                                        (4, 3, (0, 2), 4), (5, 4, (1, 3), 5)])
 def test_a_split_view_of_a_pass_over_a_reordering_network(seats: int, cheater: int, split: tuple[int, ...],
                                                           seed: int) -> None:
     # Passes overtake each other: the next shuffler's pass may come before the one it follows, and the pass shown
-    # again before or after either.
+    # again before or after either; shares may come before the last pass they name.
     run = run_table("crisp", seats, CRISP, seed=seed, tap=split_pass(cheater, split), until=UNTIL,
                     link=LinkModel(delay=0.005, jitter=0.060))
     assert_cheater_blamed(run, cheater)
@@ -176,6 +182,37 @@ def test_a_pass_on_an_input_no_one_shows_is_blamed_on_its_seat_by_the_time_out(s
         assert set(blamed(p)) == {name}, (p.names[p.me], blamed(p))
 
 
+class WrongFinal:
+    """Seat `seat` names another final deck than the one it proved its public shares on (no one signed two)."""
+
+    def __init__(self, peers: list[TablePeer], seat: int) -> None:
+        self.peers = peers
+        self.seat = seat
+        self.frames: dict[bytes, bytes] = {}
+
+    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
+        if sender != self.seat or frame_type(frame) != "shares":
+            return frame
+        if frame not in self.frames:
+            body = dict(parse(frame).envelope.body)
+            reveals = [dict(rv, final=bytes(32)) for rv in body["reveals"]]  # type: ignore[union-attr]
+            self.frames[frame] = reseal(self.peers[self.seat].identity, frame, body=dict(body, reveals=reveals))
+        return self.frames[frame]
+
+
+@pytest.mark.parametrize("seats, seat", [(3, 1), (4, 3)])
+def test_shares_on_a_final_deck_no_one_shows_are_blamed_on_their_prover_by_the_time_out(seats: int, seat: int) -> None:
+    # Everyone holds the one final deck: each shows its last pass in vain, and the card waits on the prover's share
+    # until the time-out names it, at every honest peer.
+    run = run_table("crisp", seats, CRISP, seed=seats, tap=lambda net, peers: WrongFinal(peers, seat),
+                    timeout=2.0, until=UNTIL)
+    name = run.peers[seat].names[seat]
+    for p in run.honest([seat]):
+        assert p.stopped is not None and not p.finished, (p.names[p.me], p.notes[-5:])
+        assert p.faults and p.faults[0].blame == name, (p.names[p.me], p.faults)
+        assert set(blamed(p)) == {name}, (p.names[p.me], blamed(p))
+
+
 # ---------------------------------------------------------------- the rule, on the decks alone
 
 
@@ -212,3 +249,38 @@ def test_a_first_pass_on_another_deck_than_the_public_one_is_its_seats_fault_at_
     decks[1].advance()
     assert ports[1].faults and ports[1].faults[0][1] == 0 and "another input" in ports[1].faults[0][0]
     assert not ports[1].relayed
+
+
+def test_shares_naming_another_final_deck_than_ours_wait_and_show_our_last_pass_once() -> None:
+    # Seat 1 (the last shuffler) may have signed two final passes: a reveal proved on the other one is no proof
+    # against its prover. Nothing is blamed, the last pass we hold goes to every seat once, and the share is owed.
+    decks, ports, _ = make_decks(2, CRISP_DECK)
+    exchange(decks, ports)
+    decks[1].frames[(0, 2)] = b"last pass of seat 1"
+    games = []
+    reveals = []
+    for d, port in zip(decks, ports):
+        d.place(list(range(len(CRISP_DECK))), 0)
+        game = CrispGame(("p0", "p1"))
+        game.deal({}, 0.0)
+        games.append(game)
+        reveals.append(Reveals(d, game, KEYS, port))
+    for r in reveals:
+        r.grant_public([40, 41])
+    theirs = Shares.from_wire(ports[0].of_type("shares")[0]).reveals
+    other = [dataclasses.replace(rv, final=bytes(32)) for rv in theirs]
+    reveals[1].take(0, None, other)
+    reveals[1].take_early()
+    reveals[1].take(0, None, [dataclasses.replace(rv, final=bytes(range(32))) for rv in theirs])
+    reveals[1].take_early()
+    assert not ports[1].faults and ports[1].relayed == [b"last pass of seat 1"]
+    assert reveals[1].public_owed() == {0} and 0 in reveals[1].shares_owed() and games[1].faces.get(40) is None
+    # The same share naming our final deck is taken; one naming ours whose proof fails is its prover's fault at once.
+    reveals[1].take(0, None, theirs)
+    reveals[1].take_early()
+    assert not ports[1].faults and reveals[1].public_owed() == set() and games[1].faces.get(40) in CRISP_DECK
+    lie = dataclasses.replace(reveals[0].make_reveals([42], None)[0], shares=theirs[0].shares[:1])
+    reveals[1].grant_public([42])
+    reveals[1].take(0, None, [lie])
+    reveals[1].take_early()
+    assert ports[1].faults and ports[1].faults[0][1] == 0 and "DLEQ" in ports[1].faults[0][0]
