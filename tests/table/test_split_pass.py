@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from parts_helpers import exchange, make_decks
@@ -18,14 +19,16 @@ from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto.encoding import Value
 from p2pcards.crypto.envelope import parse
-from p2pcards.crypto.identity import generate
+from p2pcards.crypto.identity import Identity, generate
 from p2pcards.games.crisp import CrispGame
 from p2pcards.table.bodies import Shares
 from p2pcards.table.reveals import Reveals
 from p2pcards.errors import MalformedMessage
 from p2pcards.sim.cheaters import Run, frame_type, reseal, run_table
 from p2pcards.sim.memnet import LinkModel, MemNet
+from p2pcards.table.config import TableConfig
 from p2pcards.table.peer import TablePeer
+from p2pcards.table.round import Parts
 
 CRISP = {"limit": 20}
 KEYS = tuple(generate(f"p{i}").public for i in range(2))
@@ -182,34 +185,39 @@ def test_a_pass_on_an_input_no_one_shows_is_blamed_on_its_seat_by_the_time_out(s
         assert set(blamed(p)) == {name}, (p.names[p.me], blamed(p))
 
 
-class WrongFinal:
-    """Seat `seat` names another final deck than the one it proved its public shares on (no one signed two)."""
+class WrongFinalReveals(Reveals):
+    """Reveals naming a final deck no one holds (no one signed two), public ones or sealed ones as `sealed` says."""
 
-    def __init__(self, peers: list[TablePeer], seat: int) -> None:
-        self.peers = peers
-        self.seat = seat
-        self.frames: dict[bytes, bytes] = {}
+    sealed = False
 
-    def __call__(self, sender: int, receiver: int, frame: bytes) -> bytes | None:
-        if sender != self.seat or frame_type(frame) != "shares":
-            return frame
-        if frame not in self.frames:
-            body = dict(parse(frame).envelope.body)
-            reveals = [dict(rv, final=bytes(32)) for rv in body["reveals"]]  # type: ignore[union-attr]
-            self.frames[frame] = reseal(self.peers[self.seat].identity, frame, body=dict(body, reveals=reveals))
-        return self.frames[frame]
+    def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        reveals = super().make_reveals(handles, recipient)
+        if (recipient is not None) != self.sealed:
+            return reveals
+        return [dataclasses.replace(rv, final=bytes(32)) for rv in reveals]
 
 
-@pytest.mark.parametrize("seats, seat", [(3, 1), (4, 3)])
-def test_shares_on_a_final_deck_no_one_shows_are_blamed_on_their_prover_by_the_time_out(seats: int, seat: int) -> None:
-    # Everyone holds the one final deck: each shows its last pass in vain, and the card waits on the prover's share
-    # until the time-out names it, at every honest peer.
-    run = run_table("crisp", seats, CRISP, seed=seats, tap=lambda net, peers: WrongFinal(peers, seat),
-                    timeout=2.0, until=UNTIL)
+class WrongFinalPeer(TablePeer):
+    """Proves its shares on the one final deck, but names another in them (its public or its sealed ones)."""
+
+    def __init__(self, config: TableConfig, identity: Identity, *, sealed: bool, **peer_args: Any) -> None:
+        super().__init__(config, identity, **peer_args)
+        self.parts = Parts(reveals=type("Sealed" if sealed else "Public", (WrongFinalReveals,), {"sealed": sealed}))
+
+
+@pytest.mark.parametrize("seats, seat, sealed", [(3, 1, False), (4, 3, False), (3, 1, True), (4, 2, True)])
+def test_shares_on_a_final_deck_no_one_shows_are_blamed_on_their_prover_by_the_time_out(seats: int, seat: int,
+                                                                                       sealed: bool) -> None:
+    # Everyone holds the one final deck: a receiver shows its last pass in vain, and the card waits on the prover's
+    # share until the time-out names it, at every honest peer.
+    run = run_table("crisp", seats, CRISP, seed=seats, seat=seat, peer_class=WrongFinalPeer,
+                    peer_kwargs={"sealed": sealed}, timeout=2.0, until=UNTIL)
     name = run.peers[seat].names[seat]
     for p in run.honest([seat]):
         assert p.stopped is not None and not p.finished, (p.names[p.me], p.notes[-5:])
+        assert any("name another final deck" in n.detail for n in p.notes) or sealed, p.names[p.me]
         assert p.faults and p.faults[0].blame == name, (p.names[p.me], p.faults)
+        assert any("sent nothing owed" in f.detail for f in p.faults), (p.names[p.me], p.faults)
         assert set(blamed(p)) == {name}, (p.names[p.me], blamed(p))
 
 
