@@ -164,8 +164,9 @@ def test_a_flood_of_big_valid_frames_costs_bounded_memory_and_is_its_senders_fau
     peers, net = _dealt()
     victim, out = peers[0], peers[ATTACKER].outbox
     rnd, positions = victim.round, 1000
-    reveals = [{"deck": 2 ** 32 - 1 - k, "final": bytes(32), "prover": ATTACKER, "recipient": None, "positions": list(range(positions)),
-                "shares": bytes(32 * positions), "proofs": bytes(64 * positions)} for k in range(10)]
+    reveals = [{"deck": 2 ** 32 - 1 - k, "final": bytes(32), "prover": ATTACKER, "recipient": None,
+                "positions": list(range(positions)), "shares": bytes(32 * positions), "proofs": bytes(64 * positions)}
+               for k in range(10)]
     before = victim.chains.received(ATTACKER)
     size = 0
     for _ in range(3 * MAX_ROUND_BYTES // (96 * positions * 10)):  # three times what a round may carry
