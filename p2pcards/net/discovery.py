@@ -47,7 +47,7 @@ from ..table.config import SEATS, options_from_wire, options_to_wire
 from ..table.lobby import check_host_options
 
 SERVICE: Final = "_p2pcards._tcp.local."
-PROTOCOL_VERSION: Final = 2  # what our links speak (handshake.LINK_VERSION): a table of another is not listed
+PROTOCOL_VERSION: Final = 3  # what our links speak (handshake.LINK_VERSION): a table of another is not listed
 MAX_TXT_VALUE: Final = 200  # bytes of one value; a key=value string must stay within 255
 MAX_INSTANCE: Final = 63  # bytes of a DNS-SD instance name
 RESOLVE_MS: Final = 3000

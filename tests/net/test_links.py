@@ -322,14 +322,15 @@ def test_a_hello_is_exactly_its_fields() -> None:
     hello = new_hello(b"t" * 16, bytes(32), 7)
     assert Hello.parse(hello.to_bytes()) == hello
     for bad in ({"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # before R frames
-                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
-                {"v": 2, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
-                {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
-                {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
+                {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # reveals named no deck
+                {"v": 4, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
+                {"v": 3, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
+                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
+                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
         with pytest.raises(Exception, match="hello|version"):
             Hello.parse(encode(bad))  # type: ignore[arg-type]
-    with pytest.raises(MalformedMessage, match="link version 1; this peer speaks 2"):
-        Hello.parse(encode({"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1}))
+    with pytest.raises(MalformedMessage, match="link version 2; this peer speaks 3"):
+        Hello.parse(encode({"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1}))
 
 
 def test_heartbeat_kind_is_never_delivered() -> None:

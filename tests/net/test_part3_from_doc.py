@@ -233,7 +233,7 @@ class Link:
         self.writer.close()
 
 
-def hello(key: bytes, table: bytes, *, port: int = 0, v: int = 2, nonce: bytes | None = None) -> bytes:
+def hello(key: bytes, table: bytes, *, port: int = 0, v: int = 3, nonce: bytes | None = None) -> bytes:
     """§18.2's hello map."""
     return pack({"key": key, "nonce": secrets.token_bytes(32) if nonce is None else nonce, "port": port,
                  "table": table, "v": v})
@@ -252,7 +252,7 @@ async def handshake(port: int, signer: SigningKey, expect: bytes | None = None,
     kind, hello_l = await link.read()
     assert kind == b"H"
     theirs = unpack(hello_l)
-    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 2
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 3
     assert len(theirs["nonce"]) == 32 and 0 <= theirs["port"] <= 65535 and 1 <= len(theirs["table"]) <= 64
     assert crypto_core_ed25519_is_valid_point(theirs["key"])
     if expect is not None:
@@ -351,7 +351,7 @@ def check_txt(ad: Ad) -> None:
     assert all(len(v.encode()) <= 200 for v in ad.txt.values())
     txt = ad.txt
     assert set(txt) == {"txtvers", "pv", "role", "id", "game", "opts", "taken", "free", "host", "fpr", "port"}, txt
-    assert (txt["txtvers"], txt["pv"]) == ("1", "2") and txt["role"] in ("table", "peer")
+    assert (txt["txtvers"], txt["pv"]) == ("1", "3") and txt["role"] in ("table", "peer")
     assert txt["id"] == txt["id"].lower() and 1 <= len(bytes.fromhex(txt["id"])) <= 64
     assert txt["game"] in ("crisp", "crescendo")
     opts = json.loads(txt["opts"])
@@ -516,9 +516,9 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         table_id, host_key = hello_l["table"], hello_l["key"]
         first.close()
         good = hello(bytes(other.verify_key), table_id)
-        unsorted = msgpack.packb({"v": 2, "key": bytes(other.verify_key), "nonce": bytes(32), "port": 0,
+        unsorted = msgpack.packb({"v": 3, "key": bytes(other.verify_key), "nonce": bytes(32), "port": 0,
                                   "table": table_id}, use_bin_type=True)
-        extra = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 2,
+        extra = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 3,
                       "x": 1})
         # §18.1, §18.2: each of these closes the link before the handshake is done, with no goodbye.
         for sends in [
@@ -540,11 +540,11 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
             seen, _ = await closed_after_hello(port, *sends)
             assert seen == b"", (sends, seen)
         # A hello out of its ranges closes the link, even with a proof that verifies.
-        bads: list[dict[str, Any]] = [{"nonce": bytes(31)}, {"port": 65536}, {"port": -1}, {"v": "2"}, {"key": bytes(31)}]
+        bads: list[dict[str, Any]] = [{"nonce": bytes(31)}, {"port": 65536}, {"port": -1}, {"v": "3"}, {"key": bytes(31)}]
         for bad in bads:
             link = await dial(port)
             hello_l = (await link.read())[1]
-            hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 2,
+            hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 3,
                             **bad})
             link.send(b"H", hello_d)
             link.send(b"P", other.sign(transcript("dialer", hello_l, hello_d)).signature)
@@ -607,7 +607,7 @@ async def accept_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
     kind, hello_d = await link.read()
     assert kind == b"H"
     theirs = unpack(hello_d)
-    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 2
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 3
     assert theirs["table"] == table_id and theirs["key"] != bytes(signer.verify_key)
     assert crypto_core_ed25519_is_valid_point(theirs["key"]) and len(theirs["nonce"]) == 32
     link.cap = PROOF_CAP
@@ -838,7 +838,7 @@ def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_f
         links, server, port = await listener()
         fpr = fingerprint(bytes(signer.verify_key) if honest else bytes(SigningKey.generate().verify_key))
         name = f"docad {secrets.token_hex(3)}"
-        txt = {"txtvers": "1", "pv": "2", "role": "table", "id": table_id.hex(), "game": "crisp",
+        txt = {"txtvers": "1", "pv": "3", "role": "table", "id": table_id.hex(), "game": "crisp",
                "opts": '{"limit":50}', "taken": "1", "free": "1", "host": "adhost", "fpr": fpr, "port": str(port)}
         guest = PeerProc("--bot", "random", "--name", "seeker", "--table", name, "--interface", "127.0.0.1")
         try:
