@@ -277,10 +277,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     kind = "verified"
     waiting: list[str] | None = None
     if not w.finished:
-        owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
-        waiting = [w.names[s] for s in sorted(owed)]
-        who = ", ".join(waiting) or "nobody named"
-        lines.append(f"INCOMPLETE: the game stops in round {w.round}, waiting on {who}")
+        waiting, what = stops_on(w)
+        lines.append(f"INCOMPLETE: the game stops in round {w.round}, {what}")
         kind = "incomplete"
     if record_line is not None:
         lines.append(record_line)
@@ -292,9 +290,37 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
                  "shuffle and of share, the openings, the audit and a replay of the rules; every seat's signed results "
                  "alike. Not checked: the contents of the boxes sealed to a seat (their faces are checked through the "
                  "openings), and when the frames came (the file's times are signed by no one)")
-    lines.append(f"verified: game over, totals {list(w.game.totals)}, "
-                 f"winners {', '.join(w.names[i] for i in w.game.winners)}")
+    if w.game.winners:
+        lines.append(f"verified: game over, totals {list(w.game.totals)}, "
+                     f"winners {', '.join(w.names[i] for i in w.game.winners)}")
+    else:  # too few seats remained (§14.9): the game ended with no winner
+        over = next((n.detail for n in reversed(w.notes) if n.kind == "over"), "game over")
+        lines.append(f"verified: {over}, totals {list(w.game.totals)}, no winner")
     return Verdict(True, lines, None, w, tables=witnesses)
+
+
+def stops_on(w: Witness) -> tuple[list[str], str]:
+    """The seats a game that stops short at `w` waits on, and what it waits for, in words."""
+    owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
+    if owed:
+        waiting = [w.names[s] for s in sorted(owed)]
+        return waiting, f"waiting on {', '.join(waiting)}"
+    left, votes = w.seating.left, w.seating.votes
+    if left:  # every other seat votes a leaver gone at once, then says who is out (§14.6, §14.9)
+        leavers = ", ".join(f"{w.names[s]} left the table ({why})" for s, (_, why) in sorted(left.items()))
+        stay = [s for s in range(w.n) if s not in left]
+        unvoted = [w.names[s] for s in stay if not set(left) <= votes.by(s)]
+        if unvoted:
+            them = "it" if len(left) == 1 else "them"
+            return unvoted, f"after {leavers}: waiting on {', '.join(unvoted)} to vote {them} gone"
+        unsaid = [w.names[s] for s in stay if s not in votes.outs]
+        if unsaid:
+            return unsaid, f"after {leavers}: waiting on {', '.join(unsaid)} to say who is out (its `out`)"
+    if w.rs is None:
+        return [], "waiting on no seat's frame (the round has not begun)"
+    wake = w.rs.rules.game.wake_time()
+    due = "a player's move" if wake is None else f"a player's move or the deadline at {wake:.1f} s"
+    return [], f"waiting on no seat's frame: the file ends where the game waits on {due}"
 
 
 def rejected_lines(rejected: list[Note], each: int = 3) -> list[str]:

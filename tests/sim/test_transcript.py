@@ -429,3 +429,47 @@ def test_verify_json_counts_the_frames_not_the_games_and_names_a_fault_and_its_b
     assert (data["status"], data["exit"]) == ("fault", 1)
     assert data["fault"] == {"detail": "BadPass: pass repeats a point", "blame": "p1", "claim": None, "clocked": True,
                              "unclocked": None}
+
+
+@functools.cache
+def quit_game() -> Transcript:
+    """The transcript of a seeded game of two where p1 quits 3 s in: too few seats remain, the game ends."""
+    rng = random.Random(7)
+    peers = make_table("crisp", 2, {"limit": 40}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    transcript = record(net, peers[0].cfg)
+    net.start()
+    net.call_at(3.0, lambda n: n.send_as(1, n.peers[1].leave(n.now, "quit")))
+    net.run(until=600)
+    assert peers[0].finished and peers[1].stopped == "we left: quit"
+    return Transcript.from_bytes(transcript.to_bytes())
+
+
+def test_a_game_that_ended_when_a_seat_quit_verifies_with_no_winner_named() -> None:
+    verdict = verify(quit_game())
+    assert verdict.ok
+    assert verdict.lines[-1] == (f"verified: too few seats remain without p1: the game ends, totals "
+                                 f"{list(verdict.witness.game.totals)}, no winner")  # not "winners " and nothing
+
+
+def test_a_record_that_ends_where_a_seat_quit_says_whom_it_waits_on_to_vote_it_gone() -> None:
+    # The quitter's own record ends at its `leave`: verify said "waiting on nobody named".
+    t = quit_game()
+    kinds = [parse(f).envelope.type for _, f in t.frames]
+    cut = kinds.index("leave") + 1
+    verdict = verify(Transcript(t.config, t.frames[:cut]))
+    assert verdict.kind == "incomplete" and verdict.waiting == ["p0"]
+    assert verdict.lines[-1] == ("INCOMPLETE: the game stops in round 2, after p1 left the table (quit): "
+                                 "waiting on p0 to vote it gone")
+    verdict = verify(Transcript(t.config, t.frames[:cut + 1]))  # p0's vote, not yet its `out`
+    assert verdict.waiting == ["p0"] and verdict.lines[-1].endswith("waiting on p0 to say who is out (its `out`)")
+
+
+def test_a_record_that_ends_where_no_seat_owes_a_frame_says_a_move_was_due() -> None:
+    t = quit_game()
+    kinds = [parse(f).envelope.type for _, f in t.frames]
+    cut = kinds.index("leave")  # up to the shares that turned a card: a player's turn
+    verdict = verify(Transcript(t.config, t.frames[:cut]))
+    assert verdict.kind == "incomplete" and verdict.waiting == []
+    assert "nobody named" not in verdict.lines[-1]
+    assert "waiting on no seat's frame: the file ends where the game waits on a player's move" in verdict.lines[-1]
