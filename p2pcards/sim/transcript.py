@@ -85,7 +85,12 @@ class Transcript:
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:
         """Parse a transcript; MalformedMessage on anything but the exact format with a matching digest."""
-        outer = decode(data, MAX_TRANSCRIPT, max_bin=MAX_TRANSCRIPT)  # the body, one bin
+        if not data:
+            raise MalformedMessage("an empty file, not a transcript")
+        try:
+            outer = decode(data, MAX_TRANSCRIPT, max_bin=MAX_TRANSCRIPT)  # the body, one bin
+        except MalformedMessage as exc:
+            raise MalformedMessage(_unread(data, exc)) from None
         if not isinstance(outer, dict) or set(outer) != {"body", "digest"}:
             raise MalformedMessage("not a transcript")
         body, dig = outer["body"], outer["digest"]
@@ -126,6 +131,15 @@ class Transcript:
             return cls.from_bytes(data)
         except MalformedMessage as exc:
             raise InputError(f"{path}: {exc}") from None
+
+
+def _unread(data: bytes, exc: MalformedMessage) -> str:
+    """Why a file that is no msgpack at all is not a transcript, in words a tester can act on."""
+    if data.startswith(encode({"body": b"", "digest": b""})[:6]):  # a transcript's first bytes: {"body": …
+        return f"a transcript cut short or damaged ({exc})"
+    if data.lstrip()[:1] in (b"{", b"["):
+        return "JSON, not a transcript (verify reads the file --record saves, not a --json report)"
+    return f"not a transcript, the file --record saves ({exc})"
 
 
 # ---------------------------------------------------------------- the witness

@@ -473,3 +473,19 @@ def test_a_record_that_ends_where_no_seat_owes_a_frame_says_a_move_was_due() -> 
     assert verdict.kind == "incomplete" and verdict.waiting == []
     assert "nobody named" not in verdict.lines[-1]
     assert "waiting on no seat's frame: the file ends where the game waits on a player's move" in verdict.lines[-1]
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (b"", "an empty file, not a transcript"),
+    (b'{"params": {}, "games": []}\n', "JSON, not a transcript (verify reads the file --record saves, not a --json "
+                                       "report)"),
+    (honest_game()[:5000], "a transcript cut short or damaged (not msgpack: cut short)"),
+    (b"\xc1" * 10, "not a transcript, the file --record saves (not msgpack: not a valid encoding)"),
+])
+def test_a_file_that_is_no_transcript_at_all_says_what_it_looks_like(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, says: str) -> None:
+    # A sim --json report given to verify was "not msgpack: bytes after the end of the message".
+    bad = tmp_path / "bad"
+    bad.write_bytes(data)
+    assert main(["verify", str(bad)]) == 2
+    assert capsys.readouterr().err == f"p2pcards verify: {bad}: {says}\n"
