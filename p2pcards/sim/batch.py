@@ -83,9 +83,17 @@ def not_survived(r: GameReport) -> str:
     if r.cheat is not None and r.fired:
         return r.verdict or "the honest peers disagreed"
     why = [f"{peer}: {e}" for peer, e in r.ended.items() if e != "finished"]  # "p0 p1 stopped …" read as two seats
-    if not r.agreed:
-        why.append("the honest peers disagreed: " + ", ".join(f"{peer} {r.totals.get(peer)}" for peer in r.ended))
+    if not r.agreed:  # a peer that stopped is judged by whom it named first, not by its totals (all 0 in round 1)
+        why.append("the honest peers disagreed: " + ", ".join(
+            f"{peer} {r.totals.get(peer)}" if e == "finished" else f"{peer} named {_named(r, peer)}"
+            for peer, e in r.ended.items()))
     return "; ".join(why) or "the honest peers disagreed"
+
+
+def _named(r: GameReport, peer: str) -> str:
+    """The seat a stopped honest peer named first: whom its first fault blamed, or a report's claim it stopped on."""
+    claim = r.fault_claim.get(peer)
+    return r.fault_blame.get(peer) or (claim["blames"] if claim is not None else "nobody")
 
 
 def mark_missed(reports: Sequence[GameReport], faults: FaultSpec | None) -> None:

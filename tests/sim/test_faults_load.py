@@ -304,3 +304,17 @@ def test_the_seat_processes_of_a_tcp_load_run_do_not_inherit_blocked_signals(mon
     monkeypatch.setattr(load, "_one_table", one_table)
     load.run_tables(2, "crisp", 2, {}, 1, 1, transport="tcp")
     assert masks and all(not (mask & load.STOPS) for mask in masks), masks
+
+
+def test_honest_peers_that_stopped_and_disagreed_are_told_apart_by_whom_each_named() -> None:
+    """`sim crisp --faults drop=1`: each peer stopped blaming another, and the report read "the honest peers
+    disagreed: p0 [0, 0, 0], p1 [0, 0, 0], p2 [0, 0, 0]", alike for all three."""
+    from p2pcards.sim.batch import GameReport, not_survived
+
+    stop = "sent nothing owed for 15 s (ready)"
+    r = GameReport(seed=5, rounds=0, moves=0, frames=6, bytes=2000, wall_s=0.1, table_s=16.0, cpu_s=[0.0] * 3,
+                   agreed=False, ended={"p0": f"p1, p2 {stop}", "p1": f"p0, p2 {stop}", "p2": "finished"},
+                   blamed={}, fault_blame={"p0": "p1", "p1": None},
+                   fault_claim={"p1": {"reporter": "p2", "blames": "p0"}},
+                   totals={"p0": [0, 0, 0], "p1": [0, 0, 0], "p2": [4, 5, 6]}, faults={"drop": 96})
+    assert not_survived(r).endswith("the honest peers disagreed: p0 named p1, p1 named p0, p2 [4, 5, 6]")
