@@ -24,9 +24,9 @@ def test_sim_plays_a_batch_of_games(capsys: pytest.CaptureFixture[str]) -> None:
 
 # king-swap needs a drawn King at the cheater's turn: seed 25 gives it none, so the next seed is tried.
 @pytest.mark.parametrize("cheat, seed, fired, caught", [
-    pytest.param("out-of-turn", 2, 2, "p0 rejected moves of p1, p2 rejected moves of p1", marks=pytest.mark.slow),
+    pytest.param("out-of-turn", 2, 2, "p0 rejected moves of p1; p2 rejected moves of p1", marks=pytest.mark.slow),
     # king-swap (caught by the audit only) is tried by tests/sim/test_transcript.py, which records it
-    ("withhold-private", 2, 2, "p0 blamed p1, p2 blamed p1")])
+    ("withhold-private", 2, 2, "p0 blamed p1; p2 blamed p1")])
 def test_sim_cheats_are_caught_by_every_honest_peer(cheat: str, seed: int, fired: int, caught: str,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "crisp", "--cheat", cheat, "--seed", str(seed)]) == 0

@@ -285,13 +285,19 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
         lines.append(f"cheat {cheat.name} ({cheat.what}; expected: {cheat.expect}): "
                      f"caught in {s['cheat_caught']}/{n} games")
         for r in reports:
-            who = ", ".join(f"{peer} blamed {r.fault_blame[peer] or 'nobody'}" + _claimed(r.fault_claim.get(peer))
+            # "; " between peers: "p0 rejected moves of p1, p3, p1 rejected moves of …" read as one list
+            who = "; ".join(f"{peer} blamed {r.fault_blame[peer] or 'nobody'}" + _claimed(r.fault_claim.get(peer))
                             if peer in r.fault_blame
-                            else f"{peer} rejected moves of {', '.join(sorted(set(b))) or 'nobody'}"
+                            else f"{peer} rejected moves of {_and(sorted(set(b))) or 'nobody'}"
                             for peer, b in r.blamed.items())
             state = "caught" if r.fired and r.verdict is None else f"NOT CAUGHT: {r.verdict}"
             lines.append(f"  seed {r.seed}: {state}; {who}")
     return lines
+
+
+def _and(names: Sequence[str]) -> str:
+    """Names as a list in words: "p1", "p1 and p3", "p0, p1 and p3"."""
+    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""
 
 
 def _slowed(faults: FaultSpec | None) -> str:

@@ -328,3 +328,17 @@ def test_a_cheat_waiting_for_a_drawn_king_draws_from_the_pile_and_never_calls_th
         game.apply(Move(me, "discard"))
         assert any(m.action == "crisp" for m in game.view(me).legal)  # a random bot would call it, always
         assert bot.choose(game.view(me)) is None and not bot.fired
+
+
+def test_whom_each_honest_peer_rejected_reads_apart_from_the_next_peer() -> None:
+    # `sim crescendo --players 4 --cheat out-of-turn --cheater 2` read "p0 rejected moves of p1, p2, p3, p1 rejected
+    # moves of p1, p2, p3, …": the seats one peer rejected ran into the next peer.
+    from p2pcards.sim.batch import GameReport
+
+    r = GameReport(seed=11, rounds=1, moves=9, frames=90, bytes=9000, wall_s=1.0, table_s=30.0, cpu_s=[0.1] * 4,
+                   agreed=True, ended={"p0": "finished", "p1": "finished", "p3": "finished"},
+                   blamed={"p0": ["p3", "p2", "p1"], "p1": ["p2"], "p3": []}, fault_blame={},
+                   totals={"p0": [1, 2, 3, 4], "p1": [1, 2, 3, 4], "p3": [1, 2, 3, 4]},
+                   cheat="out-of-turn", cheater=2, fired=True)
+    assert report_lines([r], CATALOGUE["out-of-turn"])[-1] == (
+        "  seed 11: caught; p0 rejected moves of p1, p2 and p3; p1 rejected moves of p2; p3 rejected moves of nobody")

@@ -68,7 +68,7 @@ def test_a_cheat_in_the_transcript_is_the_fault_verify_reports_with_its_blame(
     path = tmp_path / "cheat.p2pt"
     assert main(["sim", "crisp", "--cheat", "king-swap", "--seed", "25", "--record", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "seed 29: caught; p0 blamed p1, p2 blamed p1" in out and "caught in 1/1 games" in out
+    assert "seed 29: caught; p0 blamed p1; p2 blamed p1" in out and "caught in 1/1 games" in out
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
     assert "FAULT: round 1 audit found a rules fault [blame: p1]" in out
