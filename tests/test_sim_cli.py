@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,15 @@ def test_a_sim_stopped_by_a_signal_saves_its_record_so_far(tmp_path: Path, monke
     assert "the game so far is in" in capsys.readouterr().err
     assert main(["verify", str(path)]) == 3  # a game that stops short
     assert "INCOMPLETE" in capsys.readouterr().out
+
+
+def test_the_json_params_give_the_links_delay_and_jitter_that_faults_set(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # --faults delay=20 with --delay-ms 5 played on 20 ms links, but params read delay_ms 5; and jitter=0, given,
+    # was left out of params.faults ("") and the report's line read "faults (none)".
+    report = tmp_path / "r.json"
+    assert main(["sim", "crisp", "--players", "2", "--limit", "5", "--seed", "1", "--quiet", "--delay-ms", "5",
+                 "--faults", "delay=20,jitter=0", "--json", str(report)]) == 0
+    params = json.loads(report.read_text())["params"]
+    assert (params["delay_ms"], params["jitter_ms"], params["faults"]) == (20, 0, "delay=20,jitter=0")
+    assert "faults (delay=20,jitter=0): survived in 1/1 games" in capsys.readouterr().out

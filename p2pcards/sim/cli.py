@@ -160,6 +160,9 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
         check_tcp_cheat(cheat, args.players, cheater)
     delay_ms = 4.0 if args.delay_ms is None else args.delay_ms
     jitter_ms = 12.0 if args.jitter_ms is None else args.jitter_ms
+    if faults is not None:  # --faults delay= and jitter= set the links instead (FaultSpec.link): the report says so
+        delay_ms = delay_ms if faults.delay is None else faults.delay
+        jitter_ms = jitter_ms if faults.jitter is None else faults.jitter
     link = LinkModel(delay_ms / 1000, jitter_ms / 1000)
     good: type[CrispBot] | type[CrescendoBot] = CrispBot if args.game == "crisp" else CrescendoBot
 

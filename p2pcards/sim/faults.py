@@ -136,8 +136,9 @@ class FaultSpec:
 
     def text(self) -> str:
         """The spec as it would be given."""
+        # A delay or jitter given as 0 is given (it replaces the link's own): "" read as no fault at all.
         parts = [f"{k}={getattr(self, k):g}" + (f":{self.gone_seats}" if k == "gone" and self.gone_seats > 1 else "")
-                 for k in KINDS[:-1] if getattr(self, k)]
+                 for k in KINDS[:-1] if getattr(self, k) or k in ("delay", "jitter") and getattr(self, k) is not None]
         if self.partition is not None:
             parts.append(f"partition={self.partition.text()}")
         return ",".join(parts)
