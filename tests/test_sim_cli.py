@@ -92,3 +92,11 @@ def test_the_json_params_give_the_links_delay_and_jitter_that_faults_set(tmp_pat
     params = json.loads(report.read_text())["params"]
     assert (params["delay_ms"], params["jitter_ms"], params["faults"]) == (20, 0, "delay=20,jitter=0")
     assert "faults (delay=20,jitter=0): survived in 1/1 games" in capsys.readouterr().out
+
+
+def test_sim_help_gives_every_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    # verify --help gave its exit statuses; sim --help gave none (only the README did).
+    assert main(["sim", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit status: 0 every game came out right; 1 honest peers disagreed" in text
+    assert "2 a bad option or file; 130 (Ctrl-C) or 128 + the signal (SIGTERM: 143)" in text

@@ -12,6 +12,7 @@ import argparse
 import os
 import random
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from ..files import STDOUT, json_output, overwrite_help, refuse_existing, refuse
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
-from .batch import GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
+from .batch import TRIES, GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
 from .catalogue import CHEAT_LIMIT, CheatKind, cheat_limit
 from .cheaters import Run
 from .faults import MAX_DELAY_MS, FaultSpec
@@ -74,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help=overwrite_help("--record", "--json"))
     parser.set_defaults(good=None)  # so that --cheat can tell it was given; 1 otherwise
     cheat_cli.add_arguments(parser)
+    parser.epilog = textwrap.fill(EXIT_STATUS, 79) + "\n\n" + (parser.epilog or "")
+
+
+EXIT_STATUS = ("Exit status: 0 every game came out right; 1 honest peers disagreed, a fault was not survived (or, due "
+               "at a time, never fell: the game was over first) or a cheat went uncaught (or had no chance in "
+               f"{TRIES} seeds); 2 a bad option or file; 130 (Ctrl-C) or 128 + the signal (SIGTERM: 143) when "
+               "stopped, after the report on the games finished.")
 
 
 def game_until(game: str, limit: int | None, *, cheat: bool, tcp: bool) -> float:
