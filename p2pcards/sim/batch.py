@@ -257,7 +257,8 @@ def report_lines(reports: Sequence[GameReport], cheat: CheatKind | None, faults:
               "peak memory per peer (MiB, each its own process): " + ", ".join(f"p{i} {m:.0f}" for i, m in enumerate(rss)))
     lines = [
         f"games {n}, rounds {s['rounds']}, moves {s['moves']}"
-        + (f" (and {s['resent']} copies sent again: orders slow to come)" if s["resent"] else "")
+        + (f" (and {s['resent']} {'copy' if s['resent'] == 1 else 'copies'} sent again: orders slow to come)"
+           if s["resent"] else "")
         + f", frames {s['frames']}, "
         f"{s['bytes'] / 1024:.0f} KiB",
         f"per game: {s['wall_s_per_game']:.2f} s on this machine, {s['table_s_per_game']:.1f} s of table time",

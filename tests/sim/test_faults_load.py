@@ -318,3 +318,12 @@ def test_honest_peers_that_stopped_and_disagreed_are_told_apart_by_whom_each_nam
                    fault_claim={"p1": {"reporter": "p2", "blames": "p0"}},
                    totals={"p0": [0, 0, 0], "p1": [0, 0, 0], "p2": [4, 5, 6]}, faults={"drop": 96})
     assert not_survived(r).endswith("the honest peers disagreed: p0 named p1, p1 named p0, p2 [4, 5, 6]")
+
+
+def test_one_move_sent_again_is_one_copy() -> None:
+    from p2pcards.sim.batch import GameReport, report_lines
+
+    r = GameReport(seed=20, rounds=1, moves=9, frames=60, bytes=6000, wall_s=0.5, table_s=8.0, cpu_s=[0.1] * 3,
+                   agreed=True, ended={"p0": "finished", "p1": "finished", "p2": "finished"}, blamed={},
+                   fault_blame={}, totals={}, resent=1)
+    assert "moves 9 (and 1 copy sent again: orders slow to come)" in report_lines([r], None)[0]  # was "1 copies"
