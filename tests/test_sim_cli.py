@@ -100,3 +100,12 @@ def test_sim_help_gives_every_exit_status(capsys: pytest.CaptureFixture[str]) ->
     text = " ".join(capsys.readouterr().out.split())
     assert "Exit status: 0 every game came out right; 1 honest peers disagreed" in text
     assert "2 a bad option or file; 130 (Ctrl-C) or 128 + the signal (SIGTERM: 143)" in text
+
+
+def test_the_log_blames_a_seat_only_for_what_it_did_not_for_being_missing_or_back(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # A partition's log read "p3 is missing: no heartbeat (the partition)  [blame: p3]" and "p3 is back  [blame: p3]".
+    assert main(["sim", "crisp", "--players", "4", "--limit", "20", "--seed", "4", "--faults", "partition=3:20"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "    back  p3 is back" in lines
+    assert not [line for line in lines if "[blame:" in line]

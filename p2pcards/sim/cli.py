@@ -31,6 +31,7 @@ from .cheaters import Run
 from .faults import MAX_DELAY_MS, FaultSpec
 from .load import MAX_TABLES, load_lines, run_tables
 from .memnet import LinkModel, MemNet
+from .outcome import JUDGED
 from .proxy import FaultProxy
 from .tcp import check_tcp_cheat
 from .transcript import Transcript, record
@@ -106,7 +107,8 @@ def watch(progress: Progress, show_log: bool) -> Callable[[MemNet, int], None]:
             notes = net.notes[0]
             for line in notes[shown:]:
                 if line.kind != "event":
-                    blame = f"  [blame: {line.blame}]" if line.blame else ""
+                    # A missing or back note names its seat where a blame goes: only a judged note blames it
+                    blame = f"  [blame: {line.blame}]" if line.blame and line.kind in JUDGED else ""
                     progress.print(f"{line.kind:>8}  {line.detail}{blame}")
             shown = len(notes)
         if progress.enabled:
