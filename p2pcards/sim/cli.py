@@ -300,6 +300,10 @@ def _report(args: argparse.Namespace, reports: list[GameReport], cheat: CheatKin
     if cheat is None and args.games == 1:
         for name, ended in reports[0].ended.items():
             print(f"  {name:<4} {ended:<10} totals {reports[0].totals[name]}")
+        killed = reports[0].faults.get("gone", 0) if faults is not None else 0
+        for k in range(args.players - killed, args.players):  # no outcome of theirs is judged: say where they went
+            print(f"  p{k:<3} killed for good at {faults.gone if faults else 0:g} s (--faults gone): the others went "
+                  "on without it")
     print("\n".join(report_lines(reports, cheat, faults)))
     write(batch_json(params, reports))
     return 0 if all(r.ok for r in reports) else 1

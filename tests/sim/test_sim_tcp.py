@@ -107,6 +107,26 @@ def test_two_seats_killed_at_once_over_tcp_are_voted_out_together(capsys: pytest
     out = capsys.readouterr().out
     assert "faults (gone=3:2): survived in 1/1 games" in out and "gone 2" in out, out
     assert len(out.split("CPU per peer per game (s):")[1].split(";")[0].split(",")) == 2
+    assert "  p3   killed for good at 3 s (--faults gone): the others went on without it" in out, out
+
+
+def test_a_seat_killed_for_good_is_named_with_the_seats_that_finished(capsys: pytest.CaptureFixture[str]) -> None:
+    # A 4-seat game with gone=6:2 listed p0 and p1 "finished" and said nothing of p2 and p3.
+    import argparse
+
+    from p2pcards.sim.batch import GameReport
+    from p2pcards.sim.cli import _report
+    from p2pcards.sim.faults import FaultSpec
+
+    r = GameReport(seed=9, rounds=2, moves=16, frames=116, bytes=9000, wall_s=23.0, table_s=21.0, cpu_s=[0.9] * 2,
+                   agreed=True, ended={"p0": "finished", "p1": "finished"}, blamed={}, fault_blame={},
+                   totals={"p0": [15, 49], "p1": [15, 49]}, faults={"gone": 2}, transport="tcp")
+    args = argparse.Namespace(game="crisp", players=4, transport="tcp", games=1)
+    assert _report(args, [r], None, FaultSpec.parse("gone=6:2"), {}, lambda data: None) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:6] == ["  p0   finished   totals [15, 49]", "  p1   finished   totals [15, 49]",
+                          "  p2   killed for good at 6 s (--faults gone): the others went on without it",
+                          "  p3   killed for good at 6 s (--faults gone): the others went on without it"]
 
 
 @pytest.mark.slow  # a game of two or three processes
