@@ -90,6 +90,14 @@ def not_survived(r: GameReport) -> str:
     return "; ".join(why) or "the honest peers disagreed"
 
 
+def failure(r: GameReport) -> str:
+    """Why a game did not come out right, in one line: a fault that never fell, the cheat's verdict, or why it
+    did not survive (a load report's failures read "disagreed" for all but a cheat's)."""
+    if r.missed:
+        return f"a fault never fell: {', '.join(r.missed)}, but the game was over at {r.table_s:.1f} s of table time"
+    return r.verdict or not_survived(r)
+
+
 def _named(r: GameReport, peer: str) -> str:
     """The seat a stopped honest peer named first: whom its first fault blamed, or a report's claim it stopped on."""
     claim = r.fault_claim.get(peer)

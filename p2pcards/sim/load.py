@@ -19,7 +19,7 @@ from typing import Any
 
 from ..net.local import stop_all
 from . import tcp
-from .batch import GameReport, play_batch
+from .batch import GameReport, failure, play_batch
 from .catalogue import CATALOGUE
 from .faults import FaultSpec
 from .memnet import LinkModel
@@ -121,6 +121,5 @@ def load_lines(runs: Sequence[TableRun], wall: float) -> list[str]:
         f"  failures: {len(failed) or 'none'}",
     ]
     for table, g in failed[:10]:
-        why = g.verdict or "; ".join(f"{p} {e}" for p, e in g.ended.items() if e != "finished") or "disagreed"
-        lines.append(f"    table {table}, seed {g.seed}: {why}")
+        lines.append(f"    table {table}, seed {g.seed}: {failure(g)}")
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -327,3 +328,26 @@ def test_one_move_sent_again_is_one_copy() -> None:
                    agreed=True, ended={"p0": "finished", "p1": "finished", "p2": "finished"}, blamed={},
                    fault_blame={}, totals={}, resent=1)
     assert "moves 9 (and 1 copy sent again: orders slow to come)" in report_lines([r], None)[0]  # was "1 copies"
+
+
+def test_a_load_reports_failures_say_why_each_game_failed() -> None:
+    """`sim --tables 2 --faults restart=1000`: the honest peers agreed, the crash never fell, and the failures read
+    "table 0, seed 3: disagreed"; a game whose peers stopped read "p0 p1, p2 sent nothing …", two seats in one."""
+    from p2pcards.sim.batch import GameReport
+    from p2pcards.sim.load import TableRun, load_lines
+
+    def game(seed: int, **kw: object) -> GameReport:
+        fields: dict[str, Any] = dict(seed=seed, rounds=1, moves=7, frames=60, bytes=6000, wall_s=1.0, table_s=4.5,
+                                      cpu_s=[0.1] * 3, agreed=True, blamed={}, fault_blame={}, totals={},
+                                      ended={"p0": "finished", "p1": "finished", "p2": "finished"})
+        return GameReport(**(fields | kw))
+
+    missed = game(3, missed=["restart at 1000 s"])
+    stalled = game(4, agreed=False, ended={"p0": "p1, p2 sent nothing owed for 15 s (ready)", "p1": "finished",
+                                           "p2": "finished"}, fault_blame={"p0": "p1"},
+                   totals={"p1": [5, 6, 7], "p2": [5, 6, 7]})
+    lines = load_lines([TableRun(0, [missed, stalled], 5.0)], 5.0)
+    assert lines[-2:] == [
+        "    table 0, seed 3: a fault never fell: restart at 1000 s, but the game was over at 4.5 s of table time",
+        "    table 0, seed 4: p0: p1, p2 sent nothing owed for 15 s (ready); the honest peers disagreed: p0 named p1, "
+        "p1 [5, 6, 7], p2 [5, 6, 7]"]
