@@ -109,3 +109,14 @@ def test_the_log_blames_a_seat_only_for_what_it_did_not_for_being_missing_or_bac
     lines = capsys.readouterr().out.splitlines()
     assert "    back  p3 is back" in lines
     assert not [line for line in lines if "[blame:" in line]
+
+
+@pytest.mark.parametrize("extra", [[], ["--tables", "2"]])
+def test_a_crash_of_the_cheaters_own_seat_in_memory_is_one_line(extra: list[str],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # Over tcp it was refused; in memory the cheater came back an honest peer from its cheat's journal, and
+    # resuming "went another way": a LocalError's traceback.
+    assert main(["sim", "crisp", "--faults", "restart=3", "--cheat", "withhold-private", "--cheater", "2",
+                 "--seed", "1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err == "p2pcards sim: --faults restart/gone: a seat that crashes cannot be the cheater too\n"

@@ -183,6 +183,7 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
     check_cheat(cheat, game, players, cheater)
     if faults is not None and faults.gone:
         raise InputError("--faults gone=T is over tcp only (--transport tcp): in memory a seat can restart=T")
+    check_crash(cheat, faults, players, cheater)
 
     def play(attempt: int) -> GameReport:
         start = time.perf_counter()
@@ -228,6 +229,14 @@ def check_cheat(cheat: CheatKind | None, game: str, players: int, cheater: int) 
             raise InputError(f"--cheat {cheat.name} --cheater {cheater}: {cheat.not_at[1]}")
         if (why := never_deals(cheat, game, cheater)) is not None:
             raise InputError(f"--cheat {cheat.name} --cheater {cheater}: {why}")
+
+
+def check_crash(cheat: CheatKind | None, faults: FaultSpec | None, players: int, cheater: int) -> None:
+    """InputError (one line) when a seat that --faults crashes is the cheater (it comes back an honest peer from a
+    journal its cheat wrote: in memory, a traceback)."""
+    killed = faults.crashing if faults is not None else 0
+    if killed and cheat is not None and cheater >= players - killed:
+        raise InputError("--faults restart/gone: a seat that crashes cannot be the cheater too")
 
 
 def peak_memory_mib() -> float:

@@ -25,7 +25,7 @@ from ..files import STDOUT, json_output, overwrite_help, refuse_existing, refuse
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
 from . import cheat_cli, tcp
-from .batch import TRIES, GameReport, batch_json, check_cheat, mark_missed, play_batch, report_lines
+from .batch import TRIES, GameReport, batch_json, check_cheat, check_crash, mark_missed, play_batch, report_lines
 from .catalogue import CHEAT_LIMIT, CheatKind, cheat_limit
 from .cheaters import Run
 from .faults import MAX_DELAY_MS, FaultSpec
@@ -159,6 +159,7 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
     limit = args.limit if args.limit is not None or cheat is None else cheat_limit(cheat, cheater)
     options = {"limit": limit} if limit is not None and args.game == "crisp" else {}
     check_cheat(cheat, args.game, args.players, cheater)
+    check_crash(cheat, faults, args.players, cheater)
     if faults is not None and faults.partition is not None:
         faults.partition.side(args.players)
     tcp = args.transport == "tcp"
