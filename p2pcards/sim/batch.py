@@ -117,9 +117,10 @@ def mark_missed(reports: Sequence[GameReport], faults: FaultSpec | None) -> None
 
 
 def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None, cheater: int | None,
-                fired: bool, played: Sequence[str] = (), **traffic: Any) -> GameReport:
+                fired: bool, played: Sequence[str] = (), restarted: Sequence[str] = (), **traffic: Any) -> GameReport:
     """Judge a finished game from every peer's outcome (`cheater`'s is left out); `played` are the cheating bot's
-    moves as text (`cheat_moves`), `traffic` fills the rest."""
+    moves as text (`cheat_moves`), `restarted` the peers a fault crashed and brought back, `traffic` fills the
+    rest."""
     honest = [o for i, o in enumerate(outcomes) if i != cheater]
     report = GameReport(
         seed=seed, rounds=max(o.rounds for o in outcomes), agreed=agreed(honest),
@@ -130,17 +131,18 @@ def report_from(outcomes: Sequence[Outcome], seed: int, cheat: CheatKind | None,
         totals={o.name: list(o.totals) for o in honest}, **traffic)
     if cheat is not None and cheater is not None:
         report.cheat, report.cheater, report.fired = cheat.name, cheater, fired
-        report.verdict = (judge(honest, outcomes[cheater].name, cheat.expect, played) if fired
+        report.verdict = (judge(honest, outcomes[cheater].name, cheat.expect, played, restarted) if fired
                           else "the cheat had no chance" + (f" ({cheat.chance})" if cheat.chance else ""))
     return report
 
 
-def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater: int | None) -> GameReport:
-    """Judge a finished run over the in-memory network."""
+def report_of(run: Run, seed: int, wall: float, cheat: CheatKind | None, cheater: int | None,
+              restarted: Sequence[str] = ()) -> GameReport:
+    """Judge a finished run over the in-memory network (`restarted`: the peers a fault crashed and brought back)."""
     net = run.net
     return report_from([Outcome.of(p) for p in run.peers], seed, cheat, cheater,
                        cheat is not None and cheater is not None and fired(run, cheater),
-                       cheat_moves([run.bots[cheater]]) if cheater is not None else [],
+                       cheat_moves([run.bots[cheater]]) if cheater is not None else [], restarted,
                        moves=net.stats.by_type.get("move", 0), resent=net.stats.resent, frames=net.stats.frames,
                        bytes=net.stats.bytes,
                        wall_s=wall, table_s=net.now, cpu_s=list(net.cpu))
@@ -207,7 +209,8 @@ def play_batch(game: str, players: int, options: Mapping[str, Any], seed: int, g
         run = run_table(game, players, options, attempt, seat=cheater if cheat is not None else None,
                         bots=bots(attempt), link=link if faults is None else faults.link(link or LinkModel()),
                         timeout=timeout, until=until, prepare=before, setup=both, **rig)
-        report = report_of(run, attempt, time.perf_counter() - start, cheat, cheater if cheat else None)
+        restarted = [run.peers[-1].names[-1]] if taps and taps[0].counts.get("restart") else []
+        report = report_of(run, attempt, time.perf_counter() - start, cheat, cheater if cheat else None, restarted)
         if faults is not None:
             report.faults = dict(taps[0].counts)
         runs[:] = [run]

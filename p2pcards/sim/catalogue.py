@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -430,8 +430,13 @@ def cheat_moves(parts: Sequence[object]) -> list[str]:
     return [str(m) for part in parts if isinstance(part, CheatBot) for m in part.fired]
 
 
-def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[str] = ()) -> str | None:
+def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[str] = (),
+          restarted: Collection[str] = ()) -> str | None:
     """None when every honest peer did what `expect` says about the cheater `name`; else what went wrong.
+
+    A peer `restarted` from its journal (--faults restart) holds no note of what came before, nor anything
+    sent while it was down: it need not have noted the dropped frame or the rejected move, as long as
+    another honest peer did.
 
     Random bots lose races (a claim after its window): the rules reject such moves with blame on
     their honest movers, so only faults and dropped frames must blame no one but the cheater. For
@@ -454,6 +459,8 @@ def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[
         dropped = [n for n in p.notes if n.kind == "rejected" and n.detail.startswith("message dropped")]
         if any(n.blame for n in dropped):
             return f"{who} blamed {[n.blame for n in dropped if n.blame]} for a frame it dropped"
+        if who in restarted:
+            continue
         if expect == "rejected" and not any(n.kind == "rejected" and n.blame == name and n.detail.startswith(f"{m}: ")
                                             for n in p.notes for m in moves):
             return f"{who} never rejected the cheating move of {name} ({'; '.join(moves) or 'none played'})"
@@ -461,4 +468,6 @@ def judge(honest: Sequence[Outcome], name: str, expect: Expect, moves: Sequence[
             return f"{who} never noted the dropped frame"
     if expect == "void-claim" and not any(p.faults[0].blame == name for p in honest):
         return f"no honest peer found the fault of {name} itself"
+    if expect in ("rejected", "dropped") and all(p.name in restarted for p in honest):
+        return f"every honest peer restarted ({', '.join(p.name for p in honest)}): none is left to show it noted it"
     return None

@@ -210,7 +210,8 @@ def play_game(game: str, players: int, options: Mapping[str, Any], seed: int, bo
         summaries, outcomes = summaries[:-killed], outcomes[:-killed]
     report = report_from(outcomes, seed, cheat, cheater if cheat is not None else None,
                          any(s.get("fired") for s in summaries),
-                         [m for s in summaries for m in s.get("cheat_moves", [])], transport="tcp",
+                         [m for s in summaries for m in s.get("cheat_moves", [])],
+                         [] if faults is None or faults.gone else [outcomes[k].name for k in crashed], transport="tcp",
                          moves=sum(s.get("moves", 0) for s in summaries),
                          resent=sum(s.get("resent", 0) for s in summaries),
                          frames=sum(s.get("frames", 0) for s in summaries),

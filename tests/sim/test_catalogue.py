@@ -342,3 +342,30 @@ def test_whom_each_honest_peer_rejected_reads_apart_from_the_next_peer() -> None
                    cheat="out-of-turn", cheater=2, fired=True)
     assert report_lines([r], CATALOGUE["out-of-turn"])[-1] == (
         "  seed 11: caught; p0 rejected moves of p1, p2 and p3; p1 rejected moves of p2; p3 rejected moves of nobody")
+
+
+def test_a_peer_restarted_by_a_fault_need_not_have_noted_the_dropped_forgery() -> None:
+    # `sim crisp --players 4 --cheat forged-signature --faults restart=2 --seed 5`: p3 was down when the forgeries
+    # came (and a peer back from its journal holds no note from before): "NOT CAUGHT: p3 never noted the dropped
+    # frame", while p0 and p2 dropped them blaming no one.
+    from p2pcards.sim.faults import FaultSpec
+
+    [report] = play_batch("crisp", 4, {"limit": 30}, 5, 1, cheat=CATALOGUE["forged-signature"],
+                          faults=FaultSpec.parse("restart=2"), timeout=5.0, until=300.0)
+    assert report.faults == {"restart": 1} and report.fired
+    assert report.verdict is None and report.ok
+
+
+def test_a_restarted_peer_is_still_judged_on_what_it_blamed_and_others_on_what_they_noted() -> None:
+    def finished(name: str, *notes: Note) -> Outcome:
+        return Outcome(name, True, None, (1, 2, 3), (0,), 1, notes, ())
+
+    dropped = Note("rejected", "message dropped: bad signature")
+    expect = CATALOGUE["forged-signature"].expect
+    assert judge([finished("p0", dropped), finished("p2")], "p1", expect, restarted=["p2"]) is None
+    assert judge([finished("p0"), finished("p2")], "p1", expect, restarted=["p2"]) == "p0 never noted the dropped frame"
+    wrong = Note("rejected", "message dropped: bad signature", "p0")
+    assert judge([finished("p0", dropped), finished("p2", wrong)], "p1", expect,
+                 restarted=["p2"]) == "p2 blamed ['p0'] for a frame it dropped"
+    assert judge([finished("p2")], "p0", expect, restarted=["p2"]) == \
+        "every honest peer restarted (p2): none is left to show it noted it"
