@@ -120,3 +120,21 @@ def test_a_crash_of_the_cheaters_own_seat_in_memory_is_one_line(extra: list[str]
                  "--seed", "1", *extra]) == 2
     err = capsys.readouterr().err
     assert err == "p2pcards sim: --faults restart/gone: a seat that crashes cannot be the cheater too\n"
+
+
+def test_the_cheat_list_as_json_gives_a_script_every_cheat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `sim --cheat list --json -` printed the list to standard error and nothing to standard output; with a FILE
+    # it wrote no file.
+    from p2pcards.sim.catalogue import CATALOGUE
+
+    assert main(["sim", "--cheat", "list", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert [c["name"] for c in data["cheats"]] == list(CATALOGUE) and "king-swap" in captured.err
+    mark = next(c for c in data["cheats"] if c["name"] == "pass-mark")
+    assert mark == {"name": "pass-mark", "games": ["crisp", "crescendo"], "expect": "void", "never_from_seat": 0,
+                    "orders": False, "what": CATALOGUE["pass-mark"].what}
+    assert set(data["expect"]) == {c["expect"] for c in data["cheats"]}
+    path = tmp_path / "cheats.json"
+    assert main(["sim", "--cheat", "list", "--json", str(path)]) == 0
+    assert json.loads(path.read_text()) == data

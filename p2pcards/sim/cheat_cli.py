@@ -21,6 +21,14 @@ def catalogue_lines() -> list[str]:
             for k in CATALOGUE.values()]
 
 
+def catalogue_json() -> dict[str, object]:
+    """The catalogue as `sim --cheat list --json` writes it: what each expected outcome means, and every cheat."""
+    return {"expect": dict(EXPECT),
+            "cheats": [{"name": k.name, "games": list(k.games), "what": k.what, "expect": k.expect,
+                        "never_from_seat": None if k.not_at is None else k.not_at[0], "orders": k.orders}
+                       for k in CATALOGUE.values()]}
+
+
 # What every honest peer must do, for each outcome a cheat of the catalogue expects (catalogue.Expect).
 EXPECT = {"rejected": "refuse the move and blame the cheater",
           "void": "stop the table blaming it",

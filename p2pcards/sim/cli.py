@@ -61,7 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "per peer), each playing --games games, and report each table's rate and every failure "
                              f"(at most {MAX_TABLES}; default: one table, no load report)")
     parser.add_argument("--json", metavar="FILE", type=json_file, default=None,
-                        help="also write the report (every game and the totals) as JSON to FILE; " + JSON_HELP)
+                        help="also write the report (every game and the totals; with --cheat list, the catalogue: "
+                             "expect, and cheats, each with name, games, what, expect, never_from_seat and orders) "
+                             "as JSON to FILE; " + JSON_HELP)
     parser.add_argument("--faults", metavar="SPEC", default=None,
                         help="network faults on every link, e.g. delay=20,jitter=30,reorder=0.1,dup=0.05,drop=0.01 "
                              "(ms; chances per frame); restart=T: the last seat crashes at T s of table time and "
@@ -126,6 +128,7 @@ def _run(args: argparse.Namespace, write: Callable[[object], None]) -> int:
     """`run`, its JSON written by `write` (with `--json -`, what it prints goes to standard error)."""
     if args.cheat == "list":
         print("\n".join(cheat_cli.catalogue_lines()))
+        write(cheat_cli.catalogue_json())  # a script's --json got nothing at all (no file, or an empty stdout)
         return 0
     if args.game is None:
         raise InputError("the game: crisp or crescendo (or --cheat list)")
