@@ -292,7 +292,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
     waiting: list[str] | None = None
     if not w.finished:
         waiting, what = stops_on(w)
-        lines.append(f"INCOMPLETE: the game stops in round {w.round}, {what}")
+        where = f"in round {w.round}" if w.round else f"before round {w.seating.first} begins"  # not "round 0"
+        lines.append(f"INCOMPLETE: the game stops {where}, {what}")
         kind = "incomplete"
     if record_line is not None:
         lines.append(record_line)

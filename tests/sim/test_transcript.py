@@ -489,3 +489,9 @@ def test_a_file_that_is_no_transcript_at_all_says_what_it_looks_like(
     bad.write_bytes(data)
     assert main(["verify", str(bad)]) == 2
     assert capsys.readouterr().err == f"p2pcards verify: {bad}: {says}\n"
+
+
+def test_a_record_that_stops_before_the_first_round_says_so_not_round_0() -> None:
+    t = quit_game()
+    verdict = verify(Transcript(t.config, t.frames[:1]))
+    assert verdict.lines[-1] == "INCOMPLETE: the game stops before round 1 begins, waiting on p1"
