@@ -80,14 +80,20 @@ def not_survived(r: GameReport) -> str:
     """Why a game did not survive its faults: the honest peers that did not finish, and, when they disagreed, each
     one's totals (honest peers that all "finished" with different totals, a lone seat cut off past `gone_after`
     that ended the game alone, say, were reported with no reason at all)."""
-    if r.cheat is not None and r.fired:
-        return r.verdict or "the honest peers disagreed"
+    if r.cheat is not None and r.fired:  # a void cheat stops the honest peers by design: only its verdict counts
+        return r.verdict or _disagreed(r)
     why = [f"{peer}: {e}" for peer, e in r.ended.items() if e != "finished"]  # "p0 p1 stopped …" read as two seats
-    if not r.agreed:  # a peer that stopped is judged by whom it named first, not by its totals (all 0 in round 1)
-        why.append("the honest peers disagreed: " + ", ".join(
-            f"{peer} {r.totals.get(peer)}" if e == "finished" else f"{peer} named {_named(r, peer)}"
-            for peer, e in r.ended.items()))
+    if not r.agreed:
+        why.append(_disagreed(r))
     return "; ".join(why) or "the honest peers disagreed"
+
+
+def _disagreed(r: GameReport) -> str:
+    """How the honest peers disagreed: each one's totals, or, stopped, whom it named first (not its totals: all 0
+    in round 1, alike for every peer)."""
+    return "the honest peers disagreed: " + ", ".join(
+        f"{peer} {r.totals.get(peer)}" if e == "finished" else f"{peer} named {_named(r, peer)}"
+        for peer, e in r.ended.items())
 
 
 def failure(r: GameReport) -> str:

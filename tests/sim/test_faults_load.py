@@ -351,3 +351,13 @@ def test_a_load_reports_failures_say_why_each_game_failed() -> None:
         "    table 0, seed 3: a fault never fell: restart at 1000 s, but the game was over at 4.5 s of table time",
         "    table 0, seed 4: p0: p1, p2 sent nothing owed for 15 s (ready); the honest peers disagreed: p0 named p1, "
         "p1 [5, 6, 7], p2 [5, 6, 7]"]
+
+
+def test_a_cheating_game_whose_honest_peers_disagreed_says_how() -> None:
+    # It read "NOT survived: the honest peers disagreed" and no more.
+    from p2pcards.sim.batch import GameReport, not_survived
+
+    r = GameReport(seed=7, rounds=1, moves=9, frames=60, bytes=6000, wall_s=0.5, table_s=8.0, cpu_s=[0.1] * 3,
+                   agreed=False, ended={"p0": "finished", "p2": "finished"}, blamed={}, fault_blame={},
+                   totals={"p0": [1, 2, 3], "p2": [1, 2, 4]}, cheat="out-of-turn", cheater=1, fired=True)
+    assert not_survived(r) == "the honest peers disagreed: p0 [1, 2, 3], p2 [1, 2, 4]"
