@@ -334,7 +334,7 @@ def stops_on(w: Witness) -> tuple[list[str], str]:
     if w.rs is None:
         return [], "waiting on no seat's frame (the round has not begun)"
     wake = w.rs.rules.game.wake_time()
-    due = "a player's move" if wake is None else f"a player's move or the deadline at {wake:.1f} s"
+    due = "a player's move" if wake is None else f"a player's move or the deadline at {wake:.1f} s by the file's times"
     return [], f"waiting on no seat's frame: the file ends where the game waits on {due}"
 
 
