@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,18 +120,22 @@ class Transcript:
 
     @classmethod
     def load(cls, path: str) -> Transcript:
-        """Read a transcript file (InputError when it cannot be read or is not a transcript)."""
+        """Read a transcript file, `-` standard input (InputError when it cannot be read or is not a transcript)."""
+        name = "standard input" if path == "-" else path
         try:
-            with open(path, "rb") as f:
-                data = f.read(MAX_TRANSCRIPT + 1)
+            if path == "-":
+                data = sys.stdin.buffer.read(MAX_TRANSCRIPT + 1)
+            else:
+                with open(path, "rb") as f:
+                    data = f.read(MAX_TRANSCRIPT + 1)
         except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
+            raise InputError(f"{name}: {exc.strerror or exc}") from None
         if len(data) > MAX_TRANSCRIPT:  # only so much was read: the file's own size is not known here
-            raise InputError(f"{path}: over {MAX_TRANSCRIPT} bytes, the most a transcript may be (protocol.md §14.8)")
+            raise InputError(f"{name}: over {MAX_TRANSCRIPT} bytes, the most a transcript may be (protocol.md §14.8)")
         try:
             return cls.from_bytes(data)
         except MalformedMessage as exc:
-            raise InputError(f"{path}: {exc}") from None
+            raise InputError(f"{name}: {exc}") from None
 
 
 def _unread(data: bytes, exc: MalformedMessage) -> str:

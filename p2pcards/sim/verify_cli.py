@@ -25,7 +25,8 @@ JSON_HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The transcript file, and --json."""
-    parser.add_argument("file", metavar="FILE", help="a transcript saved by `p2pcards sim --record FILE` or `p2pcards play --record FILE`")
+    parser.add_argument("file", metavar="FILE", help="a transcript saved by `p2pcards sim --record FILE` or "
+                                                     "`p2pcards play --record FILE` (`-`: read from standard input)")
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     parser.epilog = ("Checks every signature and chain, every proof of shuffle and of share, every opening, the "
                      "audit and a replay of the rules with the scores every seat signed. Exit status: 0 a whole "

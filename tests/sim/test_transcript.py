@@ -495,3 +495,17 @@ def test_a_record_that_stops_before_the_first_round_says_so_not_round_0() -> Non
     t = quit_game()
     verdict = verify(Transcript(t.config, t.frames[:1]))
     assert verdict.lines[-1] == "INCOMPLETE: the game stops before round 1 begins, waiting on p1"
+
+
+def test_verify_reads_a_transcript_from_standard_input(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # `verify - < FILE` said "-: No such file or directory" (sim's --json takes - for standard output).
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(honest_game())))
+    assert main(["verify", "-"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("verified: game over")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert main(["verify", "-"]) == 2
+    assert capsys.readouterr().err == "p2pcards verify: standard input: an empty file, not a transcript\n"
