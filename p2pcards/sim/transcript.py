@@ -321,12 +321,8 @@ def verify(transcript: Transcript, tolerance: float = 1.0) -> Verdict:
 
 def stops_on(w: Witness) -> tuple[list[str], str]:
     """The seats a game that stops short at `w` waits on, and what it waits for, in words."""
-    owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
-    if owed:
-        waiting = [w.names[s] for s in sorted(owed)]
-        return waiting, f"waiting on {', '.join(waiting)}"
     left, votes = w.seating.left, w.seating.votes
-    if left:  # every other seat votes a leaver gone at once, then says who is out (§14.6, §14.9)
+    if left:  # every other seat votes a leaver gone at once, then says who is out (§14.6, §14.9): not what it owed
         leavers = ", ".join(f"{w.names[s]} left the table ({why})" for s, (_, why) in sorted(left.items()))
         stay = [s for s in range(w.n) if s not in left]
         unvoted = [w.names[s] for s in stay if not set(left) <= votes.by(s)]
@@ -336,6 +332,10 @@ def stops_on(w: Witness) -> tuple[list[str], str]:
         unsaid = [w.names[s] for s in stay if s not in votes.outs]
         if unsaid:
             return unsaid, f"after {leavers}: waiting on {', '.join(unsaid)} to say who is out (its `out`)"
+    owed = w._owed()[0] if w.rs is not None or w.round == 0 else frozenset()  # pylint: disable=protected-access
+    if owed:
+        waiting = [w.names[s] for s in sorted(owed)]
+        return waiting, f"waiting on {', '.join(waiting)}"
     if w.rs is None:
         return [], "waiting on no seat's frame (the round has not begun)"
     wake = w.rs.rules.game.wake_time()

@@ -432,16 +432,17 @@ def test_verify_json_counts_the_frames_not_the_games_and_names_a_fault_and_its_b
 
 
 @functools.cache
-def quit_game() -> Transcript:
-    """The transcript of a seeded game of two where p1 quits 3 s in: too few seats remain, the game ends."""
+def quit_game(players: int = 2, at: float = 3.0) -> Transcript:
+    """The transcript of a seeded game where the last seat quits `at` s in (at two, too few seats remain: the game
+    ends)."""
     rng = random.Random(7)
-    peers = make_table("crisp", 2, {"limit": 40}, random.Random(rng.random()))
-    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(2)], rng)
+    peers = make_table("crisp", players, {"limit": 40}, random.Random(rng.random()))
+    net = MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], rng)
     transcript = record(net, peers[0].cfg)
     net.start()
-    net.call_at(3.0, lambda n: n.send_as(1, n.peers[1].leave(n.now, "quit")))
+    net.call_at(at, lambda n: n.send_as(players - 1, n.peers[-1].leave(n.now, "quit")))
     net.run(until=600)
-    assert peers[0].finished and peers[1].stopped == "we left: quit"
+    assert peers[-1].stopped == "we left: quit"
     return Transcript.from_bytes(transcript.to_bytes())
 
 
@@ -509,3 +510,14 @@ def test_verify_reads_a_transcript_from_standard_input(monkeypatch: pytest.Monke
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     assert main(["verify", "-"]) == 2
     assert capsys.readouterr().err == "p2pcards verify: standard input: an empty file, not a transcript\n"
+
+
+def test_a_record_that_ends_where_a_seat_quit_mid_shuffle_waits_on_the_votes_not_on_what_was_owed() -> None:
+    # p2 quit while p1 still owed a private box: verify said "waiting on p1", though the round was void and the
+    # table waited on the votes that p2 is gone.
+    t = quit_game(3, 0.05)
+    kinds = [parse(f).envelope.type for _, f in t.frames]
+    verdict = verify(Transcript(t.config, t.frames[:kinds.index("leave") + 1]))
+    assert verdict.waiting == ["p0", "p1"]
+    assert verdict.lines[-1] == ("INCOMPLETE: the game stops in round 1, after p2 left the table (quit): "
+                                 "waiting on p0, p1 to vote it gone")
