@@ -227,7 +227,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "one peer at a time: a second one given the same DIR says so and stops; a DIR that does "
                              "not exist is made, and said once, if the directory above it exists")
     parser.add_argument("--json", action="store_true",
-                        help="print the result as one JSON line: " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
+                        help="print the result as one JSON line, alone on standard output (what is printed "
+                             "otherwise goes to standard error): " + "; ".join(f"{k}: {v}" for k, v in SUMMARY.items())
                              + "; told to quit (a signal, or --attached and standard input closed): only name and quit "
                              "(what told it)")
     parser.add_argument("--attached", action="store_true",
@@ -328,18 +329,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(cfg: BotPeer, saved: NodeState | None, args: argparse.Namespace) -> int:
     """`run` once the seat to come back to, if any, is loaded and its state directory held by this process alone."""
+    log = sys.stderr if args.json else sys.stdout  # with --json, standard output is the JSON line alone
 
     def show(note: Note) -> None:
         line = note_line(cfg.name, note)
         if line is not None:
-            print(line, flush=True)
+            print(line, file=log, flush=True)
 
     def ready(node: Node) -> None:
         where = f"table {node.ad.ad.name!r} " if node.ad else ""
         joining = ", ".join(f"{host}:{port}" for host, port in cfg.peers) or joining_words(cfg.table, cfg.game)
         doing = "coming back " if node.resumed else "hosting " + where if cfg.create else f"joining {joining}, listening "
         moved = "" if node.moved_from is None else f" (port {node.moved_from} was taken: we dial every seat)"
-        print(f"[{cfg.name}] {doing}on port {node.links.port}{moved}", flush=True)
+        print(f"[{cfg.name}] {doing}on port {node.links.port}{moved}", file=log, flush=True)
 
     async def main() -> dict[str, Any]:
         task = asyncio.current_task()

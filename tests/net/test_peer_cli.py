@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
@@ -239,3 +243,28 @@ def test_a_guest_says_which_table_it_looks_for() -> None:
     assert joining_words("rdtest", "crisp") == "the table 'rdtest' if it plays crisp"
     assert joining_words(None, "crescendo") == "the first crescendo table found with a free seat"
     assert joining_words(None, None) == "the first table found with a free seat"
+
+
+def test_peer_json_is_alone_on_standard_output() -> None:
+    """`--json` said "one JSON line", but the peer's log lines went to standard output too: json.loads failed on it."""
+    peer = [sys.executable, "-m", "p2pcards", "peer", "--json", "--no-mdns", "--interface", "127.0.0.1"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free a moment ago: the host listens there
+    host = subprocess.Popen([*peer, "--create", "--game", "crisp", "--players", "2", "--limit", "1", "--name", "h",
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    guest: subprocess.Popen[str] | None = None
+    try:
+        guest = subprocess.Popen([*peer, "--peer", f"127.0.0.1:{port}", "--name", "g"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for proc, name in ((host, "h"), (guest, "g")):
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            summary = json.loads(out)  # the whole of standard output
+            assert summary["finished"] and summary["names"] == ["h", "g"]
+            assert f"[{name}] round 1" in err, err  # the log went to standard error
+    finally:
+        for proc in (host, guest):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
