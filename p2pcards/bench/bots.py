@@ -1,4 +1,4 @@
-"""`p2pcards bench bots`: each good bot's win rate against random bots, with a 95% Wilson interval."""
+"""`p2pcards bench bots`: each good bot's win rate against random bots or its frozen baseline, with a 95% Wilson interval."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from ..bots import baseline_crescendo, baseline_crisp
 from ..bots.base import Bot, Game, RandomBot, play_game
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
@@ -53,22 +54,29 @@ def make_good_bot(name: str) -> Bot:
     return CrispBot() if name == "crisp" else CrescendoBot()
 
 
-def play_one(name: str, players: int, seed: int, index: int) -> tuple[float, int]:
+def make_baseline_bot(name: str) -> Bot:
+    """The good bot of a game as it was before head-to-head tuning (frozen)."""
+    return baseline_crisp.CrispBot() if name == "crisp" else baseline_crescendo.CrescendoBot()
+
+
+def play_one(name: str, players: int, seed: int, index: int, against: str = "random") -> tuple[float, int]:
     """Game `index`: the good bot sits at seat index % players; its share of the win and the moves made."""
     rng = random.Random(f"{name}/{players}/{seed}/{index}")
     seat = index % players
     bots: list[Bot] = [RandomBot(random.Random(rng.random())) for _ in range(players)]
+    if against == "good":
+        bots = [make_baseline_bot(name) for _ in range(players)]
     bots[seat] = make_good_bot(name)
     record = play_game(make_game(name, players), bots, rng)
     share = 1.0 / len(record.winners) if seat in record.winners else 0.0
     return share, record.moves
 
 
-def play_batch(name: str, players: int, seed: int, indices: range) -> Tally:
+def play_batch(name: str, players: int, seed: int, indices: range, against: str = "random") -> Tally:
     """Play the games numbered `indices` (one worker's share)."""
     wins, moves = 0.0, 0
     for i in indices:
-        share, m = play_one(name, players, seed, i)
+        share, m = play_one(name, players, seed, i, against)
         wins += share
         moves += m
     return Tally(wins, len(indices), moves)
@@ -86,7 +94,7 @@ def wilson(successes: float, n: int, z: float = 1.959964) -> tuple[float, float]
 
 
 def run_table(name: str, players: int, games: int, seed: int, jobs: int,
-              progress: Progress | None = None) -> tuple[Tally, float]:
+              progress: Progress | None = None, against: str = "random") -> tuple[Tally, float]:
     """Play `games` games over `jobs` processes; the tally and the wall-clock seconds."""
     start = time.perf_counter()
     # Batches of at most BATCH games, so that progress can be shown as they come back.
@@ -100,10 +108,10 @@ def run_table(name: str, players: int, games: int, seed: int, jobs: int,
 
     if jobs == 1:
         for chunk in chunks:
-            done(play_batch(name, players, seed, chunk))
+            done(play_batch(name, players, seed, chunk, against))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for future in as_completed([pool.submit(play_batch, name, players, seed, c) for c in chunks]):
+            for future in as_completed([pool.submit(play_batch, name, players, seed, c, against) for c in chunks]):
                 done(future.result())
     elapsed = time.perf_counter() - start
     total = Tally(sum(t.wins for t in tallies), sum(t.games for t in tallies), sum(t.moves for t in tallies))
@@ -117,6 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of every deck and random bot (default 1)")
     parser.add_argument("--jobs", type=whole(1), default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: 2, or 1 on a one-core machine)")
+    parser.add_argument("--against", choices=("random", "good"), default="random",
+                        help="the other seats: random bots, or the good bot as it was before head-to-head tuning "
+                             "(frozen baseline; equal play wins 1/players) (default random)")
 
 
 def run(args: argparse.Namespace) -> Figures:
@@ -127,23 +138,31 @@ def run(args: argparse.Namespace) -> Figures:
     }
     chosen = chosen_tables(args)
     print(f"bench bots: {args.games} games per game, seed {args.seed}, {args.jobs} process(es)")
-    print("Each game: one good bot against random bots (RandomBot: uniform legal moves, out-of-turn")
-    print("moves 10% of the chances). The good bot's seat rotates game by game. A win shared by k")
+    against = args.against
+    if against == "good":
+        print("Each game: one good bot against the frozen baseline good bot at every other seat (equal play")
+        print("would win 1/players). The good bot's seat rotates game by game. A win shared by k")
+    else:
+        print("Each game: one good bot against random bots (RandomBot: uniform legal moves, out-of-turn")
+        print("moves 10% of the chances). The good bot's seat rotates game by game. A win shared by k")
     print("players counts 1/k. Interval: Wilson score, 95%.")
     rows: list[dict[str, Any]] = []
     for name, players in chosen:
         bot, options = tables[name]
-        print(f"\n{name}: {players} players, 1 {bot} + {players - 1} RandomBot ({options})", flush=True)
+        others = "RandomBot" if against == "random" else f"baseline {bot}"
+        print(f"\n{name}: {players} players, 1 {bot} + {players - 1} {others} ({options})", flush=True)
         with Progress(name, total=args.games) as progress:
-            tally, elapsed = run_table(name, players, args.games, args.seed, args.jobs, progress)
+            tally, elapsed = run_table(name, players, args.games, args.seed, args.jobs, progress, against)
         row = figures(name, players, bot, tally, elapsed)
+        row["against"] = against
         rows.append(row)
         print(f"  {bot} win rate {row['win_rate']:6.1%}  95% CI [{row['ci95_low']:.1%}, {row['ci95_high']:.1%}]  "
-              f"random baseline {row['random_baseline']:.1%}")
+              f"{'random' if against == 'random' else 'equal-play'} baseline {row['random_baseline']:.1%}")
         print(f"  {tally.games} games in {elapsed:.1f} s: {row['games_per_s']:.1f} games/s "
               f"({row['moves_per_game']:.0f} moves per game)")
     params = {"games": args.games, "seed": args.seed, "jobs": args.jobs, "game": args.game,
-              "crisp_players": args.crisp_players, "crescendo_players": args.crescendo_players}
+              "crisp_players": args.crisp_players, "crescendo_players": args.crescendo_players,
+              "against": against}
     return Figures(params, rows)
 
 
