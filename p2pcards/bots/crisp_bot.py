@@ -13,6 +13,8 @@ from .base import View
 
 FACES = frozenset({"J", "Q", "K"})
 MIDDLE = 1
+# A caller's hand totals about 11 at the reveal in good play (its cards average well below an unseen card's).
+CALLER_TOTAL = 11.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,18 @@ def unseen_pool(view: CrispView) -> Pool:
     return Pool(mean, var, len(values))
 
 
+def caller_slot(hand: Sequence[str | None]) -> float:
+    """A caller's unseen card: what its hand would need for the total a caller typically has."""
+    unknown = sum(1 for f in hand if f is None)
+    known = sum(crisp_value(f) for f in hand if f is not None)
+    return max(1.0, (CALLER_TOTAL - known) / unknown) if unknown else 0.0
+
+
+def last_turn(view: CrispView) -> bool:
+    """True on my final turn after another player's call: only the total counts now, knowing a card is worth nothing."""
+    return view.caller is not None and view.caller != view.me and view.turn == view.me
+
+
 def _phi(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -52,10 +66,14 @@ def _phi(x: float) -> float:
 class CrispBot:
     """Remembers through its view, replaces its worst card, uses Jacks and Queens, calls crisp when likely lowest."""
 
-    def __init__(self, call_confidence: float = 0.62, queen_margin: float = 2.5, patience: float = 0.03) -> None:
+    def __init__(self, call_confidence: float = 0.62, queen_margin: float = 2.5, patience: float = 0.03,
+                 drift: float = 0.4, max_drift: float = 2.5, final_gain: float = 1.0) -> None:
         self.call_confidence = call_confidence
         self.queen_margin = queen_margin
         self.patience = patience
+        self.drift = drift
+        self.max_drift = max_drift
+        self.final_gain = final_gain
         # The view does not count turns; the bot remembers its own turns in this round (when each opened).
         self.round = 0
         self.turns: set[float] = set()
@@ -72,8 +90,16 @@ class CrispBot:
     # ---------------------------------------------------------------- estimates
 
     def slot_values(self, view: CrispView, seat: int, pool: Pool) -> list[float]:
-        """Estimated value of each slot of `seat`: the face when this player knows it, else the pool's mean."""
-        return [float(crisp_value(f)) if f is not None else pool.mean for f in view.known[seat]]
+        """Estimated value of each slot of `seat`: the face when known, else the pool's mean (less another's drift)."""
+        hand = view.known[seat]
+        unseen = pool.mean if seat == view.me else pool.mean - self.opponent_drift()
+        if seat == view.caller and seat != view.me:
+            unseen = min(unseen, caller_slot(hand))
+        return [float(crisp_value(f)) if f is not None else unseen for f in hand]
+
+    def opponent_drift(self) -> float:
+        """How far below the pool's mean another player's unseen card likely is: they have kept low cards each turn."""
+        return min(self.max_drift, self.drift * max(0, len(self.turns) - 1))
 
     def total_estimate(self, view: CrispView, seat: int, pool: Pool) -> tuple[float, float]:
         """Estimated total of `seat`'s hand and its variance."""
@@ -89,6 +115,7 @@ class CrispBot:
             if seat == view.me:
                 continue
             theirs, their_var = self.total_estimate(view, seat, pool)
+            theirs -= self.final_gain  # each other player gets one more turn to improve after my call
             sd = math.sqrt(my_var + their_var)
             gap = theirs - mine - 0.5  # strictly lower: a tie loses
             p *= _phi(gap / sd) if sd > 0 else (1.0 if gap > 0 else 0.0)
@@ -137,14 +164,15 @@ class CrispBot:
         if drawn is None:
             return None
         value = crisp_value(drawn)
+        final = last_turn(view)
         best: tuple[float, int] | None = None
         for slot, est in enumerate(self.slot_values(view, view.me, pool)):
             unknown = view.known[view.me][slot] is None
-            gain = est - value + (0.6 if unknown else 0.0)  # knowing a card is worth a little too
+            gain = est - value + (0.6 if unknown and not final else 0.0)  # knowing a card is worth a little too
             if best is None or gain > best[0]:
                 best = (gain, slot)
         assert best is not None
-        if must or best[0] > 0.5:
+        if must or best[0] > (0.0 if final else 0.5):
             return Move(me, "replace", pos=best[1])
         return None
 
@@ -154,7 +182,7 @@ class CrispBot:
         if rank == "K":
             return _pick(legal, Move(me, "king"))
         if rank == "J":
-            if view.known[view.me][MIDDLE] is None:
+            if view.known[view.me][MIDDLE] is None and not last_turn(view):
                 return _pick(legal, Move(me, "jack"))
             return _pick(legal, Move(me, "discard"))
         if rank == "Q":
@@ -167,6 +195,7 @@ class CrispBot:
         mine = self.slot_values(view, view.me, pool)
         best: tuple[float, Move] | None = None
         leader = _leader(view)
+        final = last_turn(view)
         for seat in range(len(view.players)):
             if seat == view.me:
                 continue
@@ -175,19 +204,22 @@ class CrispBot:
                 known = view.known[seat][t] is not None
                 for s, my_value in enumerate(mine):
                     gain = my_value - their_value
-                    if not known:
+                    if seat == view.caller and final:
+                        gain *= 2  # the caller's loss counts too: it may cost them the strictly lowest total
+                    elif not known:
                         gain -= 0.75  # an unseen card is a gamble
-                    if view.known[view.me][s] is None and s != MIDDLE:
-                        gain -= 0.25
-                    if s != MIDDLE:
-                        gain += 0.3  # I will see the card I get
-                    if t == MIDDLE:
-                        gain += 0.2  # they will not see the card they get
+                    if not final:
+                        if view.known[view.me][s] is None and s != MIDDLE:
+                            gain -= 0.25
+                        if s != MIDDLE:
+                            gain += 0.3  # I will see the card I get
+                        if t == MIDDLE:
+                            gain += 0.2  # they will not see the card they get
                     if seat == view.caller or seat == leader:
                         gain += 0.3
                     if best is None or gain > best[0]:
                         best = (gain, Move(me, "queen", pos=s, target=view.players[seat], target_pos=t))
-        if best is not None and best[0] >= self.queen_margin:
+        if best is not None and best[0] >= (1.0 if final else self.queen_margin):
             return best[1]
         return None
 
