@@ -12,6 +12,7 @@ from ..games.crescendo import CrescendoView
 from .base import View
 
 NUMBERS = tuple(range(1, 101))
+CLEAN_POINTS = 3.0  # a player who did not call scores +3 for a row all in order instead of -1 per wrong card
 JOKER_BACKS = {j: crescendo_back(j) for j in JOKERS}
 BACK_NUMBERS: dict[Back, tuple[int, ...]] = {}
 for _n in NUMBERS:
@@ -135,11 +136,24 @@ def replace_delta(row: Sequence[Slot], pos: int, new: Slot) -> float:
     return segment(new) - segment(row[pos])
 
 
+def clean_delta(row: Sequence[Slot], pos: int, new: Slot) -> float:
+    """How much the chance of an all-ascending row grows when the card at `pos` is replaced by `new`."""
+    replaced = list(row)
+    replaced[pos] = new
+    return p_ascending(replaced) - p_ascending(row)
+
+
+def removal_gain(row: Sequence[Slot], pos: int) -> float:
+    """How much `row_cost` falls when the card at `pos` leaves the row (a right NUMBER claim)."""
+    return row_cost(row) - row_cost([s for p, s in enumerate(row) if p != pos])
+
+
 class CrescendoBot:
     """Fixes inversions with draws and actions, claims NUMBER only when sure, calls CRESCENDO when confident."""
 
-    def __init__(self, call_confidence: float = 0.85) -> None:
+    def __init__(self, call_confidence: float = 0.85, clean_bonus: float = CLEAN_POINTS) -> None:
         self.call_confidence = call_confidence
+        self.clean_bonus = clean_bonus
 
     def choose(self, view: View) -> Move | None:
         """The move to make now from this view alone, or None to let time pass."""
@@ -171,7 +185,7 @@ class CrescendoBot:
     # ---------------------------------------------------------------- NUMBER
 
     def _claim(self, view: CrescendoView, me: str) -> Move | None:
-        """A NUMBER claim only with a known own number within 2 of a numbered top discard."""
+        """A NUMBER claim only with a known own number within 2 of a numbered top discard: the one most out of order."""
         if not view.window_open or not view.discard:
             return None
         top = view.discard[0]
@@ -181,7 +195,10 @@ class CrescendoBot:
         sure = [p for p, f in enumerate(mine) if isinstance(f, int) and abs(f - top) <= 2]
         if not sure:
             return None
-        return Move(me, "number", pos=sure[0])
+        if len(sure) == 1:
+            return Move(me, "number", pos=sure[0])
+        row = Beliefs(view).rows[view.me]
+        return Move(me, "number", pos=max(sure, key=lambda p: removal_gain(row, p)))
 
     def _number_bonus(self, view: CrescendoView, top: CrescendoCard | None, skip: int | None) -> float:
         """Worth of leaving `top` on the discard pile when a known own number is within 2 of it."""
@@ -226,6 +243,9 @@ class CrescendoBot:
         best_gain, best_pos = 0.0, None
         for p, old in enumerate(row):
             gain = -replace_delta(row, p, card)
+            if self.clean_bonus:
+                # A whole row in order scores its bonus on top of a point per card: worth aiming for.
+                gain += self.clean_bonus * clean_delta(row, p, card)
             if not old.known:
                 gain += 0.05  # a known card in place of an unknown one
             if old.joker >= 1.0:
