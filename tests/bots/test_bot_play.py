@@ -191,3 +191,23 @@ def test_botgame_says_crescendos_fresh_reshuffle_before_the_draw_it_served() -> 
     lines = out.getvalue().splitlines()
     at = next(i for i, line in enumerate(lines) if "the discard pile is shuffled into a new Reserve" in line)
     assert "from the Reserve" in lines[at + 1]
+
+
+def test_bench_against_good_seats_the_frozen_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench bots --against good`: one tuned bot, the frozen baseline at every other seat, equal play at 1/players."""
+    import json
+
+    from p2pcards.bench.bots import make_baseline_bot
+    from p2pcards.bots import baseline_crescendo, baseline_crisp
+    from p2pcards.cli import main
+
+    assert isinstance(make_baseline_bot("crisp"), baseline_crisp.CrispBot)
+    assert isinstance(make_baseline_bot("crescendo"), baseline_crescendo.CrescendoBot)
+    assert play_one("crisp", 3, 1, 4, "good") == play_one("crisp", 3, 1, 4, "good")  # seeded: the same game again
+    assert main(["bench", "bots", "--against", "good", "--games", "3", "--jobs", "1", "--game", "crisp",
+                 "--crisp-players", "3", "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    [row] = data["rows"]
+    assert data["params"]["against"] == "good" and row["against"] == "good" and row["games"] == 3
+    assert "2 baseline CrispBot" in err and "equal-play baseline 33.3%" in err
