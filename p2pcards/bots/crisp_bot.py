@@ -67,12 +67,10 @@ class CrispBot:
     """Remembers through its view, replaces its worst card, uses Jacks and Queens, calls crisp when likely lowest."""
 
     def __init__(self, call_confidence: float = 0.62, queen_margin: float = 2.5, patience: float = 0.03,
-                 drift: float = 0.4, max_drift: float = 2.5, final_gain: float = 1.0) -> None:
+                 final_gain: float = 1.0) -> None:
         self.call_confidence = call_confidence
         self.queen_margin = queen_margin
         self.patience = patience
-        self.drift = drift
-        self.max_drift = max_drift
         self.final_gain = final_gain
         # The view does not count turns; the bot remembers its own turns in this round (when each opened).
         self.round = 0
@@ -90,16 +88,12 @@ class CrispBot:
     # ---------------------------------------------------------------- estimates
 
     def slot_values(self, view: CrispView, seat: int, pool: Pool) -> list[float]:
-        """Estimated value of each slot of `seat`: the face when known, else the pool's mean (less another's drift)."""
+        """Estimated value of each slot of `seat`: the face when known, else the pool's mean (a caller's: lower)."""
         hand = view.known[seat]
-        unseen = pool.mean if seat == view.me else pool.mean - self.opponent_drift()
+        unseen = pool.mean
         if seat == view.caller and seat != view.me:
             unseen = min(unseen, caller_slot(hand))
         return [float(crisp_value(f)) if f is not None else unseen for f in hand]
-
-    def opponent_drift(self) -> float:
-        """How far below the pool's mean another player's unseen card likely is: they have kept low cards each turn."""
-        return min(self.max_drift, self.drift * max(0, len(self.turns) - 1))
 
     def total_estimate(self, view: CrispView, seat: int, pool: Pool) -> tuple[float, float]:
         """Estimated total of `seat`'s hand and its variance."""

@@ -100,13 +100,3 @@ def test_crescendo_placement_keeps_a_row_that_can_still_be_in_order() -> None:
     gain, pos = CrescendoBot()._placements(None, row, known_slot(91))  # type: ignore[arg-type]
     assert pos == 3 and gain > 0
 
-
-def test_crisp_expects_another_players_unseen_cards_to_fall_as_the_round_goes_on() -> None:
-    """Every turn a player keeps low cards: after my fourth turn their unseen card is estimated below the pool's mean."""
-    bot = CrispBot()
-    view = crisp_view()
-    for k in range(4):
-        bot.choose(dataclasses.replace(view, opens_at=float(k)))
-    pool = unseen_pool(view)
-    assert bot.slot_values(view, 0, pool) == [pool.mean - 3 * bot.drift] * 3
-    assert bot.slot_values(view, 1, pool)[1] == pool.mean  # my own unseen middle card is a fresh card
