@@ -144,7 +144,9 @@ class Reveals:
             if recipient is None:
                 for pos in rv.positions:
                     seen = self.public_seen.setdefault((rv.deck, pos), {})
-                    if seen.get(prover) != self.decks.final_digest(rv.deck):  # a share on ours stays counted
+                    # A share on our final deck stays counted; one that came before our deck was final is kept
+                    # too (it had read as a share already held, and the prover as owing it for ever).
+                    if prover not in seen or seen[prover] != self.decks.final_digest(rv.deck):
                         seen[prover] = rv.final
 
     def take_early(self) -> None:

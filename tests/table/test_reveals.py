@@ -169,3 +169,16 @@ def test_a_share_made_ahead_serves_the_next_look_at_that_card_and_is_made_again_
     r0.grant_public([handle])
     assert pos not in r0.ahead[deck] and not r0.prepare([handle])  # public now: nothing more to make
     assert not r0.prepare([999])  # no such card: nothing made
+
+
+def test_a_public_share_that_came_before_our_deck_was_final_is_not_owed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its prover read as owing it for ever (it was never counted), and the time-out blamed an honest seat."""
+    reveals, ports, games = two_seats()
+    handle = 30
+    reveals[1].grant_public([handle])
+    (body,) = ports[1].of_type("shares")
+    with monkeypatch.context() as m:
+        m.setattr(reveals[0].decks, "final_digest", lambda deck_id: None)  # our deck was not final when it came
+        reveals[0].take(1, None, Shares.from_wire(body).reveals)
+    reveals[0].grant_public([handle])
+    assert reveals[0].public_owed() == set() and reveals[0].publics_delivered() == 1
