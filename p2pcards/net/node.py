@@ -52,6 +52,7 @@ JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 MAX_ADDRESSES = 16  # addresses of one seat in the host's `A` frame
 MAX_ANNOUNCED = 8  # addresses of one seat taken from its announcements per dial, the newest ads first
+ANNOUNCED_S = 1.0  # how long one dial of an announced address may take (a link on a LAN is up in milliseconds)
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -507,13 +508,25 @@ class Node:
                 # know where we are now either); one more address of a seat where it listened before says nothing.
                 moved = any(port not in {p for _, p in known} for _, port in new)
                 dialling = not cut_off_only or seat.peer.cut_off is not None or moved
-                if dialling and (known or new):
+                if dialling and known:
                     with contextlib.suppress(LinkBroken):
-                        await self.links.dial(known + new, key, attempts=1)
+                        await self.links.dial(known, key, attempts=1)
+                if dialling and new and key not in self.links.links:
+                    await self._dial_announced(new, key)
                 await asyncio.sleep(REDIAL_S if dialling else 1.0)
                 seat = self.seat
         finally:
             self._redialling.discard(key)
+
+    async def _dial_announced(self, addresses: Sequence[tuple[str, int]], key: bytes) -> None:
+        """Dial the addresses announced for `key` all at once, each for at most ANNOUNCED_S: anyone may announce a
+        seat's fingerprint, and addresses that accept and never speak, tried one after another, would hold back
+        the dials of the addresses we know for a minute a turn (long enough to vote an honest seat gone)."""
+        async def one(where: tuple[str, int]) -> None:
+            with contextlib.suppress(LinkBroken, TimeoutError):
+                async with asyncio.timeout(ANNOUNCED_S):
+                    await self.links.dial([where], key, attempts=1)
+        await asyncio.gather(*(one(where) for where in addresses))
 
     def _announced(self, key: bytes) -> list[tuple[str, int]]:
         """Where the seat holding `key` announces itself (protocol.md §17): the newest ads' addresses first, at most

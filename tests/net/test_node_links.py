@@ -417,6 +417,8 @@ def test_a_seat_after_ours_is_dialled_where_its_ad_names_a_port_we_do_not_know_a
 
         async def dial(addresses: list[tuple[str, int]], key: bytes, attempts: int = 1) -> None:
             dialled.append(addresses)
+            if ("10.0.0.3", 5003) not in addresses:
+                raise LinkBroken("no link")
             node.links.links[key] = SimpleNamespace()  # type: ignore[assignment]  # linked: it dials no more
         monkeypatch.setattr(node.links, "dial", dial)
         monkeypatch.setattr(node_mod, "REDIAL_S", 0.01)
@@ -427,4 +429,35 @@ def test_a_seat_after_ours_is_dialled_where_its_ad_names_a_port_we_do_not_know_a
         await asyncio.wait_for(task, 5)
         return dialled
 
-    assert asyncio.run(main()) == [[("10.0.0.3", 4003), ("10.0.0.3", 5003), ("10.0.0.9", 4003)]]
+    # Where we knew it first, then where it announces itself, each announced address on its own.
+    assert asyncio.run(main()) == [[("10.0.0.3", 4003)], [("10.0.0.3", 5003)], [("10.0.0.9", 4003)]]
+
+
+def test_announced_addresses_that_never_answer_do_not_hold_back_the_dials_where_we_know_a_seat(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Anyone may announce a seat's fingerprint. Dialled one after another with the known address, 8 that accept and
+    # never speak held each turn for up to 80 s: a seat back at its old address was voted gone meanwhile.
+    async def main() -> int:
+        node, _, keys, _ = _seated(me_at=2)
+        earlier = keys[1]
+        node.dialled = {earlier: [("10.0.0.1", 4001)]}
+        node.seat = SimpleNamespace(names=dict.fromkeys(keys), shell=SimpleNamespace(over=False),  # type: ignore[assignment]
+                                    peer=SimpleNamespace(cut_off=None))
+        monkeypatch.setattr(node, "_announced", lambda key: [(f"10.0.9.{i}", 4001) for i in range(8)])
+        known_dials = 0
+
+        async def dial(addresses: list[tuple[str, int]], key: bytes, attempts: int = 1) -> None:
+            nonlocal known_dials
+            if addresses != [("10.0.0.1", 4001)]:
+                await asyncio.Event().wait()  # a tarpit: accepts, never speaks
+            known_dials += 1
+            if known_dials < 3:
+                raise LinkBroken("no link")
+            node.links.links[key] = SimpleNamespace()  # type: ignore[assignment]  # back where we knew it
+        monkeypatch.setattr(node.links, "dial", dial)
+        monkeypatch.setattr(node_mod, "REDIAL_S", 0.01)
+        monkeypatch.setattr(node_mod, "ANNOUNCED_S", 0.05)
+        await asyncio.wait_for(node._redial(earlier), 10)
+        return known_dials
+
+    assert asyncio.run(main()) == 3
