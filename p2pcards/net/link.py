@@ -338,7 +338,7 @@ class Links:
                 try:
                     return await self._dialer(reader, writer, key)
                 except (LinkBroken, RemoteProtocolError, TimeoutError) as exc:
-                    errors.append(f"{host}:{port}: {exc or 'timed out'}")
+                    errors.append(f"{host}:{port}: {str(exc) or 'no answer to the handshake (timed out)'}")
             if attempt + 1 < attempts:
                 await asyncio.sleep(pause)
         tried = f" (tried {attempts} times)" if attempts > 1 else ""
@@ -471,4 +471,6 @@ def _unanswered(exc: OSError | TimeoutError) -> str:
     failed ('127.0.0.1', 9)")."""
     if isinstance(exc, TimeoutError) or not exc.errno:
         return str(exc) or "no answer (timed out)"
+    if exc.errno < 0:  # a name that does not resolve (socket.gaierror): its own words, not "unknown error -2"
+        return (exc.strerror or str(exc)).lower()
     return os.strerror(exc.errno).lower()

@@ -567,3 +567,26 @@ def test_a_port_where_nobody_listens_is_said_in_plain_words() -> None:
 
         said = asyncio.run(main())
     assert said == f"no link: 127.0.0.1:{port}: connection refused (tried 2 times)"
+
+
+def test_a_host_that_does_not_resolve_and_a_silent_listener_are_said_in_plain_words(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_mod, "HANDSHAKE_S", 0.2)
+
+    async def main() -> tuple[str, str]:
+        silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # accepts, never speaks
+        port = silent.sockets[0].getsockname()[1]
+        links = Links(generate("a"), b"t" * 16, lambda key: True, lambda *x: None)
+        said: list[str] = []
+        for where in [("nosuch.invalid", 4000), ("127.0.0.1", port)]:
+            try:
+                await links.dial([where])
+            except LinkBroken as exc:
+                said.append(str(exc))
+        await links.close("test over")
+        silent.close()
+        return said[0], said[1]
+
+    unresolved, silent = asyncio.run(main())
+    assert "unknown error" not in unresolved and "nosuch.invalid:4000: " in unresolved  # it read "unknown error -2"
+    assert silent.endswith(": no answer to the handshake (timed out)")  # it read "127.0.0.1:PORT: " and nothing
