@@ -38,19 +38,20 @@ import ifaddr
 from zeroconf import BadTypeInNameException, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
 # The DNS message classes, for a one-shot query: importable from zeroconf itself, though not in its __all__.
 from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, DNSQuestion, DNSText  # type: ignore[attr-defined]
-from zeroconf.const import _CLASS_IN, _FLAGS_QR_QUERY, _TYPE_PTR
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from ..crypto.identity import valid_name
 from ..errors import InputError, MalformedMessage
 from ..table.config import SEATS, options_from_wire, options_to_wire
 from ..table.lobby import check_host_options
+from .handshake import LINK_VERSION
 
 SERVICE: Final = "_p2pcards._tcp.local."
-PROTOCOL_VERSION: Final = 3  # what our links speak (handshake.LINK_VERSION): a table of another is not listed
+PROTOCOL_VERSION: Final = LINK_VERSION  # what our links speak: a table of another is not listed
 MAX_TXT_VALUE: Final = 200  # bytes of one value; a key=value string must stay within 255
 MAX_INSTANCE: Final = 63  # bytes of a DNS-SD instance name
 RESOLVE_MS: Final = 3000
+CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §4.1.1 (zeroconf's are private)
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
 TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
@@ -308,8 +309,8 @@ async def ask_for_table(address: str, table: bytes, timeout: float = ASK_S, port
     except OSError:
         return None
     try:
-        query = DNSOutgoing(_FLAGS_QR_QUERY)
-        query.add_question(DNSQuestion(SERVICE, _TYPE_PTR, _CLASS_IN))
+        query = DNSOutgoing(FLAGS_QUERY)
+        query.add_question(DNSQuestion(SERVICE, TYPE_PTR, CLASS_IN))
         for packet in query.packets():
             transport.sendto(packet)
         async with asyncio.timeout(timeout):

@@ -98,8 +98,8 @@ class Signals:
         loop = asyncio.get_running_loop()
         for sig, previous in self._taken.items():
             loop.remove_signal_handler(sig)
-            signal.signal(sig, previous)  # type: ignore[arg-type]
-
+            if previous is not None:  # None: a handler set outside Python, which we cannot put back
+                signal.signal(sig, previous)  # type: ignore[arg-type]
 
     def end(self) -> None:
         """Terminated, once the client cleaned up after a signal that came."""

@@ -215,3 +215,12 @@ def test_an_ad_cancelled_while_it_is_probed_or_announced_leaves_nothing_register
     fake = asyncio.run(main())
     assert not fake.services
     assert fake.goodbyes == ([f"peer 12345.{SERVICE}"] if probed else [])
+
+
+def test_the_dns_numbers_of_the_one_shot_query_are_zeroconfs() -> None:
+    """The query for a table's name uses RFC 1035's numbers of its own: zeroconf's are private and may move."""
+    from zeroconf import const
+
+    from p2pcards.net import discovery
+    assert (discovery.CLASS_IN, discovery.FLAGS_QUERY, discovery.TYPE_PTR) == (
+        const._CLASS_IN, const._FLAGS_QR_QUERY, const._TYPE_PTR)
