@@ -37,8 +37,8 @@ class Decks:
         self.cards: dict[int, tuple[Cards, tuple[str, ...] | None]] = {}  # deck id -> its public cards and tags
         self.early: dict[tuple[int, int], dk.EncryptedDeck] = {}  # (deck, stage) -> a pass not yet checkable
         self.frames: dict[tuple[int, int], bytes] = {}  # (deck, stage) -> the signed frame of its one pass
-        self.disputed: set[tuple[int, int]] = set()  # (deck, stage) of a pass naming another input than we hold
-        self.disputed_finals: set[int] = set()  # decks some of whose shares name another final deck than ours
+        # (deck, stage) of a pass naming another input than we hold; (deck, S + 1): shares naming another final deck
+        self.disputed: set[tuple[int, int]] = set()
         self.digests: dict[int, bytes] = {}  # deck id -> the digest of its final deck
         self.passed: set[int] = set()  # decks we have made our pass on
         self.loc: dict[int, tuple[int, int]] = {}  # handle -> (deck, position)
@@ -141,14 +141,10 @@ class Decks:
         frame = self.frames.get((deck_id, prev.stage))
         if prev.stage == 0 or not frame or new.input == dk.deck_digest(self.ctx, prev):
             return False
-        place = (deck_id, new.stage)
-        if place not in self.disputed:
-            self.disputed.add(place)
-            names = self.ctx.players
-            self.port.note("event", f"the pass of {names[new.stage - 1]} on deck {deck_id} names another pass of "
-                           f"{names[prev.stage - 1]} than ours: ours shown to every seat, the verdict waits")
-            if self.me < self.seats:  # a witness (no seat) sends nothing
-                self.port.relay(frame)
+        names = self.ctx.players
+        self._show_once((deck_id, new.stage), frame,
+                        f"the pass of {names[new.stage - 1]} on deck {deck_id} names another pass of "
+                        f"{names[prev.stage - 1]} than ours")
         return True
 
     def final_digest(self, deck_id: int) -> bytes | None:
@@ -167,12 +163,18 @@ class Decks:
         shares are still owed (§14.3).
         """
         frame = self.frames.get((deck_id, self.seats))
-        if deck_id in self.disputed_finals or not frame:
+        if frame:
+            names = self.ctx.players
+            self._show_once((deck_id, self.seats + 1), frame,
+                            f"the shares of {names[prover]} on deck {deck_id} name another final deck than ours "
+                            f"(the pass of {names[self.seats - 1]})")
+
+    def _show_once(self, place: tuple[int, int], frame: bytes, why: str) -> None:
+        """Say `why` and send our copy of a pass (`frame`) to every seat, once for `place`: the verdict waits."""
+        if place in self.disputed:
             return
-        self.disputed_finals.add(deck_id)
-        names = self.ctx.players
-        self.port.note("event", f"the shares of {names[prover]} on deck {deck_id} name another final deck than ours "
-                       f"(the pass of {names[self.seats - 1]}): ours shown to every seat, the verdict waits")
+        self.disputed.add(place)
+        self.port.note("event", f"{why}: ours shown to every seat, the verdict waits")
         if self.me < self.seats:  # a witness (no seat) sends nothing
             self.port.relay(frame)
 
