@@ -145,8 +145,8 @@ class MemNet:
             mtype = parse(sent).envelope.type
         except MalformedMessage:
             mtype = "?"
-        if again:  # a copy of a move already counted: a slow order, not another move
-            self.stats.resent += 1
+        if again:  # a copy of a move already counted (a slow order, not another move), or another's frame relayed
+            self.stats.resent += mtype == "move"
         else:
             self.stats.by_type[mtype] = self.stats.by_type.get(mtype, 0) + 1
         if self.on_send is not None:

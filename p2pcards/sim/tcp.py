@@ -72,10 +72,10 @@ class SimSeat(Seat):
     def _count(self, sent: bytes, again: bool = False) -> None:
         self.frames += 1
         self.bytes += len(sent)
-        if again:  # our move sent again, its order slow to come: not another move
-            self.resent += 1
-            return
         mtype = frame_type(sent) or "?"
+        if again:  # our move sent again, its order slow to come (not another move), or another's frame relayed
+            self.resent += mtype == "move"
+            return
         self.by_type[mtype] = self.by_type.get(mtype, 0) + 1
 
     def _broadcast(self, out: Send) -> None:

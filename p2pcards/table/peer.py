@@ -61,7 +61,8 @@ class TablePeer(Coordinator):
             raise LocalError(f"the journal is damaged: {exc}") from None
         # Signed by the replay beyond the journal: journaled before the shell sends them (`go_on`) or a seat
         # asks for them, so that a second restart gives back these very frames.
-        peer._journal.records = [frame_record(peer.now, out.frame) for out in peer.emit.out if isinstance(out, Send)]
+        peer._journal.records = [frame_record(peer.now, out.frame) for out in peer.emit.out
+                                 if isinstance(out, Send) and not out.again]  # a copy or a relay signs nothing new
         peer.now = max(peer.now, now)
         peer.seating.back_at = peer.now  # a seat not heard from since then may be at a table that went on
         if peer.rs is not None:

@@ -125,6 +125,7 @@ LAST = [(3, 2, (0,)), (3, 2, (1,)), (4, 3, (1, 2)), (5, 4, (2,))]
 def test_a_split_view_of_a_pass_is_blamed_on_its_shuffler_only(seats: int, cheater: int, split: tuple[int, ...]) -> None:
     run = run_table("crisp", seats, CRISP, seed=seats, tap=split_pass(cheater, split), until=UNTIL)
     assert_cheater_blamed(run, cheater)
+    assert run.net.stats.resent == 0  # the passes shown again are no moves sent again (they were counted so)
 
 
 def test_a_split_view_of_a_pass_of_tagged_cards_is_blamed_on_its_shuffler_only() -> None:
