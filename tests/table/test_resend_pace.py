@@ -3,6 +3,8 @@ every RESEND_S over a link whose orders take seconds sent each move about three 
 
 from __future__ import annotations
 
+import pytest
+
 from p2pcards.games.base import Move
 from p2pcards.sim.batch import play_batch
 from p2pcards.sim.faults import FaultSpec
@@ -51,6 +53,7 @@ def test_a_move_whose_orders_come_back_slowly_is_sent_again_once_overdue_and_les
     assert copies(log, 61.0, 62.0) == [RESEND_S, 2 * RESEND_S]
 
 
+@pytest.mark.slow  # a whole Crescendo game over slow links
 def test_a_slow_game_sends_fewer_copies_than_moves() -> None:
     """`sim crescendo --faults delay=400,jitter=1000` sent 706 copies for its 313 moves; now fewer than one each."""
     [report] = play_batch("crescendo", 3, {}, 1, 1, faults=FaultSpec.parse("delay=400,jitter=1000"))

@@ -116,26 +116,34 @@ CASES = [
     (5, 2, (0, 3)),
     (5, 3, (0, 1, 2)),
 ]
+
+
+def slow_but(keep: int, cases: list[Any]) -> list[Any]:
+    """`cases`, all but the first `keep` run with the slow tests only (each is a whole table's shuffle and stop)."""
+    return [c if i < keep else pytest.param(*c, marks=pytest.mark.slow) for i, c in enumerate(cases)]
+
+
 # The cheater last: no pass follows its own, and the split shows only when shares proved on one final deck (naming
 # it) reach a peer that holds the other.
 LAST = [(3, 2, (0,)), (3, 2, (1,)), (4, 3, (1, 2)), (5, 4, (2,))]
 
 
-@pytest.mark.parametrize("seats, cheater, split", CASES)
+@pytest.mark.parametrize("seats, cheater, split", slow_but(2, [CASES[0], CASES[6], *CASES[1:6], *CASES[7:]]))
 def test_a_split_view_of_a_pass_is_blamed_on_its_shuffler_only(seats: int, cheater: int, split: tuple[int, ...]) -> None:
     run = run_table("crisp", seats, CRISP, seed=seats, tap=split_pass(cheater, split), until=UNTIL)
     assert_cheater_blamed(run, cheater)
     assert run.net.stats.resent == 0  # the passes shown again are no moves sent again (they were counted so)
 
 
+@pytest.mark.slow
 def test_a_split_view_of_a_pass_of_tagged_cards_is_blamed_on_its_shuffler_only() -> None:
     # Crescendo's cards carry their backs as tags: the second pass moves them along its own permutation.
     run = run_table("crescendo", 4, {}, seed=4, tap=split_pass(1, (0, 3)), until=UNTIL)
     assert_cheater_blamed(run, 1)
 
 
-@pytest.mark.parametrize("seats, cheater, split, seed", [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3),
-                                                        (4, 3, (0, 2), 4), (5, 4, (1, 3), 5)])
+@pytest.mark.parametrize("seats, cheater, split, seed", slow_but(1, [(4, 1, (3,), 1), (5, 2, (0, 4), 2), (5, 3, (1,), 3),
+                                                                  (4, 3, (0, 2), 4), (5, 4, (1, 3), 5)]))
 def test_a_split_view_of_a_pass_over_a_reordering_network(seats: int, cheater: int, split: tuple[int, ...],
                                                           seed: int) -> None:
     # Passes overtake each other: the next shuffler's pass may come before the one it follows, and the pass shown
@@ -145,7 +153,7 @@ def test_a_split_view_of_a_pass_over_a_reordering_network(seats: int, cheater: i
     assert_cheater_blamed(run, cheater)
 
 
-@pytest.mark.parametrize("seats, cheater, split", LAST)
+@pytest.mark.parametrize("seats, cheater, split", slow_but(1, LAST))
 def test_a_split_view_of_the_last_pass_is_blamed_on_its_shuffler_only(seats: int, cheater: int,
                                                                       split: tuple[int, ...]) -> None:
     # Shares name the final deck they were proved on: a peer holding the other shows its last pass, and a peer
@@ -173,7 +181,7 @@ class WrongInput:
         return self.frames[frame]
 
 
-@pytest.mark.parametrize("seats, seat", [(3, 1), (4, 3)])
+@pytest.mark.parametrize("seats, seat", slow_but(1, [(3, 1), (4, 3)]))
 def test_a_pass_on_an_input_no_one_shows_is_blamed_on_its_seat_by_the_time_out(seats: int, seat: int) -> None:
     # Everyone holds the one pass before it: each shows it to the others in vain, and the deck waits on the seat
     # whose pass it cannot take until the time-out names that seat, at every honest peer.
@@ -206,7 +214,7 @@ class WrongFinalPeer(TablePeer):
         self.parts = Parts(reveals=type("Sealed" if sealed else "Public", (WrongFinalReveals,), {"sealed": sealed}))
 
 
-@pytest.mark.parametrize("seats, seat, sealed", [(3, 1, False), (4, 3, False), (3, 1, True), (4, 2, True)])
+@pytest.mark.parametrize("seats, seat, sealed", slow_but(2, [(3, 1, False), (3, 1, True), (4, 3, False), (4, 2, True)]))
 def test_shares_on_a_final_deck_no_one_shows_are_blamed_on_their_prover_by_the_time_out(seats: int, seat: int,
                                                                                        sealed: bool) -> None:
     # Everyone holds the one final deck: a receiver shows its last pass in vain, and the card waits on the prover's
