@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "LAN table does; its rows say tcp+j")
 
 
-def _peer(*args: str) -> subprocess.Popen[str]:
+def _peer(*args: str, log: bool = False) -> subprocess.Popen[str]:
+    """A peer process whose standard output is its JSON summary alone (`log`: its log, on stderr, is read too)."""
     return subprocess.Popen([sys.executable, "-m", "p2pcards.cli", "peer", "--json", "--interface", "127.0.0.1",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else subprocess.DEVNULL,
+                            text=True)
+
+
+def _port(host: subprocess.Popen[str]) -> str:
+    """The port the host's log says it listens on; the rest of its log is read away (a full pipe would stop it)."""
+    assert host.stderr is not None
+    for line in host.stderr:
+        if " on port " in line:
+            threading.Thread(target=host.stderr.read, daemon=True).start()
+            return line.rsplit("port", 1)[-1].split()[0]
+    raise RuntimeError("the host stopped before it listened")
 
 
 def _summary(proc: subprocess.Popen[str], limit_s: float) -> dict[str, Any]:
@@ -109,12 +122,10 @@ def play_net(game: str, n: int, limit: int, limit_s: float = 900, journal: bool 
             return ["--state", str(Path(states) / str(i))] if journal else []
 
         host_args = ["--create", "--game", game, "--players", str(n), "--no-mdns", *state(0)]
-        host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []))
+        host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []), log=True)
         procs = [host]
         try:
-            assert host.stdout is not None
-            first = host.stdout.readline()
-            port = first.rsplit("port", 1)[-1].strip()
+            port = _port(host)
             procs += [_peer("--peer", f"127.0.0.1:{port}", *state(i)) for i in range(1, n)]
             return [_summary(p, limit_s) for p in procs]
         finally:
