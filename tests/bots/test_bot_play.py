@@ -129,7 +129,9 @@ def test_crescendo_number_claim_only_when_known() -> None:
         assert isinstance(mine, int) and isinstance(top, int) and abs(mine - top) <= 2
 
 
-@pytest.mark.parametrize(("name", "games", "floor"), [("crisp", 80, 0.45), ("crescendo", 16, 0.6)])
+@pytest.mark.parametrize(("name", "games", "floor"), [
+    ("crisp", 80, 0.45), pytest.param("crescendo", 16, 0.6, marks=pytest.mark.slow),
+])
 def test_good_bot_beats_random_bots(name: str, games: int, floor: float) -> None:
     """Four seats, one good bot: its win rate's lower 95% bound is far above a random bot's 25%."""
     wins = sum(play_one(name, 4, 12345, i)[0] for i in range(games))

@@ -59,6 +59,7 @@ def test_two_peers_find_a_crescendo_table_by_mdns_and_finish_the_game() -> None:
     assert results[0]["rounds"] == 3
 
 
+@pytest.mark.slow
 def test_a_guest_given_the_hosts_address_plays_without_multicast() -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--no-mdns", "--bot", "good", *LOOP)
     guest = PeerProc("--peer", f"127.0.0.1:{host.port()}", *LOOP)

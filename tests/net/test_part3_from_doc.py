@@ -618,6 +618,7 @@ async def accept_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
     return link, theirs
 
 
+@pytest.mark.slow
 def test_a_real_guest_joins_a_host_written_from_the_document() -> None:
     async def main() -> None:
         signer = SigningKey.generate()

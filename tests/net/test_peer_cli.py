@@ -245,6 +245,7 @@ def test_a_guest_says_which_table_it_looks_for() -> None:
     assert joining_words(None, None) == "the first table found with a free seat"
 
 
+@pytest.mark.slow
 def test_peer_json_is_alone_on_standard_output() -> None:
     """`--json` said "one JSON line", but the peer's log lines went to standard output too: json.loads failed on it."""
     peer = [sys.executable, "-m", "p2pcards", "peer", "--json", "--no-mdns", "--interface", "127.0.0.1"]

@@ -125,6 +125,7 @@ async def two_vanish_at_once() -> tuple[list[Seat], bytes, list[bytes], int]:
     return live, first, [p for _, p in asker.sent], sent
 
 
+@pytest.mark.slow
 def test_two_seats_vanished_at_once_are_voted_out_together_and_a_seat_answers_for_the_table_before() -> None:
     seats, first, answers, sent = asyncio.run(two_vanish_at_once())
     for seat in (seats[0], seats[2]):

@@ -62,6 +62,7 @@ def test_a_report_held_ahead_of_its_chain_is_the_evidence_of_the_stop_it_leads_t
                for p, b in report.fault_blame.items())
 
 
+@pytest.mark.slow
 def test_a_peer_whose_own_audit_found_the_fault_blames_by_it_when_a_report_comes_before_the_last_results() -> None:
     # Seed 23 at 8 seats, 60 ms of jitter: p6 has every result, all naming p1's swapped King, and stops; p7 and p2
     # get its report (or p7's, carrying it) before p3's result. Both had audited the round and found p1 themselves,
@@ -268,6 +269,7 @@ def test_the_sims_json_and_report_give_a_claim_on_the_reporters_word_apart_from_
     assert Outcome.from_json(json.loads(json.dumps(word.to_json()))) == word
 
 
+@pytest.mark.slow
 def test_a_cheat_of_the_orderer_from_a_late_seat_gets_a_game_long_enough_for_its_seat_to_deal(
         capsys: pytest.CaptureFixture[str]) -> None:
     # Seat 2 deals round 3: at the cheating table's old limit of 30 a Crisp game ends after a round or two, so

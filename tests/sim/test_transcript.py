@@ -170,6 +170,7 @@ def goes_on_as_two(seed: int, journal: bool = False, first: Callable[[MemNet], N
     return net, net2
 
 
+@pytest.mark.slow
 def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     # Seat 2 vanishes in round 2; p0 and p1 vote it out and finish the game at the successor table
     # (protocol.md §14.9). Its frames, recorded after the first table's, verify as one game.
@@ -200,6 +201,7 @@ def test_a_transcript_follows_the_table_that_goes_on_without_a_seat() -> None:
     assert not verify(Transcript(transcript.config, [x for x in transcript.frames if x not in outs])).ok
 
 
+@pytest.mark.slow
 def test_a_recording_made_again_from_both_tables_journals_verifies(tmp_path: Path) -> None:
     # A client that comes back with `play --record` keeps what it took and signed before from its journals:
     # the first table's, then that of the table that went on without a seat (ui/session.py `journaled`).

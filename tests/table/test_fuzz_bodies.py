@@ -3,6 +3,7 @@ sender's real key (so they pass every envelope check) are refused with a note, n
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -40,7 +41,10 @@ def _record(game: str) -> tuple[list[TablePeer], list[tuple[int, float, bytes]]]
     return peers, net.tape
 
 
-TAPES = {game: _record(game) for game in ("crisp", "crescendo")}
+@functools.cache
+def tapes() -> dict[str, tuple[list[TablePeer], list[tuple[int, float, bytes]]]]:
+    """Each game's recorded frames, recorded on first use (not while tests are collected)."""
+    return {game: _record(game) for game in ("crisp", "crescendo")}
 
 values: st.SearchStrategy[Value] = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.binary(max_size=80) | st.text(max_size=20),
@@ -86,8 +90,8 @@ def test_many_signed_malformed_bodies_never_crash_a_peer(data: st.DataObject) ->
 
 def fuzz_one(data: st.DataObject) -> None:
     """Replay a recorded game to a fresh peer, one frame of it re-signed with a mutated body: nothing raises."""
-    game = data.draw(st.sampled_from(sorted(TAPES)))
-    peers, tape = TAPES[game]
+    game = data.draw(st.sampled_from(sorted(tapes())))
+    peers, tape = tapes()[game]
     others = [i for i, (sender, _, _) in enumerate(tape) if sender != 0]
     cut = data.draw(st.sampled_from(others[: min(len(others), 160)]))
     victim = make_table(game, PLAYERS, {"limit": 15} if game == "crisp" else {}, random.Random(SEED))[0]

@@ -9,6 +9,7 @@ the signature a lax check accepts from them), or for another table. Nothing rais
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -59,7 +60,10 @@ def _record(game: str) -> tuple[list[TablePeer], list[tuple[int, float, bytes]]]
     return peers, net.tape[:first]
 
 
-TAPES = {game: _record(game) for game in ("crisp", "crescendo")}
+@functools.cache
+def tapes() -> dict[str, tuple[list[TablePeer], list[tuple[int, float, bytes]]]]:
+    """Each game's recorded frames, recorded on first use (not while tests are collected)."""
+    return {game: _record(game) for game in ("crisp", "crescendo")}
 
 values: st.SearchStrategy[Value] = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.binary(max_size=40) | st.text(max_size=10),
@@ -107,8 +111,8 @@ FUZZ = settings(deadline=None, derandomize=True,
 
 
 def fuzz_one(data: st.DataObject) -> None:
-    game = data.draw(st.sampled_from(sorted(TAPES)))
-    peers, tape = TAPES[game]
+    game = data.draw(st.sampled_from(sorted(tapes())))
+    peers, tape = tapes()[game]
     plan = data.draw(st.lists(st.tuples(st.integers(0, len(tape)), attacks(peers, tape)), min_size=1, max_size=4))
     victim = _table(game)[0]
     out = victim.start(0.0)
@@ -131,7 +135,7 @@ def fuzz_one(data: st.DataObject) -> None:
 
 
 def test_the_replayed_table_blames_no_one() -> None:
-    for game, (peers, tape) in TAPES.items():
+    for game, (peers, tape) in tapes().items():
         victim = _table(game)[0]
         victim.start(0.0)
         for sender, at, frame in tape:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
+
 from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.envelope import parse
 from p2pcards.sim.memnet import MemNet
@@ -89,6 +91,7 @@ def playing(seat: int, rnd: int) -> Callable[[MemNet], bool]:
     return stop
 
 
+@pytest.mark.slow
 def test_one_vote_alone_changes_nothing_and_the_voter_plays_on() -> None:
     net = new_table(3, 13)
     net.start()
@@ -100,6 +103,7 @@ def test_one_vote_alone_changes_nothing_and_the_voter_plays_on() -> None:
     assert max(net.peers[0].game.totals) >= LONGER["limit"]
 
 
+@pytest.mark.slow
 def test_a_seat_back_before_every_vote_is_in_plays_on_and_the_standing_vote_counts_later() -> None:
     net = new_table(3, 16)
     net.start()
@@ -119,6 +123,7 @@ def test_a_seat_back_before_every_vote_is_in_plays_on_and_the_standing_vote_coun
     assert [p.carry for p in nxt if p] == [(before[:2], 2)] * 2
 
 
+@pytest.mark.slow
 def test_a_voter_already_past_the_void_round_decides_alike_and_the_seat_voted_out_knows_it() -> None:
     net = new_table(3, 17)
     net.start()
@@ -152,6 +157,7 @@ def test_a_seat_gone_before_the_first_round_is_voted_out_and_the_game_starts_wit
     assert nxt[0] is not None and nxt[0].cfg == net.peers[1].successor
 
 
+@pytest.mark.slow
 def test_a_peer_of_the_table_that_went_on_resumes_from_its_own_journal() -> None:
     net = new_table(3, 15, journal=True)
     net.start()
@@ -214,6 +220,7 @@ def go_on(net: MemNet, names: tuple[str, ...]) -> MemNet:
     return MemNet([p for p in nxt if p], [RandomBot(random.Random(i), 0.05) for i in range(len(nxt))], net.rng)
 
 
+@pytest.mark.slow
 def test_two_seats_gone_at_once_are_put_out_together_and_the_rest_finish() -> None:
     net = new_table(4, 21)
     net.start()
@@ -231,6 +238,7 @@ def test_two_seats_gone_at_once_are_put_out_together_and_the_rest_finish() -> No
     assert max(net2.peers[0].game.totals) >= LONGER["limit"]
 
 
+@pytest.mark.slow
 def test_a_vote_one_seat_got_from_a_seat_then_gone_leads_every_seat_to_one_table() -> None:
     net = new_table(4, 22)
     net.start()

@@ -50,6 +50,7 @@ def test_one_seat_voting_every_other_seat_gone_ends_the_game_as_a_stop_would_and
         assert not any(n.blame in ("p1", "p2") for n in p.notes if n.kind != "missing")
 
 
+@pytest.mark.slow
 def test_a_lone_vote_on_a_live_seat_changes_nothing() -> None:
     net = new_table(4, 14)
     net.start()

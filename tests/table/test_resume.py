@@ -126,6 +126,7 @@ def three_rounds() -> tuple[TablePeer, list[tuple[str, int, bytes]], float]:
     return net.peers[1], list(net.peers[1].journal or []), net.now
 
 
+@pytest.mark.slow
 def test_a_peer_resumes_from_its_last_checkpoint_as_from_its_whole_journal(
         three_rounds: tuple[TablePeer, list[tuple[str, int, bytes]], float]) -> None:
     peer, records, now = three_rounds

@@ -372,8 +372,11 @@ def test_an_orderer_that_never_ticks_is_timed_out_and_no_one_else_is_blamed() ->
     assert orderer.stopped is not None and all(n.blame is None for n in orderer.faults)  # it blames no one
 
 
-@pytest.mark.parametrize(("ticks", "late", "back"), [("twice", 0.0, 0.0), ("late", 1.5, 0.0), ("late", 3.0, 2.4)],
-                         ids=["twice", "1.5s-late", "stamped-2.4s-back"])
+@pytest.mark.parametrize(("ticks", "late", "back"), [
+    pytest.param("twice", 0.0, 0.0, id="twice"),
+    pytest.param("late", 1.5, 0.0, id="1.5s-late", marks=pytest.mark.slow),
+    pytest.param("late", 3.0, 2.4, id="stamped-2.4s-back", marks=pytest.mark.slow),
+])
 def test_ticks_doubled_or_late_within_their_bounds_are_harmless(ticks: str, late: float, back: float) -> None:
     net, orderer, caller = _crisp_table(_p1_turn(0.0, 0.0), think=0.1, ticks=ticks, timeout=4.0)
     orderer.tick_late, orderer.tick_back = late, back

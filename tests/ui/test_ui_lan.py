@@ -109,6 +109,7 @@ class Responder(asyncio.DatagramProtocol):
             self.transport.sendto(packet, addr)
 
 
+@pytest.mark.slow
 def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # The name is not in the host's lobby frames: a guest that joined by address read "Ann's table at 127.0.0.1:PORT"
     # where every other guest read "den". The host's mDNS responder answers a one-shot query with its ad (§17).

@@ -1,0 +1,48 @@
+"""Shared test set-up: a proof checked once per test process, however many in-memory peers check it.
+
+A table in memory runs every seat in one process, so each proof of shuffle and each DLEQ proof of a
+share is verified by every other seat on the very same input. The verifiers are pure functions of their
+arguments, so outside tests/crypto a proof found valid is remembered for the process, keyed by the whole
+of the arguments: it is still checked for real the first time, any other input (a cheater's pass, a
+forged share) is checked afresh, and a failure is never remembered. The crypto core's own tests
+(tests/crypto, which count primitive calls) and every peer process see the verifiers as they are.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2pcards.crypto import proofs, shuffle
+
+_CRYPTO_TESTS = Path(__file__).parent / "crypto"
+_valid: set[bytes] = set()
+
+
+def _once(verifier: Callable[..., bool]) -> Callable[..., bool]:
+    """`verifier` with the arguments it found valid remembered (pickled whole); anything else checked afresh."""
+
+    def remembered(*args: Any) -> bool:
+        key = pickle.dumps((verifier.__module__, verifier.__qualname__, args))
+        if key in _valid:
+            return True
+        ok = verifier(*args)
+        if ok is True:
+            _valid.add(key)
+        return ok
+
+    return remembered
+
+
+@pytest.fixture(autouse=True)
+def _proofs_checked_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if _CRYPTO_TESTS in Path(str(request.node.path)).parents:
+        yield
+        return
+    monkeypatch.setattr(shuffle, "verify", _once(shuffle.verify))
+    monkeypatch.setattr(proofs, "verify_share", _once(proofs.verify_share))
+    yield
