@@ -24,6 +24,7 @@ LOG_PERSON = b"p2pc/log/v1"
 # less than RESEND_S (a move lost on a fast link is sent again soon) and no more than RESEND_MAX_S (a copy of a
 # move lost on its way must still reach the orderer within the slack of the others' checks, §18.6). Copies
 # keep that pace while one would still come within the slack; then each waits twice the last, up to RESEND_CAP_S.
+# A move sent again times nothing when its order comes (Karn's rule): the next wait longer until one sent once does.
 RESEND_S = 0.5
 RESEND_MAX_S = 1.0
 RESEND_CAP_S = 4.0
@@ -36,19 +37,27 @@ class Pace:
 
     def __init__(self) -> None:
         self._took: dict[int, tuple[float, float]] = {}  # orderer -> (smoothed time, smoothed deviation)
+        self._backed_off: dict[int, float] = {}  # orderer -> the least wait, until a move sent once times its link
 
     def took(self, orderer: int, seconds: float) -> None:
-        """One of our moves came back ordered by `orderer` `seconds` after we sent it."""
+        """One of our moves, sent once, came back ordered by `orderer` `seconds` after we sent it."""
+        self._backed_off.pop(orderer, None)
         if orderer not in self._took:
             self._took[orderer] = (seconds, seconds / 2)
             return
         mean, dev = self._took[orderer]
         self._took[orderer] = (0.875 * mean + 0.125 * seconds, 0.75 * dev + 0.25 * abs(mean - seconds))
 
+    def sent_again(self, orderer: int, wait: float) -> None:
+        """One of our moves came back ordered by `orderer` after we sent it again, the last copy `wait` after the
+        one before: which copy the order answers is unknown, so it times nothing (Karn's rule, RFC 6298 §3), and
+        our next moves wait twice that (§5.5) until one sent once comes back."""
+        self._backed_off[orderer] = max(self._backed_off.get(orderer, 0.0), 2 * wait)
+
     def wait(self, orderer: int) -> float:
         """How long a move of ours may wait for `orderer`'s order before a copy goes (RESEND_S until we know)."""
         mean, dev = self._took.get(orderer, (0.0, 0.0))
-        return min(max(mean + 4 * dev, RESEND_S), RESEND_MAX_S)
+        return min(max(mean + 4 * dev, RESEND_S, self._backed_off.get(orderer, 0.0)), RESEND_MAX_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +259,11 @@ class Log:
         self.next_index += 1
         self.last_time = t
         self.ordered.update(refs)
-        for ref in self.own_unordered.intersection(refs) if live and not blind else ():
-            self.pace.took(self.orderer, now - self.arrived.get(ref, now))  # an order sent again times nothing
+        for ref in sorted(self.own_unordered.intersection(refs)):
+            if ref in self.resent:  # which of its copies the order answers, no one knows
+                self.pace.sent_again(self.orderer, self.resent[ref][1])
+            elif live and not blind:  # an order sent again times nothing
+                self.pace.took(self.orderer, now - self.arrived.get(ref, now))
         self.own_unordered.difference_update(refs)
         for ref in refs:
             self.resent.pop(ref, None)

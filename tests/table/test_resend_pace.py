@@ -53,6 +53,26 @@ def test_a_move_whose_orders_come_back_slowly_is_sent_again_once_overdue_and_les
     assert copies(log, 61.0, 62.0) == [RESEND_S, 2 * RESEND_S]
 
 
+
+def test_a_move_sent_again_times_nothing_and_the_next_wait_longer_until_one_sent_once_comes_back() -> None:
+    # Karn's rule (RFC 6298 §3): the order of a move sent again may answer any of its copies. Timed from the first,
+    # this one (a copy 0.5 s on, ordered 50 ms after it) took 0.55 s over a link whose orders take 50 ms.
+    log = ordered_after(0.05)
+    log.add_move((1, 4), DRAW, b"lost", 30.0, mine=True, ordering=False)
+    assert log.unordered_again(30.5) == [b"lost"]
+    log.take(Order(5, 30_520, "move", ((1, 4),), (b"lost",)), b"h4", 30.55)
+    # No sample: the next move's first copy waits twice the last copy's wait (RFC 6298 §5.5), up to RESEND_MAX_S...
+    log.add_move((1, 5), DRAW, b"next", 40.0, mine=True, ordering=False)
+    assert log.resend_due() == 40.0 + min(2 * RESEND_S, RESEND_MAX_S)
+    # ... and so does the one after an order that came sent again (it times nothing either) ...
+    log.take(Order(6, 40_020, "move", ((1, 5),), (b"next",)), b"h5", 40.05, live=False)
+    log.add_move((1, 6), DRAW, b"then", 45.0, mine=True, ordering=False)
+    assert log.resend_due() == 45.0 + min(2 * RESEND_S, RESEND_MAX_S)
+    # ... until a move sent once comes back: the pace is the link's again, untouched by the move sent again.
+    log.take(Order(7, 45_020, "move", ((1, 6),), (b"then",)), b"h6", 45.05)
+    assert copies(log, 50.0, 52.0) == [RESEND_S, 2 * RESEND_S, 3 * RESEND_S]
+
+
 @pytest.mark.slow  # a whole Crescendo game over slow links
 def test_a_slow_game_sends_fewer_copies_than_moves() -> None:
     """`sim crescendo --faults delay=400,jitter=1000` sent 706 copies for its 313 moves; now fewer than one each."""
