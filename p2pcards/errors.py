@@ -134,3 +134,7 @@ class BadCard(DeckFault):
 
 class LinkBroken(RemoteProtocolError):
     """A TCP link that ended, went silent, broke the framing or the handshake: it is closed at once."""
+
+
+class Refused(LinkBroken):
+    """No link: every address dialled refused the connection (its machine answered that nothing listens there)."""

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from p2pcards.crypto import deck, encoding, envelope, identity, proofs, shuffle
-from p2pcards.net import discovery, handshake, link
+from p2pcards.net import discovery, handshake, link, node
 from p2pcards.sim import transcript
 from p2pcards.table import chains, config, coordinator, log, recovery, reveals, seating
 
@@ -31,6 +31,7 @@ CONSTANTS: dict[str, float] = {
     "RESEND_CAP_S": log.RESEND_CAP_S,
     "GAP_S": link.GAP_S,
     "AT_ONCE_S": seating.AT_ONCE_S,
+    "UNHEARD_S": node.UNHEARD_S,
     "MAX_TRANSCRIPT": transcript.MAX_TRANSCRIPT,
 }
 UNITS = {"": 1, "s": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20}
@@ -114,7 +115,7 @@ def test_the_spot_values_of_section_5_are_the_vectors() -> None:
 
 
 def test_the_table_and_lobby_numbers_are_the_codes() -> None:
-    from p2pcards.net import node, seat, shell
+    from p2pcards.net import seat, shell
     from p2pcards.table import lobby, messages
 
     doc = " ".join(DOC.split())

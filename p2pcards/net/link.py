@@ -37,7 +37,7 @@ from typing import Final
 
 from ..crypto.encoding import MAX_FRAME
 from ..crypto.identity import SIGNATURE_BYTES, Identity
-from ..errors import LinkBroken, RemoteProtocolError
+from ..errors import LinkBroken, Refused, RemoteProtocolError
 from .handshake import MAX_HELLO, Hello, check_proof, new_hello, prove
 
 HEADER: Final = struct.Struct(">I")
@@ -325,16 +325,20 @@ class Links:
 
     async def dial(self, addresses: Sequence[tuple[str, int]], key: bytes | None = None,
                    attempts: int = 1, pause: float = 0.2) -> Link:
-        """A link to the first of `addresses` that answers and proves `key` (any key when None)."""
+        """A link to the first of `addresses` that answers and proves `key` (any key when None); LinkBroken when none
+        does, Refused when every one refused the connection every time."""
         errors: list[str] = []
+        refused = bool(addresses)
         for attempt in range(attempts):
             for host, port in addresses:
                 try:
                     async with asyncio.timeout(HANDSHAKE_S):
                         reader, writer = await asyncio.open_connection(host, port)
                 except (OSError, TimeoutError) as exc:
+                    refused = refused and isinstance(exc, ConnectionRefusedError)
                     errors.append(f"{host}:{port}: {_unanswered(exc)}")
                     continue
+                refused = False
                 try:
                     return await self._dialer(reader, writer, key)
                 except (LinkBroken, RemoteProtocolError, TimeoutError) as exc:
@@ -342,7 +346,8 @@ class Links:
             if attempt + 1 < attempts:
                 await asyncio.sleep(pause)
         tried = f" (tried {attempts} times)" if attempts > 1 else ""
-        raise LinkBroken("no link: " + "; ".join(errors[-len(addresses):] or ["no address"]) + tried)
+        raise (Refused if refused else LinkBroken)(
+            "no link: " + "; ".join(errors[-len(addresses):] or ["no address"]) + tried)
 
     async def close(self, why: str) -> None:
         """Say goodbye on every link, stop listening, and wait until everything is closed."""

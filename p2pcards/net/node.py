@@ -34,7 +34,7 @@ from ..bots.base import Bot
 from ..crypto.encoding import decode, encode
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity, fingerprint, key_file
-from ..errors import InputError, LinkBroken, MalformedMessage
+from ..errors import InputError, LinkBroken, MalformedMessage, Refused
 from ..files import write_file
 from ..table.config import SEATS, TableConfig
 from ..table.lobby import MAX_GUESTS, Lobby
@@ -50,6 +50,7 @@ MAX_EARLY = 256  # table frames that came before we were seated, kept until we a
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for a linked guest's join
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
+UNHEARD_S = 1.0  # back from our journal: how long a seat after ours has to dial us before we dial it once ourselves
 MAX_ADDRESSES = 16  # addresses of one seat in the host's `A` frame
 MAX_ANNOUNCED = 8  # addresses of one seat taken from its announcements per dial, the newest ads first
 ANNOUNCED_S = 1.0  # how long one dial of an announced address may take (a link on a LAN is up in milliseconds)
@@ -473,6 +474,28 @@ class Node:
         for key in self.seat.others:  # the seats after ours, and any the host's `A` frame gave no address for
             if key not in self.dialled:
                 self._spawn(self._dial_later(key) if self.moved_from is not None else self._dial_cut_off(key))
+                if self.moved_from is None:
+                    self._spawn(self._dial_unheard(key))
+
+    async def _dial_unheard(self, key: bytes) -> None:
+        """Back from our journal: dial a seat after ours once if it did not dial us within UNHEARD_S, to learn whether
+        its process is gone (every address refuses: `Seat.refused`) rather than our own network (§14.9)."""
+        # It dials us within REDIAL_S when it runs and reaches us: one dial of ours then seldom crosses its own.
+        await asyncio.sleep(UNHEARD_S)
+        seat = self.seat
+        if seat is not None and not seat.shell.over and key not in self.links.links and self.later.get(key):
+            await self._dial_known(key, self.later[key])
+
+    async def _dial_known(self, key: bytes, addresses: Sequence[tuple[str, int]], only: bool = True) -> None:
+        """Dial `key` once at `addresses`; when every one refused and they are `only` the places we know it at,
+        tell our seat (`Seat.refused`)."""
+        try:
+            await self.links.dial(addresses, key, attempts=1)
+        except Refused:
+            if only and self.seat is not None:
+                self.seat.refused(key)
+        except LinkBroken:
+            pass
 
     async def _dial_later(self, key: bytes) -> None:
         """Back on another port: dial a seat after ours until it is linked to us, whoever dialled (§14.10)."""
@@ -509,8 +532,7 @@ class Node:
                 moved = any(port not in {p for _, p in known} for _, port in new)
                 dialling = not cut_off_only or seat.peer.cut_off is not None or moved
                 if dialling and known:
-                    with contextlib.suppress(LinkBroken):
-                        await self.links.dial(known, key, attempts=1)
+                    await self._dial_known(key, known, only=not new)
                 if dialling and new and key not in self.links.links:
                     await self._dial_announced(new, key)
                 await asyncio.sleep(REDIAL_S if dialling else 1.0)

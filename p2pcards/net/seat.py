@@ -41,6 +41,7 @@ class Seat:
         self._shell_args = (bot, think, on_note)
         self.store: SeatStore | None = None
         self.missing: dict[bytes, asyncio.TimerHandle] = {}
+        self.unheard: set[bytes] = set()  # missing since we came back from our journal, with no word yet of why
         self._giving_up: asyncio.TimerHandle | None = None  # cut off from every seat: when we leave, unless one is back
         self._held: dict[bytes, list[bytes]] = {}  # our private boxes not yet sent to a seat, by its key
         self._holding: asyncio.TimerHandle | None = None
@@ -185,6 +186,15 @@ class Seat:
         self.missing[key] = asyncio.get_running_loop().call_later(
             self.gone_after, self._gone, key, f"{name} was missing for {self.gone_after:g} s ({why})")
 
+    def refused(self, key: bytes) -> None:
+        """Every address we know for `key` refused our dial: a seat with no link since we came back (`unheard`) is
+        missing as if it had closed its link (its machine answered: our own network works, protocol.md §14.9)."""
+        if key in self.unheard and key in self.missing and not self.shell.over:
+            self.unheard.discard(key)
+            self.shell.absent(self.peer.cfg.keys.index(key), True, closed=True)
+            self.shell.note("missing", f"{self.names[key]} refuses our links: nothing listens where it was",
+                            self.names[key])
+
     def _gone(self, key: bytes, why: str) -> None:
         """Vote a seat missing for `gone_after` gone; cut off (§14.9), give up `gone_after` on unless one is back."""
         self.shell.gone(self.peer.cfg.keys.index(key), why)
@@ -200,6 +210,7 @@ class Seat:
     def _back(self, key: bytes) -> None:
         if key not in self.names:  # a seat of an earlier table only (`sat_with`): no seat of ours is back
             return
+        self.unheard.discard(key)
         if self._giving_up is not None:  # not alone after all: the table decides what comes next
             self._giving_up.cancel()
             self._giving_up = None
@@ -228,6 +239,7 @@ class Seat:
             for key in self.others:  # until its link is back: counted down, and voted gone if it never is
                 if key not in self.links.links:
                     self._missing(key, "no link since we came back")
+                    self.unheard.add(key)
         else:
             self.shell.start()
         self._ask()

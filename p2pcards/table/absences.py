@@ -20,7 +20,9 @@ class Absences:
         self.closed: set[int] = set()  # the seats whose last span began with the other end closing the link
 
     def missing(self, seat: int, now: float, closed: bool = False) -> None:
-        """The link of `seat` is missing from `now` on (lost or quiet; `closed`: closed by the other end)."""
+        """The link of `seat` is missing from `now` on (lost or quiet; `closed`: closed by the other end); said again
+        while it is missing (as when we come back from our journal), a link closed by the other end stays so."""
+        closed = closed or seat in self.closed and self.now(seat)
         self.spans[seat] = (now, math.inf)
         (self.closed.add if closed else self.closed.discard)(seat)
 

@@ -14,7 +14,7 @@ import pytest
 
 from p2pcards.crypto.encoding import encode
 from p2pcards.crypto.identity import Identity, generate
-from p2pcards.errors import LinkBroken, MalformedMessage
+from p2pcards.errors import LinkBroken, MalformedMessage, Refused
 from p2pcards.net import link as link_mod
 from p2pcards.net.handshake import Hello, check_proof, new_hello, prove
 from p2pcards.net.link import BEAT, FRAME, HELLO, PROOF, Link, Links, pack, read_frame
@@ -159,6 +159,22 @@ def test_a_dialler_at_another_table_is_refused() -> None:
         assert not a.links.links
         await a.links.close("done")
 
+    run(main)
+
+
+def test_a_dial_every_address_refuses_says_so_and_one_that_answers_wrongly_does_not() -> None:
+    # A refusal is the other machine's word that nothing listens there (a process gone, not our network lost).
+    async def main() -> None:
+        a, _, _, b_id = await pair()
+        with socket.socket() as s:
+            s.bind((LOCAL, 0))
+            shut = s.getsockname()[1]  # bound, never listening: a dial there is refused
+            with pytest.raises(Refused, match="connection refused"):
+                await a.links.dial([(LOCAL, shut), (LOCAL, shut)], b_id.public)
+            with pytest.raises(LinkBroken) as caught:  # the other end answered: no word that nothing is there
+                await a.links.dial([(LOCAL, shut), (LOCAL, a.links.port)], b_id.public)
+            assert not isinstance(caught.value, Refused)
+        await a.links.close("done")
     run(main)
 
 

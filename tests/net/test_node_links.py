@@ -13,7 +13,7 @@ import pytest
 from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import GENESIS, Envelope, seal
 from p2pcards.crypto.identity import generate
-from p2pcards.errors import LinkBroken, MalformedMessage
+from p2pcards.errors import LinkBroken, MalformedMessage, Refused
 from p2pcards.net import node as node_mod
 from p2pcards.net.link import ADDRS, AGAIN, FRAME, Link, Links
 from p2pcards.net.botpeer import BotPeer, run_bot_peer
@@ -369,6 +369,34 @@ def test_a_seat_cut_off_dials_the_seats_after_its_own_which_dial_it_no_more_once
 
     dialled, later = asyncio.run(main())
     assert dialled == [later]
+
+
+def test_a_seat_back_from_its_journal_dials_a_later_seat_that_never_dialled_it_once_and_hears_a_refusal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A refusal at every address we know is the seat's machine's word that its process is gone (§14.9); one where
+    # an ad names another place, or a dial that timed out, says nothing of the kind.
+    async def main() -> tuple[list[bytes], list[bytes]]:
+        node, _, keys, _ = _seated(me_at=0)
+        later = keys[2]
+        node.later = {later: [("127.0.0.1", 1)]}
+        refused: list[bytes] = []
+        node.seat = SimpleNamespace(shell=SimpleNamespace(over=False), refused=refused.append)  # type: ignore[assignment]
+        dialled: list[bytes] = []
+        errors = iter([Refused("no link: connection refused"), Refused("no link: connection refused"),
+                       LinkBroken("no link: no answer (timed out)")])
+
+        async def dial(addresses: object, key: bytes, attempts: int = 1) -> None:
+            dialled.append(key)
+            raise next(errors)
+        monkeypatch.setattr(node.links, "dial", dial)
+        monkeypatch.setattr(node_mod, "UNHEARD_S", 0.01)
+        await node._dial_unheard(later)
+        await node._dial_known(later, node.later[later], only=False)
+        await node._dial_known(later, node.later[later])
+        return dialled, refused
+
+    dialled, refused = asyncio.run(main())
+    assert len(dialled) == 3 and refused == [dialled[0]]
 
 
 def test_a_seat_is_looked_for_where_its_own_announcements_say_a_bounded_few_the_newest_first() -> None:

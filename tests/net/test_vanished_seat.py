@@ -198,3 +198,54 @@ def test_a_seat_whose_state_was_saved_after_the_table_went_on_comes_back_at_the_
     assert hello_table == first.table == seat.links.table  # the id every seat's links said from the start
     assert came_back.rs is not None  # back into the round in play, from the journal of the table that went on
     assert came_back.cfg == went_on and came_back.round == seat.peer.round and came_back.carry == seat.peer.carry
+
+
+async def back_alone(tmp_path: Path) -> tuple[list[Note], str | None, bool]:
+    """Three seats journalling; all three die at once mid-round (the sockets of p0 and p2 closed: nothing listens where
+    they were) and p1 comes back from its journal alone. Its notes, whether it is cut off, and whether it finished."""
+    dirs = [tmp_path / f"p{i}" for i in range(3)]
+    live, all_links, _ = await linked_seats("crisp", 3, {"limit": 500}, 2.0, states=dirs, timeout=120.0)
+    keys, me = live[1].peer.cfg.keys, live[1].peer.identity
+    node = Node(me, ["127.0.0.1"], mdns=False, state=dirs[1], gone_after=2.0)
+    node.seat = live[1]
+    # p1 dials p0 again (the `_redial` path) and is dialled by p2, which it dials once itself when it never does.
+    node.dialled = {keys[0]: [("127.0.0.1", all_links[0].port)]}
+    node.later = {keys[2]: [("127.0.0.1", all_links[2].port)]}
+    node._save_state()
+    plays = [asyncio.create_task(s.play(limit_s=60)) for s in live]
+    async with asyncio.timeout(60):
+        while not (live[1].peer.rs is not None and live[1].peer.rs.dealt and live[1].peer.rs.log.next_index > 3):
+            await asyncio.sleep(0.05)
+    for seat, links in zip(live, all_links):
+        seat.shell.close()
+        kill(links)
+    for play in plays:
+        play.cancel()
+    await asyncio.gather(*plays, return_exceptions=True)
+    for links in all_links:
+        await links.close("killed")
+    for seat in live:
+        assert seat.store is not None
+        seat.store.close()
+    saved = NodeState.load(dirs[1])
+    assert saved is not None
+    notes: list[Note] = []
+    back = Node(me, ["127.0.0.1"], mdns=False, state=dirs[1], gone_after=2.0, comeback=True, on_note=notes.append)
+    async with back:
+        back.resume(SeatStore(dirs[1], saved.config, saved.seat), saved.config, saved.dial, saved.later)
+        assert back.seat is not None
+        await asyncio.wait_for(back.seat.play(limit_s=60, resumed=True), 30)
+        peer = back.seat.peer
+    return notes, peer.cut_off, peer.finished
+
+
+@pytest.mark.slow  # three journalled seats over real links, then one back from its journal alone: seconds
+def test_a_seat_back_alone_whose_dials_are_refused_everywhere_is_not_cut_off_too_few_seats_remain(
+        tmp_path: Path) -> None:
+    # Every other address refused its dials (nothing listens there: their machines said so, its own network works),
+    # yet it counted them as silent, said "they most likely went on without us", gave up cut off and exited 3.
+    notes, cut_off, finished = asyncio.run(back_alone(tmp_path))
+    said = [n.detail for n in notes]
+    assert cut_off is None and finished, said
+    assert any("too few seats remain" in d for d in said), said
+    assert sum("refuses our links" in d for d in said) == 2, said

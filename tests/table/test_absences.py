@@ -18,3 +18,17 @@ def test_a_link_missing_then_back_and_a_silence_that_widens_it() -> None:
     assert a.spans[1] == (20.0, 23.0) and a.since(1, 22.0) and not a.since(2, 0.0)
     a.back(2, 9.0)  # back without a missing: nothing to close
     assert 2 not in a.spans
+
+
+
+def test_a_link_missing_again_while_missing_keeps_a_close_and_takes_a_new_one() -> None:
+    a = Absences()
+    a.missing(1, 5.0, closed=True)
+    a.missing(1, 9.0)  # still missing when we came back from our journal: closed by it all the same
+    assert a.spans[1] == (9.0, float("inf")) and 1 in a.closed
+    a.missing(2, 5.0)
+    a.missing(2, 9.0, closed=True)  # no link since we came back, then every address refused our dial
+    assert 2 in a.closed
+    a.back(1, 12.0)
+    a.missing(1, 20.0)  # missing again after it was back: an absence of its own, lost to silence
+    assert a.spans[1] == (20.0, float("inf")) and 1 not in a.closed

@@ -383,3 +383,34 @@ def test_a_peer_that_left_before_a_restart_resumes_stopped_in_words_that_say_so(
     net.send_as(1, peer.leave(net.now, "quit"))
     back = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
     assert back.stopped == "we left before the restart"
+
+
+
+@pytest.mark.parametrize("went", ["closed", "left"])
+def test_a_seat_that_closed_its_link_or_left_stays_so_when_we_come_back_from_our_journal(went: str) -> None:
+    # Seat 1's process killed (its kernel closed the link) or gone by its `leave`, seat 2 silent; then we crash and
+    # come back, and the network layer finds both missing again ("no link since we came back"). Taken as silence,
+    # both missing at once since we came back read "cut off", not "too few seats remain" (protocol.md §14.9).
+    from test_cut_off import types, vote
+    from test_going_on import new_table, playing
+
+    net = new_table(3, 25, journal=True)
+    net.start()
+    net.run(until=300.0, stop=playing(0, 1))
+    if went == "left":
+        net.send_as(1, net.peers[1].leave(net.now, "bye"))
+    net.dead.update({1, 2})
+    net.peers[0].absent(1, True, net.now, closed=went == "closed")
+    net.peers[0].absent(2, True, net.now + 0.1)
+    net.run(until=net.now + 5.0)
+    peer = net.peers[0]
+    back = TablePeer.resume(peer.cfg, peer.identity, list(peer.journal or []), net.now)
+    net.revive(0, back)
+    for seat in (1, 2):
+        back.absent(seat, True, net.now)
+    assert back.absences.closed == ({1} if went == "closed" else set())
+    net.run(until=net.now + 10.0)
+    assert types(vote(net, 0, [1, 2] if went == "closed" else [2]))[-1] == "out"
+    assert back.finished and back.cut_off is None and back.gave_up is None
+    assert any(n.kind == "over" and "too few seats remain" in n.detail for n in back.notes)
+
