@@ -357,12 +357,14 @@ def test_a_seat_cut_off_dials_the_seats_after_its_own_which_dial_it_no_more_once
 
         async def dial(addresses: object, key: bytes, attempts: int = 1) -> None:
             dialled.append(key)
+            if peer.cut_off is None:
+                raise LinkBroken("no link: connection refused")  # unlinked: a wrong dial here would come again
             node.links.links[key] = SimpleNamespace()  # type: ignore[assignment]  # linked: it dials no more
         monkeypatch.setattr(node.links, "dial", dial)
         monkeypatch.setattr(node_mod, "REDIAL_S", 0.01)
         task = asyncio.get_running_loop().create_task(node._dial_cut_off(later))
-        await asyncio.sleep(0.05)
-        assert not dialled  # not cut off: the later seat dials us, as ever
+        await asyncio.sleep(0.3)  # 30 turns of REDIAL_S: a seat that dialled while not cut off would have, many times
+        assert dialled == []  # not cut off: the later seat dials us, as ever
         peer.cut_off = "every other seat went missing at once"
         await asyncio.wait_for(task, 5)
         return dialled, later
