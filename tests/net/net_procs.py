@@ -10,8 +10,28 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from p2pcards.crypto.envelope import parse
+from p2pcards.net.store import parse_journal
+
+
+def until(cond: Callable[[], bool], within: float, what: str) -> None:
+    """Return once `cond()` holds, looking every 50 ms; AssertionError saying `what` was awaited after `within` s."""
+    end = time.monotonic() + within
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"not within {within:g} s: {what}")
+        time.sleep(0.05)
+
+
+def journal_moves(state: Path) -> int:
+    """How many moves (anyone's) the journal of a running peer's --state directory holds so far."""
+    path = state / "journal"
+    records, _ = parse_journal(path.read_bytes()) if path.exists() else ([], 0)
+    return sum(kind == "frame" and parse(data).envelope.type == "move" for kind, _, data in records)
 
 
 class PeerProc:

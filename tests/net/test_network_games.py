@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from net_procs import PeerProc
+from net_procs import PeerProc, journal_moves, until
 
 from p2pcards.crypto.identity import generate
 from p2pcards.net.discovery import Discovery
@@ -98,6 +98,19 @@ def hostile_sockets(port: int) -> list[socket.socket]:
     return socks
 
 
+def ended(s: socket.socket) -> bool:
+    """Whether the other end closed `s` (what it sent before, such as its hello, read and dropped)."""
+    s.setblocking(False)
+    try:
+        while s.recv(65536):
+            pass
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        pass
+    return True
+
+
 @pytest.mark.slow  # 400 sockets and a whole game
 def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_nothing() -> None:
     host = PeerProc("--create", "--game", "crisp", "--limit", "10", "--players", "2", "--no-mdns", *LOOP)
@@ -105,8 +118,9 @@ def test_garbage_huge_prefixes_deep_nesting_replays_and_idle_sockets_change_noth
     socks = hostile_sockets(port)  # before anyone joins: a finished handshake or an idle socket is no seat
     guest = PeerProc("--peer", f"127.0.0.1:{port}", *LOOP)
     guest.wait_line("round 1 begins", 60)
-    socks += hostile_sockets(port)  # and again while the game is played
-    time.sleep(1)
+    during = hostile_sockets(port)  # and again while the game is played
+    socks += during
+    until(lambda: all(map(ended, during[:5])), 20, "the host closing every hostile connection but the idle ones")
     rss = [p.peak_rss_kib() for p in (host, guest) if p.proc.poll() is None]
     try:
         results = run_all([host, guest], 120)
@@ -207,7 +221,8 @@ def test_a_peer_killed_mid_round_and_started_again_on_its_state_comes_back_into_
     again = None
     try:
         guest.wait_line("round 1 begins", 60)
-        time.sleep(1.0)  # mid-round: keys, passes, the deal and some moves are in its journal
+        # Mid-round: keys, passes, the deal and some moves are in its journal.
+        until(lambda: journal_moves(tmp_path) >= 2, 30, "two moves in the guest's journal")
         guest.signal(signal.SIGKILL)
         assert (tmp_path / "journal").stat().st_size > 0 and (tmp_path / "node").exists()
         # No table, no address, no interface: all of it is in the state (it listens on 127.0.0.1 again).
@@ -264,7 +279,7 @@ def test_a_seat_whose_port_was_taken_while_it_was_down_comes_back_on_another_and
     squatter = socket.socket()
     try:
         host.wait_line("round 1 begins", 60)
-        time.sleep(1.0)  # mid-round
+        until(lambda: journal_moves(tmp_path) >= 2, 30, "two moves in the host's journal")  # mid-round
         host.signal(signal.SIGKILL)
         host.proc.wait(10)
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
