@@ -282,3 +282,32 @@ def test_sighup_ends_a_command_as_sigterm_does_but_not_under_nohup(monkeypatch: 
         assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+def test_the_clients_signals_put_back_a_python_handler_and_leave_one_set_outside_python(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # signal.getsignal says None for a handler that was not set from Python: there is none to put back, and
+    # signal.signal(sig, None) raised TypeError as the client ended, after its goodbyes.
+    import asyncio
+
+    from p2pcards.ui.app import Signals
+
+    def ours(signum: int, frame: object) -> None:
+        pass
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    real = signal.getsignal
+    signal.signal(signal.SIGTERM, ours)
+    monkeypatch.setattr(signal, "getsignal", lambda sig: None if sig == signal.SIGHUP else real(sig))
+
+    async def run() -> set[int]:
+        with Signals() as signals:
+            return set(signals._taken)
+
+    try:
+        assert asyncio.run(run()) == {signal.SIGTERM, signal.SIGHUP}  # both taken while the client runs
+        assert real(signal.SIGTERM) is ours  # put back
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:
+                signal.signal(sig, handler)

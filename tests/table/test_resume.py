@@ -414,3 +414,27 @@ def test_a_seat_that_closed_its_link_or_left_stays_so_when_we_come_back_from_our
     assert back.finished and back.cut_off is None and back.gave_up is None
     assert any(n.kind == "over" and "too few seats remain" in n.detail for n in back.notes)
 
+
+def test_a_resumed_seat_journals_the_frames_its_replay_signs_once_and_no_copy_sent_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the replay leaves to send may hold copies (our pass shown again to the table, another seat's frame
+    # relayed): only what we signed is journaled as signed, once; a copy went in too, our frame twice.
+    from p2pcards.table.journal import Journal
+
+    net, peer, records = journal_mid_round(3, (21, 22), 6, 300.0)
+    boxes = [i for i, r in enumerate(records) if r[0] == "frame" and parse(r[2]).envelope.sender == peer.identity.public
+             and parse(r[2]).envelope.type == "private"]
+    cut = records[:boxes[-1]]  # the last box we sealed never reached the disk: the replay seals it anew
+    theirs = next(r[2] for r in records if r[0] == "frame" and parse(r[2]).envelope.sender != peer.identity.public)
+    replay = Journal.replay
+
+    def with_copies(self: Journal, *args: object, **kwargs: object) -> None:
+        replay(self, *args, **kwargs)  # type: ignore[arg-type]
+        emit = args[2]
+        fresh = [out.frame for out in emit.out if isinstance(out, Send)]  # type: ignore[attr-defined]
+        emit.out += [Send(frame, again=True) for frame in [*fresh, theirs]]  # type: ignore[attr-defined]
+    monkeypatch.setattr(Journal, "replay", with_copies)
+    back = TablePeer.resume(peer.cfg, peer.identity, cut, net.now)
+    signed = [out.frame for out in back.emit.out if isinstance(out, Send) and not out.again]
+    assert signed and all(parse(f).envelope.sender == peer.identity.public for f in signed)
+    assert [data for kind, _, data in back.take_journal() if kind in ("frame", "again")] == signed
