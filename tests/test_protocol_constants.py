@@ -96,6 +96,9 @@ def test_the_network_numbers_are_the_codes() -> None:
     assert (f"first asked for {recovery.GRACE_S} s after it is seen" in DOC
             and f"then again every {recovery.RETRY_S} s" in DOC)
     assert discovery.SERVICE in DOC and f"keeps at most {discovery.MAX_SEEN} ads" in DOC
+    assert (f'`"{discovery.AD_LABEL.decode()}"` is these {len(discovery.AD_LABEL)} ASCII bytes' in DOC
+            and f"names the first {discovery.MAX_AD_ADDRESSES} of the addresses" in DOC
+            and f"the {discovery.MAX_SEEN} ads it resolves and keeps for browsing" in DOC)
 
 
 def test_the_spot_values_of_section_5_are_the_vectors() -> None:

@@ -8,6 +8,10 @@ string is at most 255 bytes, the whole record stays far below 1300 bytes):
     opts=<host options as compact JSON, times in ms>  taken=<seats taken>  free=<seats free>
     host=<host's name>  fpr=<host's key fingerprint>  port=<TCP port of the links>
 
+and in a peer ad, signed by that peer's identity key (protocol.md §17):
+
+    addr=<its IPv4 addresses, comma-separated>  at=<its wall clock, ms>  sig=<Ed25519 signature, base64url>
+
 Use it as one context per process (one AsyncZeroconf; leaving the block, by any exit path,
 withdraws every announcement with a goodbye):
 
@@ -19,16 +23,21 @@ withdraws every announcement with a goodbye):
 
 `Discovery.tables()` is the lobby's feed: it yields the tables currently seen, once at once and
 again each time one appears, changes or vanishes (goodbye or expiry). Browser callbacks only
-hand names to a task that resolves them; nothing blocks the loop.
+hand names to a task that resolves them; nothing blocks the loop. A seated peer `watch`es the
+other seats' keys: `signed[key]` is then the freshest peer ad that key signed, which is all it
+dials a seat at (an unsigned ad, or one signed by another key, is anyone's word).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import ipaddress
 import json
 import re
 import socket
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -40,7 +49,8 @@ from zeroconf import BadTypeInNameException, InterfaceChoice, IPVersion, Service
 from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, DNSQuestion, DNSText  # type: ignore[attr-defined]
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from ..crypto.identity import valid_name
+from ..crypto.encoding import encode
+from ..crypto.identity import Identity, fingerprint, valid_name, verify
 from ..errors import InputError, MalformedMessage
 from ..table.config import SEATS, options_from_wire, options_to_wire
 from ..table.lobby import check_host_options
@@ -55,6 +65,36 @@ CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
 TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
+AD_LABEL: Final = b"p2pc/ad/v1"  # what a peer ad's signature signs begins with: no other signed bytes do (§17)
+MAX_AD_ADDRESSES: Final = 8  # addresses a peer ad names in `addr`: a seat dials at most 8 announced ones a turn
+STAMP: Final = re.compile(r"0|[1-9][0-9]{0,15}")  # `at`: ms, no leading zero
+SIG_TEXT: Final = re.compile(r"[A-Za-z0-9_-]{86}")  # `sig`: 64 bytes in base64url, unpadded
+TXT_KEY: Final = re.compile(r"[\x20-\x3c\x3e-\x7e]+")  # printable US-ASCII but "=" (RFC 6763 §6.4)
+
+
+def ad_message(name: str, txt: Mapping[str, str | None]) -> bytes:
+    """The bytes a peer ad's `sig` signs: AD_LABEL, then the canonical encoding of [instance name, every other key's
+    value by key] (a key without "=" as nil)."""
+    return AD_LABEL + encode([name, {k: v for k, v in txt.items() if k != "sig"}])
+
+
+def _sig_text(signature: bytes) -> str:
+    return base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+
+
+def _sig_bytes(text: str) -> bytes:
+    """A `sig` value's 64 bytes; ValueError unless it is their one unpadded base64url spelling."""
+    if not SIG_TEXT.fullmatch(text) or _sig_text(raw := base64.urlsafe_b64decode(text + "==")) != text:
+        raise ValueError("bad signature")
+    return raw
+
+
+def _addr(text: str) -> tuple[str, ...]:
+    """An `addr` value's addresses; ValueError unless it is dotted quads (no leading zero) joined by commas."""
+    hosts = tuple(text.split(","))
+    if any(str(ipaddress.IPv4Address(h)) != h for h in hosts):
+        raise ValueError("bad address")
+    return hosts
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +107,15 @@ class TableAd:
     host: str
     fingerprint: str
     port: int
-    addresses: tuple[str, ...] = ()
+    addresses: tuple[str, ...] = ()  # its A records' (a signed peer ad's: its `addr`, which it signs)
     options: tuple[tuple[str, Any], ...] = ()  # as on the wire (times in ms), sorted; see `opts`
     taken: int = 1
     free: int = 0
     role: str = "table"
     version: int = PROTOCOL_VERSION
+    at: int = 0  # a signed peer ad's stamp: its signer's wall clock in ms, higher on each announcement
+    signature: bytes = b""  # a peer ad's `sig` (empty: unsigned)
+    message: bytes = b""  # the bytes `signature` signs (`ad_message`), as received
 
     @property
     def opts(self) -> dict[str, Any]:
@@ -80,11 +123,34 @@ class TableAd:
         return options_from_wire(dict(self.options))
 
     def txt(self) -> dict[str, str]:
-        """The TXT record's keys and values."""
-        return {"txtvers": "1", "pv": str(self.version), "role": self.role, "id": self.table.hex(),
-                "game": self.game, "opts": json.dumps(dict(self.options), separators=(",", ":"), sort_keys=True),
-                "taken": str(self.taken), "free": str(self.free), "host": self.host,
-                "fpr": self.fingerprint, "port": str(self.port)}
+        """The TXT record's keys and values (a signed peer ad's with its `addr`, `at` and `sig`)."""
+        if not self.signature:
+            return self._unsigned_txt(None)
+        return {**self._unsigned_txt(self.at), "sig": _sig_text(self.signature)}
+
+    def _unsigned_txt(self, at: int | None) -> dict[str, str]:
+        """Every key but `sig`: with `addr` and `at` when stamped `at`."""
+        txt = {"txtvers": "1", "pv": str(self.version), "role": self.role, "id": self.table.hex(),
+               "game": self.game, "opts": json.dumps(dict(self.options), separators=(",", ":"), sort_keys=True),
+               "taken": str(self.taken), "free": str(self.free), "host": self.host,
+               "fpr": self.fingerprint, "port": str(self.port)}
+        if at is not None:
+            txt.update(addr=",".join(self.addresses), at=str(at))
+        return txt
+
+    def signed(self, identity: Identity, at: int) -> TableAd:
+        """This peer ad signed by `identity` (whose fingerprint it names), stamped `at` ms, naming its addresses."""
+        if self.role != "peer" or identity.fingerprint != self.fingerprint:
+            raise ValueError("only a peer ad is signed, by the key whose fingerprint it names")
+        if not 1 <= len(self.addresses) <= MAX_AD_ADDRESSES or not STAMP.fullmatch(str(at)):
+            raise ValueError(f"a peer ad names 1 to {MAX_AD_ADDRESSES} addresses, stamped 0 to 16 digits of ms")
+        message = ad_message(self.name, self._unsigned_txt(at))
+        return replace(self, at=at, signature=identity.sign(message), message=message)
+
+    def signed_by(self, public: bytes) -> bool:
+        """Whether this is a peer ad, as received, that `public` signed (and whose fingerprint it names)."""
+        return (self.role == "peer" and bool(self.signature) and fingerprint(public) == self.fingerprint
+                and verify(public, self.message, self.signature))
 
     @classmethod
     def from_txt(cls, name: str, txt: Mapping[str, str | None], addresses: Sequence[str]) -> TableAd:
@@ -110,6 +176,11 @@ class TableAd:
             if ad.game not in SEATS or not 0 <= ad.taken <= 16 or not 0 <= ad.free <= 16:
                 raise ValueError("bad game or seats")
             check_host_options(ad.game, ad.opts)
+            if ad.role == "peer" and "sig" in t:  # signed: the addresses are those it signs, not the A records'
+                if not all(TXT_KEY.fullmatch(k) for k in txt) or not STAMP.fullmatch(t["at"]):
+                    raise ValueError("a key that is not printable ASCII, or a bad stamp")
+                ad = replace(ad, addresses=_addr(t["addr"]), at=int(t["at"]), signature=_sig_bytes(t["sig"]),
+                             message=ad_message(name, txt))
         except (KeyError, ValueError, TypeError, InputError, MalformedMessage) as exc:
             raise MalformedMessage(f"a table ad that does not parse: {exc}") from None
         return ad
@@ -138,14 +209,15 @@ def advertised(addresses: Sequence[str]) -> list[str]:
 class Announcement:
     """One registered ad; `update` re-announces it, `withdraw` says goodbye."""
 
-    def __init__(self, disco: Discovery, ad: TableAd, info: AsyncServiceInfo) -> None:
+    def __init__(self, disco: Discovery, ad: TableAd, info: AsyncServiceInfo, identity: Identity | None) -> None:
         self.disco = disco
         self.ad = ad
         self.info = info
+        self.identity = identity  # a peer ad's signer: each record announced is signed and stamped afresh
 
     async def update(self, **changes: Any) -> None:
         """Change some fields (seats taken and free) and announce the new record."""
-        self.ad = replace(self.ad, **changes)
+        self.ad = _stamped(replace(self.ad, **changes), self.identity)
         self.info = self.disco._info(self.ad, self.info.name, self.info.server or "")
         await (await self.disco.zc.async_update_service(self.info))
 
@@ -165,6 +237,8 @@ class Discovery:
         self._interfaces = interfaces
         self.zc: AsyncZeroconf
         self.seen: dict[str, TableAd] = {}  # every resolved ad, tables and peers, by full service name
+        self.signed: dict[bytes, TableAd] = {}  # per watched key: the freshest peer ad it signed (kept on goodbyes)
+        self._watched: dict[bytes, int] = {}  # the keys whose peer ads we keep, each with how many watch it
         self._announced: list[Announcement] = []
         self._browser: AsyncServiceBrowser | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -194,18 +268,26 @@ class Discovery:
             await self._browser.async_cancel()
         await self.zc.async_close()
 
-    async def announce(self, ad: TableAd) -> Announcement:
-        """Register `ad` on every chosen interface; a name already taken becomes "name-2" and so on."""
+    async def announce(self, ad: TableAd, identity: Identity | None = None) -> Announcement:
+        """Register `ad` on every chosen interface, a peer ad signed by `identity` when given; a name already taken
+        becomes "name-2" and so on."""
         host = f"p2pc-{ad.fingerprint.replace(' ', '')[:10]}-{ad.port}.local."
-        info = self._info(ad, f"{_instance(ad.name)}.{SERVICE}", host)
-        announcement = Announcement(self, ad, info)
+        addresses = tuple(advertised(self.addresses))
+        ad = _stamped(replace(ad, name=_instance(ad.name),
+                              addresses=addresses[:MAX_AD_ADDRESSES] if identity else addresses), identity)
+        info = self._info(ad, f"{ad.name}.{SERVICE}", host)
+        announcement = Announcement(self, ad, info, identity)
         self._announced.append(announcement)  # withdrawn by `close` from now on, even if we are cancelled below
         try:
             await (await self.zc.async_register_service(info, allow_name_change=True))
+            name = info.name[: -len(SERVICE) - 1]
+            if name != ad.name:  # taken: the ad's signature names the instance, so it is signed again
+                announcement.ad = replace(ad, name=name)
+                if identity is not None:
+                    await announcement.update()
         except BaseException:  # cancelled (a node that closes while its ad is probed or announced) or failed
             await announcement.withdraw()  # registered already: goodbye, or the ad outlives whoever made it
             raise
-        announcement.ad = replace(ad, name=info.name[: -len(SERVICE) - 1], addresses=tuple(advertised(self.addresses)))
         return announcement
 
     def _info(self, ad: TableAd, name: str, server: str) -> AsyncServiceInfo:
@@ -233,10 +315,27 @@ class Discovery:
         """The peers announced as seated at `table`."""
         return [a for a in self.seen.values() if a.role == "peer" and a.table == table]
 
-    def peer_ads(self, tables: Sequence[bytes], fpr: str) -> list[TableAd]:
-        """The peer ads at any of `tables` that name the fingerprint `fpr`, the last resolved first."""
-        return [a for a in reversed(self.seen.values()) if a.role == "peer" and a.fingerprint == fpr
-                and a.table in tables]
+    def watch(self, keys: Sequence[bytes]) -> None:
+        """Keep in `signed` the freshest peer ad each of `keys` signs, from the ads seen already on, until `unwatch`."""
+        for key in keys:
+            self._watched[key] = self._watched.get(key, 0) + 1
+        for ad in self.seen.values():
+            self._keep_signed(ad)
+
+    def unwatch(self, keys: Sequence[bytes]) -> None:
+        """Undo one `watch` of `keys`: a key no one watches any more has its ad dropped."""
+        for key in keys:
+            self._watched[key] = self._watched.get(key, 1) - 1
+            if self._watched[key] <= 0:
+                del self._watched[key]
+                self.signed.pop(key, None)
+
+    def _keep_signed(self, ad: TableAd) -> None:
+        """Keep `ad` as its signer's when a watched key signed it and it is stamped later than the one we keep: an
+        older ad of the same signer played back by anyone replaces nothing."""
+        for key in self._watched:
+            if ad.signed_by(key) and (key not in self.signed or ad.at > self.signed[key].at):
+                self.signed[key] = ad
 
     # ------------------------------------------------------------ the browser's side
 
@@ -247,7 +346,14 @@ class Discovery:
                 self._bump()
             return
         if name not in self.seen and name not in self._resolving and len(self.seen) + len(self._resolving) >= MAX_SEEN:
-            return  # too many ads, kept or being resolved: a flood of names is neither kept nor resolved
+            # Too many ads, kept or being resolved: a flood of names is neither kept nor resolved, but a new name
+            # takes the place of the oldest peer ad (no lobby shows one; a seat's signed ad is kept in `signed`),
+            # so that forged peer ads cannot keep a seat's own ad, under a name not seen yet, from being read.
+            oldest = next((n for n, a in self.seen.items() if a.role == "peer"), None)
+            if oldest is None:
+                return
+            del self.seen[oldest]
+            self._bump()
         if name in self._resolving:
             self._resolving[name] = True  # changed while we resolve it: once more after
             return
@@ -270,9 +376,15 @@ class Discovery:
                                   info.parsed_addresses(IPVersion.V4Only))
         except (MalformedMessage, BadTypeInNameException):
             return  # someone else's broken ad: not a table we can join
+        self._take(name, ad)
+
+    def _take(self, name: str, ad: TableAd) -> None:
+        """Keep the ad just resolved under the full service name `name`: as its signer's when a watched key signed it,
+        and among those seen, the last resolved last."""
+        self._keep_signed(ad)
         if self.seen.get(name) != ad:
             self.seen.pop(name, None)
-            self.seen[name] = ad  # last in the dict: `peer_ads` tries the newest word on a seat first
+            self.seen[name] = ad
             self._bump()
 
     def _bump(self) -> None:
@@ -356,6 +468,11 @@ def _txt(text: bytes) -> dict[str, str | None]:
             raise MalformedMessage("a TXT string that is not UTF-8") from None
         out.setdefault(key, value if eq else None)
     return out
+
+
+def _stamped(ad: TableAd, identity: Identity | None) -> TableAd:
+    """`ad` signed by `identity` and stamped with the wall clock in ms, later than its last stamp; as is without one."""
+    return ad if identity is None else ad.signed(identity, max(time.time_ns() // 1_000_000, ad.at + 1))
 
 
 def _instance(name: str) -> str:

@@ -114,6 +114,7 @@ class Node:
         self.comeback = comeback  # `port` is where we listened before a crash: another one if it is taken now
         self.moved_from: int | None = None  # that port, when it was taken and we listen on another
         self._redialling: set[bytes] = set()
+        self._watching: list[bytes] = []  # the keys whose signed peer ads our discovery keeps for us
         self._addressed = False  # the host told us where the seats listen (once)
         self.state = state  # where we journal our seat, to come back into the round after a crash (§14.10)
         self.whole_journal = whole_journal  # never begun anew: a recording is made again from it on a comeback
@@ -162,6 +163,9 @@ class Node:
         try:
             await self.links.close(why)
         finally:
+            if self.disco is not None:
+                self.disco.unwatch(self._watching)
+                self._watching = []
             if self._own_disco is not None:
                 await self._own_disco.close()
             else:
@@ -291,7 +295,14 @@ class Node:
         await self.seat.play(limit_s, resumed=self.resumed)
 
     async def _announce_peer(self, disco: Discovery, ad: TableAd) -> None:
-        self.peer_ad = await disco.announce(ad)
+        self.peer_ad = await disco.announce(ad, self.identity)
+
+    def _seat_at(self, peer: TablePeer, store: SeatStore | None) -> Seat:
+        """Our seat at `peer`'s table; the peer ads the other seats sign are kept from now on (§17)."""
+        self._watching = [key for key in peer.cfg.keys if key != self.identity.public]
+        if self.disco is not None:
+            self.disco.watch(self._watching)
+        return Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
 
     def _make_seat(self) -> None:
         assert self.lobby is not None
@@ -301,7 +312,7 @@ class Node:
         if self.state is not None:
             store = SeatStore(self.state, peer.cfg, peer.me, compacting=not self.whole_journal)
             peer.keep_journal()
-        self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
+        self.seat = self._seat_at(peer, store)
         self._save_state()
         self.changed.set()
         for frame in self.early:
@@ -461,7 +472,7 @@ class Node:
         peer = (TablePeer.resume(config, self.identity, records, wall_clock()) if self.timeout is None
                 else TablePeer.resume(config, self.identity, records, wall_clock(), timeout=self.timeout))
         self.links.table = config.table
-        self.seat = Seat(peer, self.links, on_note=self.on_note, gone_after=self.gone_after, store=store)
+        self.seat = self._seat_at(peer, store)
         self.resumed = True
         self.dialled = dict(dial)
         self.later = dict(later or {})
@@ -551,24 +562,20 @@ class Node:
         await asyncio.gather(*(one(where) for where in addresses))
 
     def _announced(self, key: bytes) -> list[tuple[str, int]]:
-        """Where the seat holding `key` announces itself (protocol.md §17): the newest ads' addresses first, at most
-        MAX_ANNOUNCED, less what no seat can be at (`dialable`). Anyone may announce a seat's fingerprint: a dial
-        there proves the key in its handshake (§18.2), so a stranger's address costs one failed dial, no more."""
+        """Where the seat holding `key` says it listens in the freshest peer ad it signed (protocol.md §17), at a table
+        we sat at with it: at most MAX_ANNOUNCED addresses, less what no seat can be at (`dialable`). An ad it did not
+        sign is anyone's word, and never dialled."""
         if self.disco is None or self.seat is None:
+            return []
+        ad = self.disco.signed.get(key)
+        tables = [*self.seat.tables, *([self.links.table] if self.links.table is not None else [])]
+        if ad is None or ad.table not in tables:
             return []
         ours = advertised(self.disco.addresses)
         # A loopback address only when ours are (`advertised`: we then use no other, so every peer we hear is on
         # our machine): as from the host's `A` frame, an ad must not point us at our own machine's services.
         via = ours[0] if ours else "0.0.0.0"
-        tables = [*self.seat.tables, *([self.links.table] if self.links.table is not None else [])]
-        found: list[tuple[str, int]] = []
-        for ad in self.disco.peer_ads(tables, fingerprint(key)):
-            for host in ad.addresses[:MAX_ADDRESSES]:
-                if dialable(host, via) and (host, ad.port) not in found:
-                    found.append((host, ad.port))
-                    if len(found) == MAX_ANNOUNCED:
-                        return found
-        return found
+        return [(host, ad.port) for host in dict.fromkeys(ad.addresses) if dialable(host, via)][:MAX_ANNOUNCED]
 
     def _linked(self, link: Link) -> None:
         if self.seat is not None:

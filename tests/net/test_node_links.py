@@ -401,33 +401,47 @@ def test_a_seat_back_from_its_journal_dials_a_later_seat_that_never_dialled_it_o
     assert len(dialled) == 3 and refused == [dialled[0]]
 
 
-def test_a_seat_is_looked_for_where_its_own_announcements_say_a_bounded_few_the_newest_first() -> None:
-    # protocol.md §17: anyone may announce a seat's fingerprint; each address costs a dial whose handshake fails, and
-    # a flood of such ads costs a bounded few per turn, the newest word first (the seat's own, when it is back).
+def test_a_seat_is_looked_for_only_where_the_freshest_ad_its_own_key_signed_says() -> None:
+    # protocol.md §17: anyone may announce a seat's fingerprint. A forged ad is never dialled, a flood of them does
+    # not crowd out the seat's own, and an older ad of the seat's played back does not replace its fresher one.
     from p2pcards.crypto.identity import fingerprint
-    from p2pcards.net.discovery import Discovery, TableAd
+    from p2pcards.net.discovery import SERVICE, Discovery, TableAd
 
     node, _, keys, _ = _seated()
+    seat = generate("seat")
+    keys[1] = seat.public
     table = b"\x01" * 16
     node.links.table = table
     node.seat.tables = {table: None}  # type: ignore[union-attr]
     disco = Discovery(["127.0.0.1"])  # never entered: no socket, only what it has seen
+    disco._bump = lambda: None  # type: ignore[method-assign]
     node.disco = disco
-    fpr = fingerprint(keys[1])
+    disco.watch(keys[1:])
 
-    def ad(name: str, addresses: tuple[str, ...], port: int, fpr: str = fpr, at: bytes = table) -> TableAd:
-        return TableAd(name, at, "crisp", "x", fpr, port, addresses, role="peer")
+    def ad(addresses: tuple[str, ...], port: int, at: int, by: Any = seat, on: bytes = table) -> TableAd:
+        made = TableAd(f"{by.name} {by.fingerprint[:5]}", on, "crisp", by.name, by.fingerprint, port, addresses,
+                       role="peer").signed(by, at)
+        return TableAd.from_txt(made.name, made.txt(), [])
 
-    disco.seen["other table"] = ad("other table", ("127.0.0.1",), 7000, at=b"\x02" * 16)
-    disco.seen["other seat"] = ad("other seat", ("127.0.0.1",), 7001, fpr=fingerprint(keys[3]))
-    disco.seen["a table"] = TableAd("a table", table, "crisp", "x", fpr, 7002, ("127.0.0.1",))
-    for i in range(300):
-        disco.seen[f"forged {i}"] = ad(f"forged {i}", ("127.0.0.1", "224.0.0.251", "127.0.0.1"), 20000 + i)
-    disco.seen["the seat"] = ad("the seat", ("127.0.0.1",), 5001)
-    found = node._announced(keys[1])
-    assert len(found) == node_mod.MAX_ANNOUNCED and found[0] == ("127.0.0.1", 5001)
-    assert found[1:] == [("127.0.0.1", 20299 - i) for i in range(node_mod.MAX_ANNOUNCED - 1)]
+    def heard(name: str, got: TableAd) -> None:
+        disco._take(f"{name}.{SERVICE}", got)
+
+    heard("the seat", ad(("127.0.0.1", "224.0.0.251", "127.0.0.1", "127.0.0.2"), 5001, 1000))
+    for i in range(300):  # strangers' ads naming the seat's fingerprint, stamped later, at addresses of theirs
+        stranger = generate(f"x{i}")
+        forged = ad(("127.0.0.1",), 20000 + i, 2000 + i, stranger)
+        heard(f"forged {i}", TableAd.from_txt(f"forged {i}", {**forged.txt(), "fpr": fingerprint(seat.public)}, []))
+    heard("unsigned", TableAd("unsigned", table, "crisp", "x", fingerprint(seat.public), 7000, ("127.0.0.1",),
+                              role="peer"))
+    assert len(disco.seen) == 302 and node._announced(keys[1]) == [("127.0.0.1", 5001), ("127.0.0.2", 5001)]
+    heard("the seat", ad(("127.0.0.1",), 5002, 3000))  # back on another port
+    heard("replayed", ad(("127.0.0.1",), 5001, 1000))
+    assert node._announced(keys[1]) == [("127.0.0.1", 5002)]
+    heard("elsewhere", ad(("127.0.0.1",), 5003, 4000, on=b"\x02" * 16))  # its freshest word is on another table
+    assert node._announced(keys[1]) == []
     assert node._announced(keys[2]) == []  # nobody announces it
+    heard("the seat", ad(("127.0.0.1",), 5004, 5000))
+    assert node._announced(keys[1]) == [("127.0.0.1", 5004)]
     disco.addresses = ["192.168.7.2"]  # our own ads are not on loopback: one that is names our machine, not a seat
     assert node._announced(keys[1]) == []
 
