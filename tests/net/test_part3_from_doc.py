@@ -8,6 +8,7 @@ a real `p2pcards peer` process on loopback; mDNS stays on 127.0.0.1 (nothing goe
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import secrets
@@ -347,10 +348,12 @@ async def heartbeats(link: Link) -> None:
 
 def check_txt(ad: Ad) -> None:
     """§17's rules for every TXT record: sizes, versions, and every key's value."""
-    assert all(len(s) <= 255 for s in ad.raw) and sum(1 + len(s) for s in ad.raw) < 400
+    signed = ad.txt.get("role") == "peer"
+    assert all(len(s) <= 255 for s in ad.raw) and sum(1 + len(s) for s in ad.raw) < (600 if signed else 400)
     assert all(len(v.encode()) <= 200 for v in ad.txt.values())
     txt = ad.txt
-    assert set(txt) == {"txtvers", "pv", "role", "id", "game", "opts", "taken", "free", "host", "fpr", "port"}, txt
+    assert set(txt) == {"txtvers", "pv", "role", "id", "game", "opts", "taken", "free", "host", "fpr", "port",
+                        *(("addr", "at", "sig") if signed else ())}, txt
     assert (txt["txtvers"], txt["pv"]) == ("1", "3") and txt["role"] in ("table", "peer")
     assert txt["id"] == txt["id"].lower() and 1 <= len(bytes.fromhex(txt["id"])) <= 64
     assert txt["game"] in ("crisp", "crescendo")
@@ -414,7 +417,15 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             peer_ad = await ad_where(ads, lambda ad: ad.txt.get("role") == "peer" and ad.txt.get("id") == txt["id"])
             check_txt(peer_ad)
             assert peer_ad.name == f"h{tag} {txt['fpr'][:5]}.{SERVICE}"
-            assert peer_ad.txt == {**txt, "role": "peer", "taken": "2", "free": "0"} and peer_ad.port == table_ad.port
+            signed = {k: v for k, v in peer_ad.txt.items() if k not in ("addr", "at", "sig")}
+            assert signed == {**txt, "role": "peer", "taken": "2", "free": "0"} and peer_ad.port == table_ad.port
+            # The signed peer ad: M = "p2pc/ad/v1" || [instance name, every key but sig], signed by the host's key.
+            sig = peer_ad.txt["sig"]
+            assert len(sig) == 86 and "=" not in sig and peer_ad.txt["addr"] == "127.0.0.1"
+            assert peer_ad.txt["at"].isdigit() and peer_ad.txt["at"][0] != "0"
+            message = b"p2pc/ad/v1" + pack([peer_ad.name[: -len(SERVICE) - 1],
+                                            {k: v for k, v in peer_ad.txt.items() if k != "sig"}])
+            VerifyKey(host_key).verify(message, base64.urlsafe_b64decode(sig + "=="))
 
             # §8.1: `ready` on the table's chain; the host's comes too (it may come before ours).
             context = blake(pack(config), 32, b"p2pc/config/v1")
