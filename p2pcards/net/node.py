@@ -4,8 +4,9 @@ A host listens, announces its table (unless told not to), relays every lobby fra
 guest, and seats the table; it then sends each guest where the other seats listen (an `A`
 frame). A guest finds the table by discovery or is given an address (`--peer`), links to the
 host, joins, and once seated dials every seat before its own (the seats after it dial it), so
-each pair of seats has one link; a seat whose link is missing is dialled where its own peer ad says too
-(protocol.md §17), so that two seats both back elsewhere find each other. Table frames go only to seated keys.
+each pair of seats has one link; a seat whose link is missing is dialled where the freshest peer ad its own key
+signed says too (protocol.md §17), so that two seats both back elsewhere find each other. Table frames go only to
+seated keys.
 Use it as
 
     async with Node(identity, interfaces=["127.0.0.1"]) as node:

@@ -426,13 +426,18 @@ def test_a_seat_is_looked_for_only_where_the_freshest_ad_its_own_key_signed_says
     def heard(name: str, got: TableAd) -> None:
         disco._take(f"{name}.{SERVICE}", got)
 
-    heard("the seat", ad(("127.0.0.1", "224.0.0.251", "127.0.0.1", "127.0.0.2"), 5001, 1000))
-    for i in range(300):  # strangers' ads naming the seat's fingerprint, stamped later, at addresses of theirs
-        stranger = generate(f"x{i}")
-        forged = ad(("127.0.0.1",), 20000 + i, 2000 + i, stranger)
-        heard(f"forged {i}", TableAd.from_txt(f"forged {i}", {**forged.txt(), "fpr": fingerprint(seat.public)}, []))
+    def strangers(first: int, last: int) -> None:  # ads naming the seat's fingerprint, stamped later, at their places
+        for i in range(first, last):
+            forged = ad(("127.0.0.1",), 20000 + i, 2000 + i, generate(f"x{i}"))
+            heard(f"forged {i}", TableAd.from_txt(f"forged {i}", {**forged.txt(), "fpr": fingerprint(seat.public)},
+                                                  []))
+
+    strangers(0, 150)
     heard("unsigned", TableAd("unsigned", table, "crisp", "x", fingerprint(seat.public), 7000, ("127.0.0.1",),
                               role="peer"))
+    assert node._announced(keys[1]) == []  # a stranger's word: never dialled
+    heard("the seat", ad(("127.0.0.1", "224.0.0.251", "127.0.0.1", "127.0.0.2"), 5001, 1000))
+    strangers(150, 300)
     assert len(disco.seen) == 302 and node._announced(keys[1]) == [("127.0.0.1", 5001), ("127.0.0.2", 5001)]
     heard("the seat", ad(("127.0.0.1",), 5002, 3000))  # back on another port
     heard("replayed", ad(("127.0.0.1",), 5001, 1000))

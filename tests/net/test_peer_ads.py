@@ -7,6 +7,7 @@ import asyncio
 import secrets
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -69,7 +70,7 @@ def test_every_field_of_a_signed_peer_ad_is_covered_by_its_signature() -> None:
                        ("id", "ff" * 16), ("taken", "4"), ("host", "bob"), ("opts", '{"limit":100}'),
                        ("free", "1"), ("game", "crescendo"), ("extra", "1"), ("extra", None)]:
         try:
-            got = received(ad, **{key: value})
+            got = received(ad, (), **{key: value})
         except MalformedMessage:
             continue  # not even an ad (a game whose options are not its own): refused as any
         assert not got.signed_by(ANN.public), (key, value)
@@ -280,8 +281,8 @@ def test_a_peer_ad_renamed_on_a_clash_is_signed_again_under_its_new_name() -> No
         disco.zc = fake = Renaming()  # type: ignore[assignment]
         ann = await disco.announce(TableAd("ann 09192", TABLE, "crisp", "ann", ANN.fingerprint, 4001, role="peer",
                                            options=wire_options({"limit": 50})), ANN)
-        return ann.ad, [TableAd.from_txt(i.name[: -len(SERVICE) - 1], i.decoded_properties, [])  # type: ignore[attr-defined]
-                        for i in fake.announced]
+        infos: list[Any] = fake.announced
+        return ann.ad, [TableAd.from_txt(i.name[: -len(SERVICE) - 1], i.decoded_properties, []) for i in infos]
 
     mine, records = asyncio.run(main())
     assert mine.name == "ann 09192-2" and len(records) == 2
