@@ -463,15 +463,23 @@ class LobbyClient:
                 out += ([[name, ("class:dim", f"  {about}")]] if len(name[1]) + 2 + len(about) <= width else
                         [[name]] + [[("class:dim", f"    {t}")] for t in wrap(about, width - 4)])
                 continue
-            seats = ("", f" {ad.game:<9} seats {f'{ad.taken}/{ad.seats}':<3}  ")
+            # The seats in words: "seats 2/8" read as well for two free as for two taken.
+            taken = f"{ad.taken} of {ad.seats} seats taken"
+            seats = ("", f" {ad.game:<9} {taken}  ")
             host = ("class:dim", f"host {ad.host[:10]} {ad.fingerprint[:11]}")
-            # The options take what the rest of the row leaves, the host at the row's end.
+            # The options take what the rest of the row leaves, the host at the row's end; short of room they go
+            # under the row, whole; in 40 columns the game goes with them, and who hosts under the name and seats.
             room = width - len(name[1]) - len(seats[1]) - 1 - len(host[1])
             if room >= 12:
                 out.append([name, seats, ("", f"{clip(options_words(ad.options), room):<{room}} "), host])
-            else:  # in 40 columns the row was cut after its seats: who hosts and the options go under it, whole
-                out += [[name, (seats[0], seats[1].rstrip())], [("", "    "), host]]
-                out += [[("", f"    {t}")] for t in wrap(options_words(ad.options), width - 4)]
+                continue
+            if len(name[1]) + len(seats[1]) + len(host[1]) <= width:  # no room for the options: the host after the seats
+                out.append([name, seats, host])
+                said = options_words(ad.options)
+            else:
+                out += [[name, ("", f" {taken}")], [("", "    "), host]]
+                said = f"{ad.game.capitalize()}: {options_words(ad.options)}"
+            out += [[("", f"    {t}")] for t in wrap(said, width - 4)]
         out.append([])
         if self.asking == "addr":
             out.append([("", " Join the host at "), ("class:known", self.address + "▏")])

@@ -70,7 +70,7 @@ def test_the_lobby_lists_a_lan_table_joins_it_and_plays_a_round_by_keys() -> Non
         out, err = host.communicate(timeout=30)  # our leaving ends its table
     finally:
         host.kill()
-    assert name in listed and "seats 1/2" in listed and "host Ann" in listed
+    assert name in listed and "1 of 2 seats taken" in listed and "host Ann" in listed
     players = session.lobby_players()
     assert [n for n, _ in players] == ["Ann", "you"] and players[1][1] == me.fingerprint
     assert session.names == ("Ann", "you") and session.options == {"limit": 50, "discard_draw": False,

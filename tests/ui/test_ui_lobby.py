@@ -56,7 +56,7 @@ def test_tables_appear_and_vanish_with_their_announcements() -> None:
     assert "zoe" in text and me.fingerprint in text and "No table announced" in text
     directory.announce(KITCHEN)
     text = plain(lobby.lines(80, 24))
-    assert "kitchen" in text and "crisp" in text and "seats 2/8" in text and "limit 50" in text and "12345" in text
+    assert "kitchen" in text and "crisp" in text and "2 of 8 seats taken" in text and "limit 50" in text and "12345" in text
     directory.withdraw("t1")
     assert "kitchen" not in plain(lobby.lines(80, 24))
 
@@ -345,7 +345,7 @@ def test_a_tables_options_too_long_for_its_row_end_with_whole_words() -> None:
     directory.announce(long)
     row = next(line for line in plain(LobbyClient(generate("cat"), directory).lines(100, 24)).splitlines()
                if "Ann's table" in line)
-    assert "limit 100, no time limit per draw, no …" in row and "per dra " not in row, row
+    assert "limit 100, no time limit per …" in row and "per dra " not in row, row
 
 
 def test_the_host_is_shown_the_addresses_a_guest_without_multicast_gives_with_peer() -> None:
@@ -517,16 +517,34 @@ def test_in_40_columns_a_listed_table_says_who_hosts_it_and_its_options() -> Non
     lines = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(40, 24)).splitlines()
     assert all(len(line) <= 40 for line in lines)
     row = next(i for i, line in enumerate(lines) if "kitchen" in line)
-    assert lines[row] == "▶ kitchen          crisp     seats 2/8"
+    assert lines[row] == "▶ kitchen          2 of 8 seats taken"
     assert lines[row + 1] == "    host ann 12345 67890"
-    assert lines[row + 2] == "    limit 50, 30 s per draw, discard" and lines[row + 3] == "    draws"
-    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
-    assert "▶ kitchen          crisp     seats 2/8  limit 50, 30 s …    host ann 12345 67890" in wide
+    assert lines[row + 2] == "    Crisp: limit 50, 30 s per draw," and lines[row + 3] == "    discard draws"
+    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(100, 24))
+    assert "▶ kitchen          crisp     2 of 8 seats taken  limit 50, 30 s per draw …      host ann 12345 67890" in wide
     # A host's name of 10 letters took the row past 80 columns: its fingerprint was cut. Now the options give way.
     directory.announce(replace(KITCHEN, key="t2", name="den", host="Maximilian"))
-    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24))
+    wide = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(100, 24))
     row = next(line for line in wide.splitlines() if "den" in line)
-    assert len(row) == 80 and row.endswith("host Maximilian 12345 67890") and "limit 50 " in row, row
+    assert len(row) == 100 and row.endswith("host Maximilian 12345 67890") and "limit 50 " in row, row
+
+
+def test_a_listed_table_says_how_many_of_its_seats_are_taken_in_words() -> None:
+    # The row said "seats 2/8": two taken or two free? A player choosing a table could not tell.
+    directory = Directory()
+    directory.announce(KITCHEN)
+    directory.announce(TableAd("t2", "porch", "crescendo", {}, 6, 6, "Maximilian", "99999 88888 77777"))
+    for width in (40, 60, 80, 100):
+        text = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(width, 24))
+        assert all(len(line) <= width for line in text.splitlines()), width
+        assert "2 of 8 seats taken" in text and "6 of 6 seats taken" in text and "seats 2/8" not in text, width
+        assert "host ann 12345 67890" in text and "host Maximilian 99999 88888" in text, width
+        assert "limit 50" in text and "no options" in text, width
+    # In 80 columns the options go under a row with its seats and its host.
+    lines = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24)).splitlines()
+    row = next(i for i, line in enumerate(lines) if "kitchen" in line)
+    assert lines[row:row + 2] == ["▶ kitchen          crisp     2 of 8 seats taken  host ann 12345 67890",
+                                  "    limit 50"]
 
 
 def test_the_cursor_stays_on_its_table_as_another_is_listed_above_it() -> None:
@@ -744,9 +762,9 @@ def test_a_crescendo_table_in_the_list_reads_no_options_whole() -> None:
     # Its row read "crescendo seats 1/4  default …    host Hana": Crescendo has no options, and the words were cut.
     directory = Directory()
     directory.announce(TableAd("t2", "den", "crescendo", {}, 1, 4, "Hana", "12345 67890 11111 22222 33333"))
-    row = next(line for line in plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(80, 24)).splitlines()
-               if "den" in line)
-    assert "no options" in row and "…" not in row, row
+    for width in (80, 100):  # under its row in 80 columns, on it in 100
+        text = plain(LobbyClient(generate("zoe"), directory, joinable=True).lines(width, 24))
+        assert "no options" in text and "…" not in text, text
 
 
 def test_a_host_on_loopback_alone_says_its_loopback_address_for_guests_without_multicast() -> None:
