@@ -464,7 +464,11 @@ class TableClient:
         # in 40 columns four Crescendo seats take 12 lines, and the whole legend 5.
         spare = room - min(LOG_MIN, len(self.log)) - len(head) - sum(map(len, seats))
         tight = self._piles(view, width, tight=True) + timers
-        tries = [(legend, status), (short[:2], status), (short[:2], tight), (short[:1], status), (short[:1], tight)]
+        # Fewer words never drop a range a back in a row shows ("91+" short for 91-100): its line and those before it.
+        least = 1 + max((i for i, line in enumerate(short) if ("class:back", TOP_RANGE) in line), default=0)
+        two, one = short[:max(2, least)], short[:least]
+        tries = [(legend, status), (short, status), (short, tight), (two, status), (two, tight), (one, status),
+                 (one, tight)]
         legend, status = next(((lg, st) for lg, st in tries if lg and len(lg) + len(st) <= spare), ([], status))
         keep = min(LOG_LAST, len(self.log))
         rows = self._seats_that_fit(view, seats, room - len(status) - len(head) - keep, width)
@@ -600,7 +604,7 @@ class TableClient:
                  [("", "pl pile")]]
         if any(style == "class:back" and TOP_RANGE in text for lines in seats for line in lines for style, text in line):
             legend.insert(1, [("class:back", TOP_RANGE), ("", " means 91-100")])
-            brief.insert(4, [("class:back", TOP_RANGE), ("", " 91-100")])
+            brief.insert(1, [("class:back", TOP_RANGE), ("", " 91-100")])
         if not cards or ended:
             return rows, seats, [], []
         return rows, seats, flow(legend, width, lead="   "), flow(brief, width, lead=" ")

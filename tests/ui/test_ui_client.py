@@ -1315,6 +1315,24 @@ def test_a_91_100_back_never_touches_the_seen_mark_of_the_card_after_it(width: i
     assert "91+ means 91-100" in text  # the legend says what the short range is
 
 
+@pytest.mark.parametrize("players", [("you", "Bo", "Cy"), ("you", "Bo", "Cy", "Di")])
+def test_in_40_columns_crescendos_legend_in_fewer_words_keeps_the_91_100_range(players: tuple[str, ...]) -> None:
+    # At 40x24 with three seats the legend took its two-line form and "91+ 91-100", on its third line, went: the
+    # rows showed "91+" backs that nothing on screen explained.
+    top = [91, 95, 92, 96] + list(range(1, 21))
+    deck = top + [c for c in CRESCENDO_DECK if c not in top]
+    shown = {}
+    for height in range(16, 41):
+        client = TableClient(RefereeSession("crescendo", players, deck, dealer=len(players) - 1))
+        shown[height] = text = screen(client, width=40, height=height)
+        assert all(len(line) <= 40 for line in text.splitlines())
+        assert "91+" in text
+        if "P peek" in text:  # whenever a legend is shown, the short range is in it
+            assert "91+ 91-100" in text or "91+ means 91-100" in text, (height, text)
+    assert "P peek" in shown[24] and "91+ 91-100" in shown[24]
+    assert "you know it" in shown[40] and "[66] locked" in shown[40]  # with room, the legend in full
+
+
 def test_a_rounds_score_in_40_columns_breaks_between_its_parts_never_inside_one() -> None:
     # At 40 columns the reveal read "round +7 called, in order +6, pile" over "+1": a part cut from its points.
     client, session = crescendo_client()
