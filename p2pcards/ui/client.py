@@ -279,8 +279,12 @@ class TableClient:
 
     def _toggle_aid(self) -> None:
         """Turn our memory aid on or off, telling every seat (it is shown next to our name on every screen)."""
-        if self.view() is None or self.session.stopped() is not None:
+        view = self.view()
+        if view is None or self.session.stopped() is not None:
             self.status = ("class:warn", "The memory aid can be turned on once the table is playing.")
+            return
+        if view.over:
+            self.status = ("class:warn", "The game is over: the memory aid is for a game in play.")
             return
         try:
             self.session.set_aid(not self.memory_aid)
@@ -411,7 +415,9 @@ class TableClient:
         # the rules say it), and our name (our row shows it, with our *).
         info = next((i for i in infos if len(i) + 2 <= width), infos[-1])
         aid = "ON" if self.memory_aid else "off"
-        keys = [[("class:key", "?"), ("", " rules")], [("class:key", "m"), ("", f" memory aid: {aid}")],
+        # Once the game is over, only what can still be done: the memory aid is for a game in play.
+        aided: list[Line] = [] if view.over else [[("class:key", "m"), ("", f" memory aid: {aid}")]]
+        keys = [[("class:key", "?"), ("", " rules")], *aided,
                 [("class:key", "Q"), ("", " leave" if self.back_to_lobby else " quit")]]
         named = flow([*keys, [("", f" you: {me}")]], width, gap="  ")
         keys_lines = named if len(named) == 1 else flow(keys, width, gap="  ")

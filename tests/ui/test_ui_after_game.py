@@ -60,6 +60,19 @@ def test_a_crescendo_number_key_as_the_game_ends_does_not_start_a_new_one() -> N
     assert client.key("n") == "again"
 
 
+@pytest.mark.parametrize("game", ["crisp", "crescendo"])
+@pytest.mark.parametrize("width", [80, 40])
+def test_after_a_game_ended_by_a_vote_the_keys_offer_only_what_can_be_done(game: str, width: int) -> None:
+    # The keys under the title still offered "m memory aid: off", and m told the table of an aid in a game over.
+    for kwargs in ({"against_bots": True, "again": True}, {"back_to_lobby": True}):
+        client = over_client(game, **kwargs)
+        lines = plain(client.lines(width, 24, 0.0)).splitlines()
+        assert lines[1].startswith("? rules  Q ") and "memory aid" not in "\n".join(lines), lines
+        assert "The game is over." in "\n".join(lines)
+        assert client.key("m") is None and "game is over" in client.status[1]
+        assert not client.session.aided() and "memory aid" not in plain(client.lines(width, 24, 0.0)).splitlines()[1]
+
+
 def test_leaving_mid_game_from_the_lobby_asks_where_to() -> None:
     session = RefereeSession("crisp", ("you", "Bo", "Cy"), DECK, dealer=2)
     client = TableClient(session, back_to_lobby=True)
@@ -148,7 +161,7 @@ def test_n_after_a_game_against_bots_starts_another_with_the_same_bots(tmp_path:
 def test_n_keeps_the_memory_aid_on_in_the_next_game_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The aid on all game, n: the next game had it off, and the cards looked at hid again after a few seconds.
     client = over_client(against_bots=True, again=True)
-    client.key("m")
+    client.session.set_aid(True)  # turned on in the game (m, once it is over, says so and does nothing)
     assert client.memory_aid and client.key("n") == "again" and client.aid_at_end
     session = RefereeSession("crisp", ("you", "Bo"), DECK, dealer=1)
     fresh = TableClient(session, against_bots=True, again=True, aid_again=True)
