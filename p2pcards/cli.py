@@ -60,8 +60,8 @@ class Parser(argparse.ArgumentParser):
         raise InputError(f"{message} (see {self.prog} --help)")
 
 
-def whole(low: int) -> Callable[[str], int]:
-    """An option type: a whole number of at least `low`."""
+def whole(low: int, most: int | None = None) -> Callable[[str], int]:
+    """An option type: a whole number of at least `low`, and at most `most` when given."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -69,6 +69,8 @@ def whole(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most}, not {value}")
         return value
     parse.__name__ = "whole number"  # argparse names the type in its messages
     return parse

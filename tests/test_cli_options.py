@@ -94,6 +94,10 @@ BAD = [
     (["play", "--bots", "2", "--overwrite"], "--overwrite: only with --record"),
     (["play", "--overwrite"], "--overwrite: only with --record"),
     (["bench", "engine", "--game", "crisp", "--seconds", "0.01", "--overwrite"], "--overwrite: only with --json"),
+    # a rulebook for a table no host can set up was printed without a word
+    (["rules", "crisp", "--limit", "7"], "--limit: invalid choice: 7 (choose from 50, 100, 150)"),
+    (["rules", "crisp", "--limit", "0"], "--limit: invalid choice: 0"),
+    (["sim", "crisp", "--limit", "2000000"], "--limit: must be at most 1000000, not 2000000"),
     (["scenario"], "required"),
     (["scenario", "/nonexistent/file.json"], "cannot read"),
     (["id", "--name", ""], "name"),
@@ -124,6 +128,14 @@ def test_every_option_with_a_default_says_it_in_its_help() -> None:
             if action.option_strings and action.default not in (None, False, []) or (prog, name) in (
                     ("p2pcards rules", "--limit"), ("p2pcards rules", "--draw-seconds"), ("p2pcards play", "--bots")):
                 assert "default" in (action.help or ""), f"{prog} {name}"
+
+
+def test_a_limit_option_says_what_it_does_and_which_values_it_takes() -> None:
+    # `sim --help` said "Crisp's game limit": a limit of what, and which numbers?
+    for prog, allowed in (("p2pcards sim", "any whole number from 1 to 1000000"),
+                          ("p2pcards rules", "50, 100 or 150")):
+        words = " ".join((options(parsers()[prog])["--limit"].help or "").split())
+        assert "the game ends at the end of the round" in words and allowed in words, (prog, words)
 
 
 def test_the_commands_that_play_one_game_agree_on_their_options() -> None:
