@@ -67,11 +67,15 @@ class CrispBot:
     """Remembers through its view, replaces its worst card, uses Jacks and Queens, calls crisp when likely lowest."""
 
     def __init__(self, call_confidence: float = 0.62, queen_margin: float = 2.5, patience: float = 0.03,
-                 final_gain: float = 1.0) -> None:
+                 final_gain: float = 1.0, head_to_head_turns: int = 3, overwhelming: float = 0.95) -> None:
         self.call_confidence = call_confidence
         self.queen_margin = queen_margin
         self.patience = patience
         self.final_gain = final_gain
+        # Two seats: no call in the windows of its first turns of a round unless the estimate is overwhelming (a
+        # call in its very first window ended the round before a person had played much, abruptly).
+        self.head_to_head_turns = head_to_head_turns
+        self.overwhelming = overwhelming
         # The view does not count turns; the bot remembers its own turns in this round (when each opened).
         self.round = 0
         self.turns: set[float] = set()
@@ -84,6 +88,12 @@ class CrispBot:
         if view.turn == view.me and view.phase is not None:
             self.turns.add(view.opens_at)
         return len(self.turns)
+
+    def _too_soon(self, view: CrispView, turns: int) -> bool:
+        """True at two seats in the window of one of my first `head_to_head_turns` turns of the round (a window
+        still open as my next turn comes due is that of the turn before)."""
+        played = turns - (1 if view.turn == view.me and view.phase is not None else 0)
+        return len(view.players) == 2 and played < self.head_to_head_turns
 
     # ---------------------------------------------------------------- estimates
 
@@ -132,10 +142,12 @@ class CrispBot:
             # next turn, not yet begun). Less and less demanding as the round drags on, so that tables
             # of good bots end their rounds.
             needed = max(0.0, self.call_confidence - self.patience * max(0, turns - 4))
+            if self._too_soon(view, turns):
+                needed = max(needed, self.overwhelming)
             if turns >= 25 or self.p_lowest(view, pool) >= needed:
                 return Move(me, "crisp")
-            if view.phase is None:
-                return None
+            if view.phase is None or all(m.action == "crisp" for m in legal):
+                return None  # my turn not yet open: wait (a call is no move to fall back on)
         if view.phase is None:
             return None
         if view.phase == "draw_due":

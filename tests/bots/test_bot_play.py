@@ -90,6 +90,42 @@ def test_crisp_bot_moves_are_always_legal(players: int) -> None:
         assert all(bots[s].moves > 0 for s in good)
 
 
+def test_a_two_seat_crisp_bot_does_not_call_at_its_first_window_in_ordinary_deals() -> None:
+    """Head to head, a call in the window of a bot's first turn of a round only on an overwhelming estimate."""
+    # At two seats the good bot called at its very first window in most rounds: on a fair estimate (62%), and
+    # when its next turn was not yet open, for want of another legal move (a call was its fallback move).
+    first: list[float] = []  # the estimate behind each call made at a bot's first window
+    rounds = 0
+
+    class Spy:
+        def __init__(self) -> None:
+            self.bot = CrispBot()
+
+        def choose(self, view: View) -> Move | None:
+            move = self.bot.choose(view)
+            if move is not None and move.action == "crisp" and turns.get(move.player) == 1:
+                assert isinstance(view, CrispView)
+                first.append(self.bot.p_lowest(view, crisp_bot.unseen_pool(view)))
+            return move
+
+    turns: dict[str, int] = {}  # each player's turns begun this round: a turn begins with its first move
+    state: dict[str, object] = {"round": None, "last": None}
+
+    def follow(game: CrispGame | CrescendoGame, move: Move) -> None:
+        if game.r is not state["round"]:  # a round object per round: the last move of one is still in it
+            state.update(round=game.r, last=None)
+            turns.clear()
+        if move.action != "crisp" and move.player != state["last"]:
+            state["last"] = move.player
+            turns[move.player] = turns.get(move.player, 0) + 1
+
+    for seed in range(30):
+        record = play_game(CrispGame(NAMES[:2]), [Spy(), Spy()], random.Random(f"first-window/{seed}"), on_move=follow)
+        rounds += record.rounds
+    assert all(p >= CrispBot().overwhelming for p in first), sorted(first)
+    assert len(first) <= 0.1 * 2 * rounds, (len(first), rounds)  # rare: one first window in ten at most
+
+
 @pytest.mark.parametrize("players", range(2, 7))
 def test_crescendo_bot_moves_are_legal_and_number_claims_right(players: int) -> None:
     claims = 0
