@@ -340,7 +340,7 @@ def _choose(game: Game, bots: list[RandomBot], rng: random.Random, crescendo_bia
 # ---------------------------------------------------------------- the tests
 
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> None:
     """RandomBot + play_game: properties 1-3 after every move and every wait, then 4."""
@@ -348,7 +348,7 @@ def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> N
     _play_game_checked(game, deck, seed, max_moves=20000)
 
 
-@settings(max_examples=8, **SETTINGS)
+@settings(max_examples=5, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_play_game_invariants(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
@@ -356,7 +356,7 @@ def test_crescendo_play_game_invariants(case: tuple[CrescendoGame, list[Any], in
 
 
 @pytest.mark.slow  # the long run of the two above
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=200, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants_long_run(case: tuple[CrispGame, list[str], int]) -> None:
     game, deck, seed = case
@@ -364,7 +364,7 @@ def test_crisp_play_game_invariants_long_run(case: tuple[CrispGame, list[str], i
 
 
 @pytest.mark.slow
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=50, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_play_game_invariants_long_run(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
@@ -397,7 +397,7 @@ def _play_game_checked(game: Game, deck: list[Any], seed: int, max_moves: int) -
 
 
 @pytest.mark.slow  # a wait, a probe of every move and the legal moves checked after every step
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=80, **SETTINGS)
 @given(crisp_games())
 def test_crisp_waits_probes_and_legal_moves(case: tuple[CrispGame, list[str], int]) -> None:
     """Explicit waits (time-outs, forfeits), illegal probes (property 5/6) and legal moves on copies (6)."""

@@ -364,6 +364,7 @@ def check_txt(ad: Ad) -> None:
     assert txt["port"] == str(ad.port)
 
 
+@pytest.mark.slow
 def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames() -> None:
     tag = secrets.token_hex(3)
     host = start_host(tag)

@@ -346,6 +346,7 @@ def test_whom_each_honest_peer_rejected_reads_apart_from_the_next_peer() -> None
         "  seed 11: caught; p0 rejected moves of p1, p2 and p3; p1 rejected moves of p2; p3 rejected moves of nobody")
 
 
+@pytest.mark.slow
 def test_a_peer_restarted_by_a_fault_need_not_have_noted_the_dropped_forgery() -> None:
     # `sim crisp --players 4 --cheat forged-signature --faults restart=2 --seed 5`: p3 was down when the forgeries
     # came (and a peer back from its journal holds no note from before): "NOT CAUGHT: p3 never noted the dropped

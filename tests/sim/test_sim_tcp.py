@@ -54,7 +54,7 @@ def test_a_cheat_not_built_for_a_seat_process_is_one_line() -> None:
         check_tcp_cheat(cheat, 3, 1)
 
 
-@pytest.mark.parametrize("spec, seed", [("partition=3:2:0", 1), ("partition=5:8:0+1", 2)])
+@pytest.mark.parametrize("spec, seed", [("partition=3:2:0", 1), pytest.param("partition=5:8:0+1", 2, marks=pytest.mark.slow)])
 def test_honest_peers_survive_a_partition_that_heals_in_memory(spec: str, seed: int) -> None:
     """Seats cut off for a while: what they missed, and what they sent, is asked for again once it heals; an
     order or a move that crossed a long cut comes late through no one's fault (a 5:8 cut once stopped the table)."""

@@ -232,7 +232,7 @@ def test_a_long_games_transcript_loads_whole() -> None:
     assert back.frames == frames
 
 
-@pytest.mark.parametrize("mtype", ["key", "pass", "order"])
+@pytest.mark.parametrize("mtype", ["key", *(pytest.param(m, marks=pytest.mark.slow) for m in ("pass", "order"))])
 def test_a_frame_missing_from_the_file_is_waited_on_not_blamed_on_the_seats_ahead(mtype: str) -> None:
     # A witness sends no result, so the seats go on without it: with one frame of round 1 missing, it is
     # left behind while the file holds every later round. That is the missing frame's seat owing it (an

@@ -446,3 +446,13 @@ def play(spec: Spec) -> Played:
         knowledge.check(net.peers)
         _PLAYED[spec] = Played(spec, net, recorder, knowledge)
     return _PLAYED[spec]
+
+
+# Bots that make the knowledge-moving moves whenever they may, on 2 to 4 seats.
+SHOWOFF: list[Spec] = [
+    Spec("crisp", 2, (("limit", 60),), "showoff"),
+    Spec("crisp", 3, (("limit", 60),), "showoff"),
+    Spec("crisp", 4, (("limit", 40), ("discard_draw", True)), "showoff", 2),
+    Spec("crescendo", 2, (("number_window_s", 0.5),), "showoff"),
+    Spec("crescendo", 3, (("number_window_s", 0),), "showoff"),
+]

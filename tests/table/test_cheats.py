@@ -180,6 +180,7 @@ def test_drawn_king_swapped_into_hand_is_accepted_then_named_by_the_audit() -> N
         assert "audit" in p.faults[0].detail
 
 
+@pytest.mark.slow
 def test_king_swapper_who_signs_a_clean_result_is_blamed_for_the_result() -> None:
     run = until_fired(lambda seed: _king_swap(seed, lax=True, clean_result=True))
     assert_void(run, "p1")

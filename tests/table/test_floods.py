@@ -11,6 +11,8 @@ import secrets
 import tracemalloc
 from collections.abc import Iterator
 
+import pytest
+
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto import shuffle
 from p2pcards.crypto.envelope import GENESIS, Envelope, Outbox, parse, seal
@@ -118,6 +120,7 @@ def _dealt(rounds: int = 1) -> tuple[list[TablePeer], MemNet]:
     return peers, net
 
 
+@pytest.mark.slow
 def test_a_flood_of_valid_signed_moves_costs_bounded_memory_and_is_its_senders_fault() -> None:
     peers, net = _dealt()
     victim, out = peers[0], peers[ATTACKER].outbox

@@ -9,7 +9,7 @@ inputs, and the referee's scores must be the ones the peers signed.
 from __future__ import annotations
 
 import pytest
-from table_harness import (Played, Spec, assert_learned_by_decryption, assert_no_leak, event_kinds, move_actions,
+from table_harness import (SHOWOFF, Played, Spec, assert_learned_by_decryption, assert_no_leak, event_kinds, move_actions,
                            new_referee, params, play, referee_replay, round_faces)
 
 CRISP_SHORT = (("limit", 30),)
@@ -119,3 +119,14 @@ def test_the_games_cover_the_timed_and_optional_rules() -> None:
              for item in rec[0].inputs if item.move is not None and item.move.action == "draw"}
     assert "discard" in draws, "nobody drew from the discard pile"
     assert any(p.net.peers[0].round >= 2 for p in map(play, GAMES))
+
+
+@pytest.mark.slow  # it needs every game of both matrices, the slow ones too
+def test_the_knowledge_games_play_every_knowledge_moving_move() -> None:
+    kinds: set[str] = set()
+    for spec in SHOWOFF + GAMES:
+        kinds |= event_kinds(play(spec).net)
+    crisp = {"draw", "jack", "queen", "king", "discard", "replace", "forfeit_draw", "forfeit_discard", "reveal_all"}
+    crescendo = {"setup_look", "setup_swap", "peek", "exchange", "lock", "number_right", "number_wrong",
+                 "withdrawn", "reshuffle"}
+    assert crisp | crescendo <= kinds, f"never played: {sorted((crisp | crescendo) - kinds)}"

@@ -16,24 +16,15 @@ After EVERY frame the in-memory network delivers, for every peer Y (see `Knowled
 The games below play every move of both games that moves knowledge: Crisp's side-card looks,
 draws, Jacks, Queens (side cards both owners have seen), Kings, forfeits and the round-end
 reveal; Crescendo's setup looks and swaps, draws, peeks, swaps, locks, right and wrong
-NUMBER claims (the penalty card), ties, reshuffles and the round-end reveal. test_games.py
-makes the same checks on its whole-game matrix (there, so that one test worker plays each game).
+NUMBER claims (the penalty card), ties, reshuffles and the round-end reveal, with the matrix of
+test_games.py (the test that shows it is there, so that one test worker plays each game once).
+test_games.py makes the same checks on its whole-game matrix.
 """
 
 from __future__ import annotations
 
 import pytest
-from table_harness import Played, Spec, assert_learned_by_decryption, assert_no_leak, event_kinds, params, play
-from test_games import GAMES
-
-# Bots that make the knowledge-moving moves whenever they may, on 2 to 4 seats.
-SHOWOFF: list[Spec] = [
-    Spec("crisp", 2, (("limit", 60),), "showoff"),
-    Spec("crisp", 3, (("limit", 60),), "showoff"),
-    Spec("crisp", 4, (("limit", 40), ("discard_draw", True)), "showoff", 2),
-    Spec("crescendo", 2, (("number_window_s", 0.5),), "showoff"),
-    Spec("crescendo", 3, (("number_window_s", 0),), "showoff"),
-]
+from table_harness import SHOWOFF, Played, Spec, assert_learned_by_decryption, assert_no_leak, params, play
 
 
 # Beyond 2-seat Crisp, these take long (104 cards, every pass proven): slow (test_games.py
@@ -51,14 +42,3 @@ def test_no_peer_can_decrypt_or_knows_more_than_the_rules_allow(played: Played) 
 
 def test_each_peer_learns_its_own_cards_by_decryption(played: Played) -> None:
     assert_learned_by_decryption(played)
-
-
-@pytest.mark.slow  # it needs every game, the slow ones too
-def test_the_knowledge_games_play_every_knowledge_moving_move() -> None:
-    kinds: set[str] = set()
-    for spec in SHOWOFF + GAMES:
-        kinds |= event_kinds(play(spec).net)
-    crisp = {"draw", "jack", "queen", "king", "discard", "replace", "forfeit_draw", "forfeit_discard", "reveal_all"}
-    crescendo = {"setup_look", "setup_swap", "peek", "exchange", "lock", "number_right", "number_wrong",
-                 "withdrawn", "reshuffle"}
-    assert crisp | crescendo <= kinds, f"never played: {sorted((crisp | crescendo) - kinds)}"

@@ -229,7 +229,7 @@ def test_a_store_crashed_at_any_point_of_compaction_keeps_a_journal_that_resumes
     assert SeatStore(tmp_path, peer.cfg, peer.me).load() == (old if target in crashed_before else new) + records[at:]
 
 
-@pytest.mark.parametrize("seat", [0, 2])
+@pytest.mark.parametrize("seat", [0, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_peer_crashed_in_a_later_round_resumes_from_its_checkpoint_and_the_table_finishes_alike(seat: int) -> None:
     rng = random.Random(9 + seat)
     peers = make_table("crisp", 3, {"limit": 40}, random.Random(rng.random()), journal=True)
