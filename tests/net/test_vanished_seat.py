@@ -40,6 +40,18 @@ def freeze(links: Links) -> None:
             task.cancel()
 
 
+async def stop_seats(plays: list[asyncio.Task[None]], all_links: list[Links], live: list[Seat], why: str) -> None:
+    """Stop every seat's play, close its links and its journal, if it keeps one (what a process's death leaves)."""
+    for play in plays:
+        play.cancel()
+    await asyncio.gather(*plays, return_exceptions=True)
+    for links in all_links:
+        await links.close(why)
+    for seat in live:
+        if seat.store is not None:
+            seat.store.close()
+
+
 async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[list[Seat], list[list[Note]], float]:
     # timeout: no time-out of §12.4 can fire first
     live, all_links, notes = await linked_seats("crisp", 3, {"limit": 500}, GONE_AFTER, timeout=120.0)
@@ -57,11 +69,7 @@ async def table_with_a_vanished_seat(vanish: Callable[[Links], None]) -> tuple[l
         while not all(s.peer.cfg.seats == 2 and s.peer.rs is not None for s in live[:2]):
             await asyncio.sleep(0.05)
     stopped = loop.time() - vanished
-    for play in plays:
-        play.cancel()
-    await asyncio.gather(*plays, return_exceptions=True)
-    for links in all_links:
-        await links.close("test over")
+    await stop_seats(plays, all_links, live, "test over")
     return live, notes, stopped
 
 
@@ -159,14 +167,7 @@ async def state_saved_after_the_table_went_on(tmp_path: Path) -> tuple[TableConf
             await asyncio.sleep(0.05)
     went_on = live[1].peer.cfg
     node._learn(SimpleNamespace(key=p0, address="127.0.0.1", hello=SimpleNamespace(port=4001)))  # type: ignore[arg-type]
-    for play in plays:
-        play.cancel()
-    await asyncio.gather(*plays, return_exceptions=True)
-    for links in all_links:
-        await links.close("test over")
-    for seat in live:
-        assert seat.store is not None
-        seat.store.close()
+    await stop_seats(plays, all_links, live, "test over")
     # p1 comes back from its state, as `p2pcards peer --state DIR` does (botpeer.play_seat).
     saved = NodeState.load(dirs[1])
     assert saved is not None
@@ -219,14 +220,7 @@ async def back_alone(tmp_path: Path) -> tuple[list[Note], str | None, bool]:
     for seat, links in zip(live, all_links):
         seat.shell.close()
         kill(links)
-    for play in plays:
-        play.cancel()
-    await asyncio.gather(*plays, return_exceptions=True)
-    for links in all_links:
-        await links.close("killed")
-    for seat in live:
-        assert seat.store is not None
-        seat.store.close()
+    await stop_seats(plays, all_links, live, "killed")
     saved = NodeState.load(dirs[1])
     assert saved is not None
     notes: list[Note] = []
