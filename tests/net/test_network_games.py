@@ -49,14 +49,23 @@ def test_three_peers_find_a_crisp_table_by_mdns_and_finish_the_game() -> None:
     agree(run_all([host, *guests]))
 
 
-@pytest.mark.slow
-def test_two_peers_find_a_crescendo_table_by_mdns_and_finish_the_game() -> None:
+@pytest.mark.slow  # a Crescendo round between processes found by mDNS (test_local_tcp.py plays a whole game)
+def test_two_peers_find_a_crescendo_table_by_mdns_and_sign_its_first_round_alike() -> None:
     table = f"crescendo {secrets.token_hex(3)}"
     host = PeerProc("--create", "--game", "crescendo", "--players", "2", "--table", table, "--bot", "good", *LOOP)
     guest = PeerProc("--table", table, "--game", "crescendo", *LOOP)
-    results = run_all([host, guest], 400)
-    agree(results)
-    assert results[0]["rounds"] == 3
+    signed = r"round 1 verified and signed by all: (\[.*\])"
+    try:
+        scores = {p.wait_line(signed, 180)[1].group(1) for p in (host, guest)}
+        assert len(scores) == 1, scores
+        for p in (host, guest):  # then both leave, as at the end of an evening: a goodbye, no traceback
+            p.signal(signal.SIGTERM)
+        for p in (host, guest):
+            p.proc.wait(20)
+            assert "Traceback" not in p.text(), p.text()
+    finally:
+        host.stop()
+        guest.stop()
 
 
 @pytest.mark.slow
