@@ -6,11 +6,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto.encoding import Value
 from p2pcards.errors import DeckFault
+from p2pcards.games.crisp import CrispGame
 from p2pcards.table.decks import Decks
 from p2pcards.table.outputs import NoteKind
+from p2pcards.table.reveals import Reveals
 
 TABLE = bytes(range(16))
 
@@ -81,3 +84,20 @@ def exchange(decks: list[Decks], ports: list[RecordingPort]) -> None:
                     other.advance()
                 progress = True
             delivered[s] = len(passes)
+
+
+def dealt_crisp_seats(keys: tuple[bytes, ...]) -> tuple[list[Reveals], list[RecordingPort], list[CrispGame]]:
+    """Two seats of a Crisp round whose deck is final and placed in order and dealt, each with its Reveals (whose
+    private shares are sealed to `keys`) and a port with nothing sent yet."""
+    decks, ports, _ = make_decks(2, CRISP_DECK)
+    exchange(decks, ports)
+    games, reveals = [], []
+    for d, port in zip(decks, ports):
+        d.place(list(range(len(CRISP_DECK))), 0)
+        game = CrispGame(("p0", "p1"))
+        game.deal({}, 0.0)
+        games.append(game)
+        reveals.append(Reveals(d, game, keys, port))
+    for port in ports:
+        port.sent.clear()
+    return reveals, ports, games

@@ -5,13 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from parts_helpers import RecordingPort, exchange, make_decks
+from parts_helpers import dealt_crisp_seats
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto.encoding import decode
 from p2pcards.crypto.identity import generate
 from p2pcards.crypto.sealing import Opener
-from p2pcards.games.crisp import CrispGame
 from p2pcards.table.bodies import Private, Shares
 from p2pcards.crypto import deck as dk
 from p2pcards.table import reveals as reveals_module
@@ -21,23 +20,8 @@ IDS = [generate(f"p{i}") for i in range(2)]
 KEYS = tuple(i.public for i in IDS)
 
 
-def two_seats() -> tuple[list[Reveals], list[RecordingPort], list[CrispGame]]:
-    decks, ports, _ = make_decks(2, CRISP_DECK)
-    exchange(decks, ports)
-    games, reveals = [], []
-    for d, port in zip(decks, ports):
-        d.place(list(range(len(CRISP_DECK))), 0)
-        game = CrispGame(("p0", "p1"))
-        game.deal({}, 0.0)
-        games.append(game)
-        reveals.append(Reveals(d, game, KEYS, port))
-    for port in ports:
-        port.sent.clear()
-    return reveals, ports, games
-
-
 def test_a_public_reveal_is_learned_by_every_seat_alike() -> None:
-    reveals, ports, games = two_seats()
+    reveals, ports, games = dealt_crisp_seats(KEYS)
     handle = 30  # a card still in the pile: nobody has seen it
     for r in reveals:
         r.grant_public([handle])
@@ -53,7 +37,7 @@ def test_a_public_reveal_is_learned_by_every_seat_alike() -> None:
 
 
 def test_a_private_look_is_sealed_to_its_seat_and_owed_until_it_comes() -> None:
-    reveals, ports, games = two_seats()
+    reveals, ports, games = dealt_crisp_seats(KEYS)
     for r in reveals:
         r.after_change()  # the deal's own looks (each seat's side cards) go out first
     for s, port in enumerate(ports):
@@ -78,7 +62,7 @@ def test_a_private_look_is_sealed_to_its_seat_and_owed_until_it_comes() -> None:
 
 
 def test_a_share_that_fails_its_proof_is_its_provers_fault() -> None:
-    reveals, ports, _ = two_seats()
+    reveals, ports, _ = dealt_crisp_seats(KEYS)
     reveals[0].grant_public([40])
     (rv,) = Shares.from_wire(ports[0].of_type("shares")[0]).reveals
     other = reveals[1].make_reveals([41], None)[0]
@@ -91,7 +75,7 @@ def test_a_share_that_fails_its_proof_is_its_provers_fault() -> None:
 
 def test_a_look_that_cannot_be_sealed_stops_the_table_and_is_not_recorded_as_granted() -> None:
     # Keys are validated where they enter; should one get through, sealing to it never raises.
-    reveals, ports, games = two_seats()
+    reveals, ports, games = dealt_crisp_seats(KEYS)
     small_order = bytes(32)
     r = Reveals(reveals[0].decks, games[0], (KEYS[0], small_order), ports[0])
     games[0].know.show(1, 31)  # seat 1 looks at a card: seat 0 owes it a sealed box
@@ -103,7 +87,7 @@ def test_a_look_that_cannot_be_sealed_stops_the_table_and_is_not_recorded_as_gra
 
 def test_shares_that_are_not_due_are_held_unverified_until_our_log_grants_them() -> None:
     for lying in (False, True):
-        reveals, ports, games = two_seats()
+        reveals, ports, games = dealt_crisp_seats(KEYS)
         rv = reveals[0].make_reveals([41], None)[0]  # seat 0 is ahead: its log turned card 41 face up
         if lying:
             rv = dataclasses.replace(rv, shares=reveals[0].make_reveals([42], None)[0].shares)
@@ -118,7 +102,7 @@ def test_shares_that_are_not_due_are_held_unverified_until_our_log_grants_them()
 
 
 def test_a_share_we_hold_already_is_dropped_without_checking_its_proof(monkeypatch: pytest.MonkeyPatch) -> None:
-    reveals, ports, _ = two_seats()
+    reveals, ports, _ = dealt_crisp_seats(KEYS)
     checked: list[dk.Reveal] = []
     real = dk.verify_reveal
 
@@ -136,7 +120,7 @@ def test_a_share_we_hold_already_is_dropped_without_checking_its_proof(monkeypat
 
 
 def test_shares_not_due_cost_bounded_memory_dropped_and_noted_once() -> None:
-    reveals, ports, _ = two_seats()
+    reveals, ports, _ = dealt_crisp_seats(KEYS)
     rv = reveals[0].make_reveals(list(range(40, 52)), None)[0]  # twelve positions, never granted at seat 1
     for _ in range(3 * MAX_EARLY // 12):
         reveals[1].take(0, None, [rv])
@@ -148,7 +132,7 @@ def test_shares_not_due_cost_bounded_memory_dropped_and_noted_once() -> None:
 
 
 def test_a_share_made_ahead_serves_the_next_look_at_that_card_and_is_made_again_for_the_next() -> None:
-    reveals, ports, games = two_seats()
+    reveals, ports, games = dealt_crisp_seats(KEYS)
     handle = 31  # the next card drawn, say
     r0 = reveals[0]
     assert r0.prepare([handle]) and not r0.prepare([handle])  # made once, kept until used
@@ -173,7 +157,7 @@ def test_a_share_made_ahead_serves_the_next_look_at_that_card_and_is_made_again_
 
 def test_a_public_share_that_came_before_our_deck_was_final_is_not_owed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its prover read as owing it for ever (it was never counted), and the time-out blamed an honest seat."""
-    reveals, ports, games = two_seats()
+    reveals, ports, games = dealt_crisp_seats(KEYS)
     handle = 30
     reveals[1].grant_public([handle])
     (body,) = ports[1].of_type("shares")

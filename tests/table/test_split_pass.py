@@ -13,14 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from parts_helpers import exchange, make_decks
+from parts_helpers import dealt_crisp_seats, make_decks
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto import deck as dk
 from p2pcards.crypto.encoding import Value
 from p2pcards.crypto.envelope import parse
 from p2pcards.crypto.identity import Identity, generate
-from p2pcards.games.crisp import CrispGame
 from p2pcards.table.bodies import Shares
 from p2pcards.table.reveals import Reveals
 from p2pcards.errors import MalformedMessage
@@ -271,17 +270,8 @@ def test_a_first_pass_on_another_deck_than_the_public_one_is_its_seats_fault_at_
 def test_shares_naming_another_final_deck_than_ours_wait_and_show_our_last_pass_once() -> None:
     # Seat 1 (the last shuffler) may have signed two final passes: a reveal proved on the other one is no proof
     # against its prover. Nothing is blamed, the last pass we hold goes to every seat once, and the share is owed.
-    decks, ports, _ = make_decks(2, CRISP_DECK)
-    exchange(decks, ports)
-    decks[1].frames[(0, 2)] = b"last pass of seat 1"
-    games = []
-    reveals = []
-    for d, port in zip(decks, ports):
-        d.place(list(range(len(CRISP_DECK))), 0)
-        game = CrispGame(("p0", "p1"))
-        game.deal({}, 0.0)
-        games.append(game)
-        reveals.append(Reveals(d, game, KEYS, port))
+    reveals, ports, games = dealt_crisp_seats(KEYS)
+    reveals[1].decks.frames[(0, 2)] = b"last pass of seat 1"
     for r in reveals:
         r.grant_public([40, 41])
     theirs = Shares.from_wire(ports[0].of_type("shares")[0]).reveals
