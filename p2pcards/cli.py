@@ -76,6 +76,15 @@ def whole(low: int, most: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def add_limit(parser: argparse.ArgumentParser, default: int | None, default_words: str) -> None:
+    """Add Crisp's `--limit POINTS`: any whole number a test or a scenario may set, saying what it does."""
+    from .games.crisp import LIMIT_CHOICES, MAX_LIMIT
+    parser.add_argument("--limit", type=whole(1, MAX_LIMIT), default=default, metavar="POINTS",
+                        help="Crisp: the game ends at the end of the round in which someone's running total reaches "
+                             f"POINTS, any whole number from 1 to {MAX_LIMIT} (a host in the client offers "
+                             f"{', '.join(map(str, LIMIT_CHOICES))}) ({default_words})")
+
+
 def amount(low: float, above: bool = False, most: float = math.inf) -> Callable[[str], float]:
     """An option type: a finite number of at least `low` (greater than it when `above`), and at most `most`."""
     def parse(text: str) -> float:

@@ -53,13 +53,13 @@ BAD = [
     (["bench", "table", "--limit", "0"], "--limit"),
     (["bench", "table", "--crescendo-players", "7"], "crescendo seats 2 to 6"),
     (["bench", "crypto", "--repeat", "0"], "--repeat"),
-    (["bench", "table", "--game", "crisp", "--crisp-players", "2", "--limit", "2000000"], "limit must be a whole number"),
+    (["bench", "table", "--game", "crisp", "--crisp-players", "2", "--limit", "2000000"], "--limit: must be at most 1000000, not 2000000"),
     (["bench", "engine", "--game", "crescendo", "--crisp-players", "99", "--seconds", "0.01"], "crisp seats 2 to 8"),
     (["bench", "crypto", "--configs", "52x1"], "bad configuration"),
     (["bench", "net", "--peers", "1"], "--peers: 1: table sizes are 2 to 8 peers"),
     (["bench", "net", "--peers", "2,x"], "--peers wants numbers"),
     (["bench", "net", "--games", "poker"], "--games: poker"),
-    (["bench", "net", "--limit", "0"], "--limit: 1 to 1000000, not 0"),
+    (["bench", "net", "--limit", "0"], "--limit: must be at least 1, not 0"),
     (["bench", "net", "--slow", "11"], "--slow: 0 to 10 seconds, not 11"),
     (["botgame"], "required"),
     (["botgame", "chess"], "invalid choice"),
@@ -133,6 +133,9 @@ def test_every_option_with_a_default_says_it_in_its_help() -> None:
 def test_a_limit_option_says_what_it_does_and_which_values_it_takes() -> None:
     # `sim --help` said "Crisp's game limit": a limit of what, and which numbers?
     for prog, allowed in (("p2pcards sim", "any whole number from 1 to 1000000"),
+                          ("p2pcards localgame", "any whole number from 1 to 1000000"),
+                          ("p2pcards bench net", "any whole number from 1 to 1000000"),
+                          ("p2pcards bench table", "any whole number from 1 to 1000000"),
                           ("p2pcards rules", "50, 100 or 150")):
         words = " ".join((options(parsers()[prog])["--limit"].help or "").split())
         assert "the game ends at the end of the round" in words and allowed in words, (prog, words)

@@ -43,7 +43,7 @@ from nacl import bindings as _b
 from ..bots.base import Bot, RandomBot
 from ..crypto.envelope import parse
 from ..crypto.identity import Identity
-from ..cli import whole
+from ..cli import add_limit, whole
 from ..progress import Progress, game_progress
 from ..sim.memnet import MemNet
 from ..sim.table_game import make_table
@@ -98,7 +98,7 @@ Dist = dict[str, float]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: seed, table sizes, Crisp's limit, which games, which bots, how many hot spots to list."""
     add_table_options(parser, crisp=4, crescendo=6)
-    parser.add_argument("--limit", type=whole(1), default=100, help="Crisp's game limit (default the game's 100)")
+    add_limit(parser, 100, "default 100")
     parser.add_argument("--seed", type=int, default=1, help="seed of the keys, shuffles, delays and bots (default 1)")
     parser.add_argument("--bots", choices=("random", "good"), default="random",
                         help="who plays every seat: random bots (default) or good ones")

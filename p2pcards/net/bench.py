@@ -63,6 +63,7 @@ from typing import Any
 
 from ..bench import Figures
 from ..bots.base import Bot
+from ..cli import add_limit
 from ..errors import InputError
 from ..games.crisp import MAX_LIMIT
 from ..sim.memnet import LinkModel, MemNet
@@ -76,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Games, table sizes, Crisp's limit."""
     parser.add_argument("--games", default="crisp,crescendo", help="comma-separated (default crisp,crescendo)")
     parser.add_argument("--peers", default="2,4,6,8", help="table sizes, comma-separated (default 2,4,6,8)")
-    parser.add_argument("--limit", type=int, default=10, help="Crisp's game limit (default 10: a round or two)")
+    add_limit(parser, 10, "default 10: a round or two")
     parser.add_argument("--slow", type=float, default=1.2,
                         help="seconds of the slow link in memory (default 1.2; 0 skips that part)")
     parser.add_argument("--repeat", type=int, default=1,

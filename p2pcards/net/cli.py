@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import add_game_options, check_good, check_seats, seed_of, whole
+from ..cli import add_game_options, add_limit, check_good, check_seats, seed_of, whole
 from ..errors import InputError
 from ..progress import Progress
 from .local import run_local_game
@@ -14,7 +14,7 @@ from .local import run_local_game
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Game, players, bots, seed, limit."""
     add_game_options(parser, "the random bots; keys and shuffles stay secret, so a game cannot be replayed")
-    parser.add_argument("--limit", type=whole(1), default=None, help="Crisp's game limit (default 100)")
+    add_limit(parser, None, "default 100")
 
 
 def run(args: argparse.Namespace) -> int:

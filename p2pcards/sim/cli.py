@@ -19,9 +19,8 @@ from typing import Any
 from ..bots.base import Bot, RandomBot
 from ..bots.crescendo_bot import CrescendoBot
 from ..bots.crisp_bot import CrispBot
-from ..cli import JSON_HELP, add_game_options, amount, check_good, check_seats, json_file, out_file, seed_of, whole
+from ..cli import JSON_HELP, add_game_options, add_limit, amount, check_good, check_seats, json_file, out_file, seed_of, whole
 from ..errors import InputError
-from ..games.crisp import LIMIT_CHOICES, MAX_LIMIT
 from ..files import STDOUT, json_output, overwrite_help, refuse_existing, refuse_lone_overwrite
 from ..progress import Progress, game_progress
 from ..table.peer import TablePeer
@@ -45,12 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory (default): every peer in this process on a simulated network with a virtual "
                              "clock; tcp: every peer a process of its own, linked by real TCP on 127.0.0.1 in real "
                              "time (faults through a proxy between them; a cheat runs in the cheater's own process)")
-    parser.add_argument("--limit", type=whole(1, MAX_LIMIT), default=None, metavar="POINTS",
-                        help="Crisp: the game ends at the end of the round in which someone's running total reaches "
-                             f"POINTS, any whole number from 1 to {MAX_LIMIT} (a host in the client offers "
-                             f"{', '.join(map(str, LIMIT_CHOICES))}) (default 100; with --cheat {CHEAT_LIMIT}, and "
-                             f"{CHEAT_LIMIT} × (SEAT + 1) for a cheat by the round's orderer, so that the game lasts "
-                             "into the round the cheater's SEAT deals)")
+    add_limit(parser, None, f"default 100; with --cheat {CHEAT_LIMIT}, and {CHEAT_LIMIT} × (SEAT + 1) for a cheat by "
+                            "the round's orderer, so that the game lasts into the round the cheater's SEAT deals")
     # As --faults delay= and jitter=: a link slower than that is a link gone (1e308 ms played a game that failed).
     parser.add_argument("--delay-ms", type=amount(0, most=MAX_DELAY_MS), default=None, metavar="MS",
                         help=f"memory: per-link delay in ms, at most {MAX_DELAY_MS:g} (default 4)")
