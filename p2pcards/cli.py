@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from .errors import InputError, Terminated
 from .files import STDOUT
+from .games.crisp import LIMIT_CHOICES, MAX_LIMIT
 
 # name -> (module, one-line help), in the README's order. Each module has `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -78,7 +79,6 @@ def whole(low: int, most: int | None = None) -> Callable[[str], int]:
 
 def add_limit(parser: argparse.ArgumentParser, default: int | None, default_words: str) -> None:
     """Add Crisp's `--limit POINTS`: any whole number a test or a scenario may set, saying what it does."""
-    from .games.crisp import LIMIT_CHOICES, MAX_LIMIT
     parser.add_argument("--limit", type=whole(1, MAX_LIMIT), default=default, metavar="POINTS",
                         help="Crisp: the game ends at the end of the round in which someone's running total reaches "
                              f"POINTS, any whole number from 1 to {MAX_LIMIT} (a host in the client offers "
