@@ -38,11 +38,21 @@ def _once(verifier: Callable[..., bool]) -> Callable[..., bool]:
     return remembered
 
 
-@pytest.fixture(autouse=True)
-def _proofs_checked_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    if _CRYPTO_TESTS in Path(str(request.node.path)).parents:
+_ORIGINALS = {(shuffle, "verify"): shuffle.verify, (proofs, "verify_share"): proofs.verify_share}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _proofs_checked_once() -> Iterator[None]:
+    # Session-wide, so that the games a session- or module-scoped fixture plays are covered too.
+    with pytest.MonkeyPatch.context() as patch:
+        for (module, name), verifier in _ORIGINALS.items():
+            patch.setattr(module, name, _once(verifier))
         yield
-        return
-    monkeypatch.setattr(shuffle, "verify", _once(shuffle.verify))
-    monkeypatch.setattr(proofs, "verify_share", _once(proofs.verify_share))
-    yield
+
+
+@pytest.fixture(autouse=True)
+def _crypto_tests_see_the_verifiers_as_they_are(request: pytest.FixtureRequest,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    if _CRYPTO_TESTS in Path(str(request.node.path)).parents:
+        for (module, name), verifier in _ORIGINALS.items():
+            monkeypatch.setattr(module, name, verifier)

@@ -22,7 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..bots.base import Bot
+from ..bots.base import Bot, View
+from ..games.base import Move
 from ..crypto.envelope import parse
 from ..errors import IllegalMove, MalformedMessage
 from ..table.peer import Note, Send, TablePeer
@@ -105,6 +106,9 @@ class MemNet:
         self._collected = 0.0  # with `cores`: CPU the garbage collector has taken while we run
         self._collecting = 0.0  # when the collection under way began
         self._bot_pending = [False] * len(peers)
+        # Each bot's last view, kept while nothing has called into its peer: a bot asked again (every
+        # `think` * 4 while it lets time pass) gets the same view without it being built again.
+        self._views: list[View | None] = [None] * len(peers)
         self._next_tick: list[float | None] = [None] * len(peers)
         self.recovery = [Recovery(p.n, p.me, p.missing, p.frame) for p in self.peers]
         # Each bot's moves' times (virtual) from play to shown (ordered, applied, its cards learned), by action.
@@ -122,6 +126,7 @@ class MemNet:
         heapq.heappush(self._queue, (t, self._seq, kind, peer, data))
 
     def _outputs(self, sender: int, outputs: list[Send | Note]) -> None:
+        self._views[sender] = None
         for out in outputs:
             if isinstance(out, Note):
                 self.notes[sender].append(out)
@@ -228,6 +233,7 @@ class MemNet:
         for j, peer in enumerate(self.peers):
             if j != i:
                 peer.absent(i, missing, self.now)
+                self._views[j] = None
 
     def revive(self, i: int, peer: TablePeer) -> None:
         """Seat `i` is back as `peer` (rebuilt from its journal): it takes frames, ticks and asks from now on."""
@@ -275,6 +281,7 @@ class MemNet:
             if kind == "call":
                 assert callable(data)
                 data(self)
+                self._views = [None] * len(self.peers)  # a cheat or a fault may have changed any peer
                 continue
             if i in self.dead:
                 continue
@@ -288,6 +295,7 @@ class MemNet:
                 self._outputs(i, self._timed(i, peer.receive, data, self.now, kind == "frame"))
                 if self.on_deliver is not None:
                     self.on_deliver(self, i)
+                    self._views = [None] * len(self.peers)
             elif kind == "tick":
                 if data != self._next_tick[i]:
                     continue  # superseded by an earlier tick
@@ -326,7 +334,7 @@ class MemNet:
         peer, bot = self.peers[i], self.bots[i]
         if bot is None or peer.busy():
             return
-        move = self._timed(i, lambda: bot.choose(peer.view()))
+        move = self._timed(i, self._choose, i, bot)
         if move is None:
             self._push(self.at + self.think * 4, "bot", i, None)
             return
@@ -336,4 +344,12 @@ class MemNet:
             self._moved[i] = (move.action, played)
             self._outputs(i, outputs)
         except IllegalMove:
+            self._views[i] = None
             self._wake_bot(i)
+
+    def _choose(self, i: int, bot: Bot) -> Move | None:
+        """`bot`'s choice from peer `i`'s view, built again only when something has called into the peer."""
+        view = self._views[i]
+        if view is None:
+            view = self._views[i] = self.peers[i].view()
+        return bot.choose(view)

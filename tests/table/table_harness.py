@@ -166,9 +166,9 @@ class Recorder:
             assert rec.rs is rs, f"seat {seat} replaced its state of round {rs.number}"
         game = peer.game
         if game.round_no:
-            rec = self.seats.get(game.round_no, {}).get(seat)
-            if rec is not None and rec.inputs is None:
-                rec.inputs, rec.start = game.inputs, game.round_start
+            kept = self.seats.get(game.round_no, {}).get(seat)
+            if kept is not None and kept.inputs is None:
+                kept.inputs, kept.start = game.inputs, game.round_start
 
     def rounds(self) -> list[int]:
         return sorted(self.seats)
@@ -220,18 +220,18 @@ def decryptable(peer: TablePeer) -> set[Handle | tuple[str, int, int]]:
     rs = peer.rs
     if rs is None:
         return set()
-    held: dict[tuple[int, int], set[int]] = {k: set(v) for k, v in rs.reveals.shares.items()}
+    shares = rs.reveals.shares
+    early: dict[tuple[int, int], set[int]] = {}
     for seat, rv in rs.reveals.early:
         for pos in rv.positions:
-            held.setdefault((rv.deck, pos), set()).add(seat)
+            early.setdefault((rv.deck, pos), set()).add(seat)
+    others = set(range(peer.n)) - {peer.me}
+    opened = [where for where, got in shares.items() if others <= got.keys()]
+    opened += [where for where, seats in early.items() if others <= seats | shares.get(where, {}).keys()]
+    if not opened:
+        return set()
     handle_at = {where: h for h, where in rs.decks.loc.items()}
-    others = [s for s in range(peer.n) if s != peer.me]
-    out: set[Handle | tuple[str, int, int]] = set()
-    for where, seats in held.items():
-        if all(s in seats for s in others):
-            h = handle_at.get(where)
-            out.add(h if h is not None else ("unmapped", *where))
-    return out
+    return {handle_at.get(where, ("unmapped", *where)) for where in opened}
 
 
 def about_to_turn_up(peer: TablePeer) -> set[Handle]:
@@ -272,13 +272,17 @@ def entitled(peers: Sequence[TablePeer], round_no: int, seat: int) -> set[Handle
     when it is a card the next move in some peer's log turns face up (`about_to_turn_up`).
     Knowledge never shrinks within a round, so the union over peers is the most advanced one.
     """
+    return _entitled(peers, round_no, seat, [about_to_turn_up(peer) for peer in peers])
+
+
+def _entitled(peers: Sequence[TablePeer], round_no: int, seat: int, turning: Sequence[set[Handle]]) -> set[Handle]:
+    """`entitled`, given each peer's `about_to_turn_up` (the same for every seat, so worked out once)."""
     out: set[Handle] = set()
-    for peer in peers:
+    for peer, up in zip(peers, turning):
         game = peer.game
         if game.round_no != round_no or game.r is None:
             continue
-        out |= game.know.seen[seat] | game.know.public
-        out |= about_to_turn_up(peer)
+        out |= game.know.seen[seat] | game.know.public | up
     return out
 
 
@@ -319,18 +323,19 @@ class KnowledgeCheck:
         self.check(net.peers, receiver)
 
     def check(self, peers: Sequence[TablePeer], receiver: int = -1) -> None:
+        turning = [about_to_turn_up(peer) for peer in peers]
         for y, peer in enumerate(peers):
             rs = peer.rs
             if rs is None:
                 continue
             self.checks += 1
             opened = decryptable(peer)
-            allowed = entitled(peers, rs.number, y)
-            extra = opened - allowed  # type: ignore[operator]
+            allowed = _entitled(peers, rs.number, y, turning)
+            extra = opened - allowed
             if extra:
                 self._leak(receiver, y, rs.number, "can decrypt cards it is not entitled to", extra)
             if peer.game.round_no == rs.number:
-                shown = set(peer.game.faces.known) - opened  # type: ignore[operator]
+                shown = set(peer.game.faces.known) - opened
                 if shown:
                     self._leak(receiver, y, rs.number, "engine knows faces it cannot decrypt", shown)
 
