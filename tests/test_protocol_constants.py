@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from p2pcards.crypto import deck, encoding, envelope, identity, proofs, shuffle
-from p2pcards.net import discovery, handshake, link, node
+from p2pcards.net import discovery, handshake, link, node, resolving
 from p2pcards.sim import transcript
 from p2pcards.table import chains, config, coordinator, log, recovery, reveals, seating
 
@@ -98,7 +98,15 @@ def test_the_network_numbers_are_the_codes() -> None:
     assert discovery.SERVICE in DOC and f"keeps at most {discovery.MAX_SEEN} ads" in DOC
     assert (f'`"{discovery.AD_LABEL.decode()}"` is these {len(discovery.AD_LABEL)} ASCII bytes' in DOC
             and f"names the first {discovery.MAX_AD_ADDRESSES} of the addresses" in DOC
-            and f"the {discovery.MAX_SEEN} ads it resolves and keeps for browsing" in DOC)
+            and f"the {discovery.MAX_SEEN} ads it keeps for browsing" in DOC)
+    assert (f"in one of {resolving.MAX_RESOLVING} slots" in DOC and f"or for at most {resolving.RESOLVE_S:.0f} s" in DOC
+            and f"at most {resolving.MAX_WAITING} names in all" in DOC
+            and f"no sooner than {resolving.RETRY_S:.0f} × 2^(k−1) s later" in DOC
+            and f"after {resolving.MAX_TRIES} unanswered queries" in DOC
+            and (f"{resolving.RESOLVE_S:.0f} × ⌈{resolving.MAX_WAITING} / {resolving.MAX_RESOLVING}⌉ = "
+                f"{resolving.WAIT_BOUND_S:.0f} s") in DOC
+            and f"never holds more than {resolving.MAX_RESOLVING} queries and {resolving.MAX_WAITING} waiting" in DOC)
+    assert discovery.RESOLVE_MS == resolving.RESOLVE_S * 1000
 
 
 def test_the_spot_values_of_section_5_are_the_vectors() -> None:

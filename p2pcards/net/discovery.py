@@ -23,7 +23,9 @@ withdraws every announcement with a goodbye):
 
 `Discovery.tables()` is the lobby's feed: it yields the tables currently seen, once at once and
 again each time one appears, changes or vanishes (goodbye or expiry). Browser callbacks only
-hand names to a task that resolves them; nothing blocks the loop. A seated peer `watch`es the
+hand names to a `ResolveQueue` (resolving.py), whose turns start the tasks that resolve them: a bounded number at
+once, the rest waiting in a bounded queue and tried again later, so that a flood of names that never answer can
+neither hold every slot for good nor grow our memory; nothing blocks the loop. A seated peer `watch`es the
 other seats' keys: `signed[key]` is then the freshest peer ad that key signed, which is all it
 dials a seat at (an unsigned ad, or one signed by another key, is anyone's word).
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import ipaddress
 import json
 import re
@@ -55,12 +58,13 @@ from ..errors import InputError, MalformedMessage
 from ..table.config import SEATS, options_from_wire, options_to_wire
 from ..table.lobby import check_host_options
 from .handshake import LINK_VERSION
+from .resolving import RESOLVE_S, ResolveQueue
 
 SERVICE: Final = "_p2pcards._tcp.local."
 PROTOCOL_VERSION: Final = LINK_VERSION  # what our links speak: a table of another is not listed
 MAX_TXT_VALUE: Final = 200  # bytes of one value; a key=value string must stay within 255
 MAX_INSTANCE: Final = 63  # bytes of a DNS-SD instance name
-RESOLVE_MS: Final = 3000
+RESOLVE_MS: Final = round(RESOLVE_S * 1000)
 CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §4.1.1 (zeroconf's are private)
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
@@ -241,8 +245,10 @@ class Discovery:
         self._watched: dict[bytes, int] = {}  # the keys whose peer ads we keep, each with how many watch it
         self._announced: list[Announcement] = []
         self._browser: AsyncServiceBrowser | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._resolving: dict[str, bool] = {}  # names being resolved now (one task each): changed since
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._queue = ResolveQueue()  # the names being resolved (one task each) and those waiting their turn
+        self._wake: asyncio.TimerHandle | None = None  # when the next waiting name falls due
+        self._closed = False
         self._changed = asyncio.Condition()
         self._version = 0
 
@@ -258,6 +264,9 @@ class Discovery:
 
     async def close(self) -> None:
         """Goodbye for every announcement, stop browsing, close the sockets."""
+        self._closed = True
+        if self._wake is not None:
+            self._wake.cancel()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -340,48 +349,70 @@ class Discovery:
     # ------------------------------------------------------------ the browser's side
 
     def _on_change(self, zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
-        # Called inside the loop by zeroconf: only hand work to a task.
+        # Called inside the loop by zeroconf: only hand the name to the queue, whose turns start the tasks.
         if state_change is ServiceStateChange.Removed:
+            self._queue.forget(name)
             if self.seen.pop(name, None) is not None:
                 self._bump()
             return
-        if name not in self.seen and name not in self._resolving and len(self.seen) + len(self._resolving) >= MAX_SEEN:
-            # Too many ads, kept or being resolved: a flood of names is neither kept nor resolved, but a new name
-            # takes the place of the oldest peer ad (no lobby shows one; a seat's signed ad is kept in `signed`),
-            # so that forged peer ads cannot keep a seat's own ad, under a name not seen yet, from being read.
-            oldest = next((n for n, a in self.seen.items() if a.role == "peer"), None)
-            if oldest is None:
-                return
-            del self.seen[oldest]
-            self._bump()
-        if name in self._resolving:
-            self._resolving[name] = True  # changed while we resolve it: once more after
+        self._queue.offer(name, asyncio.get_running_loop().time())
+        self._pump()
+
+    def _pump(self) -> None:
+        """Start resolving each name whose turn it is, and wake when the next waiting one falls due."""
+        if self._closed:
             return
-        self._resolving[name] = False
-        task = asyncio.get_running_loop().create_task(self._resolve(name))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda t: self._resolved(name, t.cancelled()))
+        loop = asyncio.get_running_loop()
+        while (name := self._queue.start(loop.time())) is not None:
+            task = loop.create_task(self._resolve(name))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(functools.partial(self._resolved, name))
+        at = self._queue.wake_at()
+        if self._wake is not None and self._wake.when() != at:
+            self._wake.cancel()
+            self._wake = None
+        if at is not None and self._wake is None:
+            self._wake = loop.call_at(at, self._woken)
 
-    def _resolved(self, name: str, cancelled: bool) -> None:
-        if self._resolving.pop(name, False) and not cancelled:  # cancelled: we are closing
-            self._on_change(self.zc.zeroconf, SERVICE, name, ServiceStateChange.Updated)
+    def _woken(self) -> None:
+        self._wake = None
+        self._pump()
 
-    async def _resolve(self, name: str) -> None:
+    def _resolved(self, name: str, task: asyncio.Task[bool]) -> None:
+        if task.cancelled():  # we are closing
+            return
+        loop = asyncio.get_running_loop()
+        if (exc := task.exception()) is not None:  # a bug: said as asyncio says it of a task nobody awaits
+            loop.call_exception_handler({"message": f"resolving {name!r} failed", "exception": exc, "task": task})
+        self._queue.done(name, exc is None and task.result(), loop.time())
+        self._pump()
+
+    async def _resolve(self, name: str) -> bool:
+        """Resolve `name` and keep its ad if it is one; whether its records were known in time."""
         info = AsyncServiceInfo(SERVICE, name)
         if not await info.async_request(self.zc.zeroconf, RESOLVE_MS):
-            return
+            return False
         try:
             ad = TableAd.from_txt(name[: -len(SERVICE) - 1], info.decoded_properties,
                                   info.parsed_addresses(IPVersion.V4Only))
         except (MalformedMessage, BadTypeInNameException):
-            return  # someone else's broken ad: not a table we can join
+            return True  # someone else's broken ad: not a table we can join
         self._take(name, ad)
+        return True
 
     def _take(self, name: str, ad: TableAd) -> None:
         """Keep the ad just resolved under the full service name `name`: as its signer's when a watched key signed it,
         and among those seen, the last resolved last."""
         self._keep_signed(ad)
+        if name not in self.seen and len(self.seen) >= MAX_SEEN:
+            # Too many ads: a new one takes the place of the oldest peer ad (no lobby shows one; a seat's signed ad
+            # is kept in `signed`), so that forged peer ads cannot keep a seat's own ad, under a name not seen yet,
+            # from being read; with only tables kept, it is not kept.
+            oldest = next((n for n, a in self.seen.items() if a.role == "peer"), None)
+            if oldest is None:
+                return
+            del self.seen[oldest]
         if self.seen.get(name) != ad:
             self.seen.pop(name, None)
             self.seen[name] = ad

@@ -12,6 +12,7 @@ from zeroconf import ServiceStateChange
 
 from p2pcards.errors import InputError, MalformedMessage
 from p2pcards.net.discovery import MAX_SEEN, SERVICE, Discovery, TableAd, wire_options
+from p2pcards.net.resolving import MAX_RESOLVING, MAX_WAITING
 
 LOOPBACK = ["127.0.0.1"]
 
@@ -119,15 +120,16 @@ def test_an_unknown_interface_is_one_clear_error() -> None:
 
 
 def test_what_anyone_on_the_network_makes_us_resolve_and_keep_is_bounded() -> None:
-    async def main() -> tuple[list[str], int]:
+    async def main() -> tuple[list[str], int, list[str]]:
         disco = Discovery(LOOPBACK)
         disco.zc = SimpleNamespace(zeroconf=None)  # type: ignore[assignment]
         resolved: list[str] = []
         go = asyncio.Event()
 
-        async def resolve(name: str) -> None:
+        async def resolve(name: str) -> bool:
             resolved.append(name)
             await go.wait()
+            return True
 
         disco._resolve = resolve  # type: ignore[method-assign]
         for change in (ServiceStateChange.Added, ServiceStateChange.Updated, ServiceStateChange.Updated):
@@ -138,37 +140,40 @@ def test_what_anyone_on_the_network_makes_us_resolve_and_keep_is_bounded() -> No
         await asyncio.sleep(0.01)
         assert resolved == ["a", "a"]  # ... and once more for what changed meanwhile, not once per change
         disco.seen = {f"t{i}": ad(f"t{i}") for i in range(MAX_SEEN)}
-        disco._on_change(None, SERVICE, "one too many", ServiceStateChange.Added)  # type: ignore[arg-type]
-        disco._on_change(None, SERVICE, "t7", ServiceStateChange.Updated)  # type: ignore[arg-type]
+        disco._take("one too many", ad("one too many"))  # only tables kept: a new ad takes no table's place
+        disco._take("t7", ad("t7", free=0))
         await asyncio.sleep(0.01)
-        return resolved, len(disco._tasks)
+        return resolved, len(disco._tasks), list(disco.seen)
 
-    resolved, running = asyncio.run(main())
-    assert resolved == ["a", "a", "t7"] and running == 0
+    resolved, running, kept = asyncio.run(main())
+    assert resolved == ["a", "a"] and running == 0 and kept == [f"t{i}" for i in range(MAX_SEEN) if i != 7] + ["t7"]
 
 
-def test_a_flood_of_new_names_resolves_no_more_names_at_once_than_the_ads_we_keep() -> None:
+def test_a_flood_of_100000_new_names_resolves_a_bounded_number_at_once_and_keeps_a_bounded_queue() -> None:
     # Each resolve is a task that asks the LAN for 3 s: a host sending thousands of new names must not make every
-    # lobby on the network start thousands of them (memory, and a multicast query storm of our own).
-    async def main() -> tuple[int, int]:
+    # lobby on the network start thousands of them (memory, and a multicast query storm of our own), nor hold them all.
+    async def main() -> tuple[int, int, int]:
         disco = Discovery(LOOPBACK)
         disco.zc = SimpleNamespace(zeroconf=None)  # type: ignore[assignment]
         go = asyncio.Event()
 
-        async def resolve(name: str) -> None:
+        async def resolve(name: str) -> bool:
             await go.wait()
+            return True
 
         disco._resolve = resolve  # type: ignore[method-assign]
-        for i in range(10 * MAX_SEEN):
+        most_running = most_waiting = 0
+        for i in range(100_000):
             disco._on_change(None, SERVICE, f"flood{i}", ServiceStateChange.Added)  # type: ignore[arg-type]
-        await asyncio.sleep(0)
-        running = len(disco._tasks)
+            most_running = max(most_running, len(disco._tasks))
+            most_waiting = max(most_waiting, disco._queue.waiting)
         go.set()
-        await asyncio.sleep(0.01)
-        return running, len(disco._resolving)
+        while disco._tasks:  # every name still held is resolved in turn
+            await asyncio.sleep(0)
+        return most_running, most_waiting, disco._queue.busy + disco._queue.waiting
 
-    running, left = asyncio.run(main())
-    assert running <= MAX_SEEN and left == 0
+    most_running, most_waiting, left = asyncio.run(main())
+    assert most_running == MAX_RESOLVING and most_waiting == MAX_WAITING and left == 0
 
 
 class FakeZeroconf:
