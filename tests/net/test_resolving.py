@@ -165,6 +165,39 @@ def test_a_table_seen_while_names_that_never_answer_hold_every_slot_is_listed_on
     assert asyncio.run(main()) == ("ann",)
 
 
+def test_discovery_tries_an_unanswered_name_again_once_its_wait_is_over_and_says_what_a_failing_query_raised() -> None:
+    async def main() -> tuple[list[float], list[int], list[str], int]:
+        loop = asyncio.get_running_loop()
+        skew = 0.0
+        clock = loop.time
+        loop.time = lambda: clock() + skew  # type: ignore[method-assign]  # the loop's own clock, moved on at will
+        errors: list[str] = []
+        loop.set_exception_handler(lambda _, context: errors.append(str(context["exception"])))
+        disco = Discovery(["127.0.0.1"])
+        disco.zc = SimpleNamespace(zeroconf=None)  # type: ignore[assignment]
+        tried: list[float] = []
+
+        async def resolve(name: str) -> bool:
+            if name == "broken":
+                raise RuntimeError("a bug")
+            tried.append(loop.time())
+            return False
+
+        disco._resolve = resolve  # type: ignore[method-assign]
+        disco._on_change(None, SERVICE, "lost", ServiceStateChange.Added)  # type: ignore[arg-type]
+        disco._on_change(None, SERVICE, "broken", ServiceStateChange.Added)  # type: ignore[arg-type]
+        seen = []
+        for wait in (0.0, RETRY_S - 0.5, 0.5):
+            skew += wait
+            await asyncio.sleep(0.01)
+            seen.append(len(tried))
+        return tried, seen, errors, disco._queue.busy
+
+    tried, seen, errors, busy = asyncio.run(main())
+    assert seen == [1, 1, 2] and tried[1] - tried[0] >= RETRY_S  # not before its wait, and then at once
+    assert errors == ["a bug"] * 2 and busy == 0  # said (and tried again as unanswered); its slot is free again
+
+
 # ------------------------------------------------------------ real multicast DNS, in a namespace of its own
 
 FLAGS_ANSWER = 0x8400  # RFC 1035 §4.1.1: a response, authoritative (RFC 6762 §18.4)
