@@ -94,6 +94,7 @@ class Room(Protocol):
     table_name: str
     game: str
     options: Mapping[str, Any]
+    offered: int | None  # the seats the table offers, the host's among them (None: not known)
 
     @property
     def is_host(self) -> bool:
@@ -142,6 +143,33 @@ def clip(words: str, room: int) -> str:
     cut = words[:room - 1]
     cut = cut[:cut.rindex(" ")] if " " in cut else cut
     return cut.rstrip(" ,") + " …"
+
+
+def seats_words(taken: int, offered: int | None) -> str:
+    """How full a table's lobby is, in the table list's words: `2 of 4 seats taken: waiting for 2 more`, `4 of 4 seats
+    taken: the table is full`; `offered` None (a host that does not announce its table): what is known of it."""
+    if offered is None:
+        return f"{taken} {'seat' if taken == 1 else 'seats'} taken; how many the host offers is not known here"
+    free = offered - taken
+    return f"{taken} of {offered} seats taken: " + (f"waiting for {free} more" if free > 0 else "the table is full")
+
+
+def start_words(room: Room, taken: int) -> str:
+    """What starts the game, said to the host or to a guest of a table's lobby with `taken` seats taken: the host's
+    key and nothing else (not a full table, not a clock), and from how many players on."""
+    low = SEATS[room.game][0]
+    full = room.offered is not None and taken >= room.offered
+    if room.is_host:
+        if taken < low:
+            return f"Press s to start the game once {low} or more are seated: it never starts by itself, even when full."
+        if full:
+            return "The table is full: press s to start the game."
+        return f"Press s to start the game now with these {taken}, or wait for more: it never starts by itself."
+    if taken < low:
+        return f"The host starts the game once {low} or more are seated: it never starts by itself, even when full."
+    if full:
+        return "The table is full: the game starts when the host starts it."
+    return f"The host may start the game now with these {taken}, or wait for more: it never starts by itself."
 
 
 def left_words(room: Room) -> str:
@@ -552,6 +580,7 @@ class LobbyClient:
         # Wrapped: in 40 columns the options read "limit 100, no time limit per draw, no d".
         out: list[Line] = [*wrap_line([("class:title", f" {room.table_name} · {room.game.capitalize()} ")], width),
                            *wrap_line([("class:dim", f" {opts}")], width),
+                           *wrap_line([("class:good", f" {seats_words(len(players), room.offered)}.")], width),
                            [("", f" Players ({len(players)}), in seat order:")]]
         me = self.identity
         for i, (name, fpr) in enumerate(players):
@@ -564,13 +593,11 @@ class LobbyClient:
                 [row[0], row[2]], [("class:known", f"    {fpr}")]]
         out.append([])
         if room.is_host:
-            why = room.can_seat()
             where = " or ".join(f"--peer {a}:{room.port}" for a in room.addresses[:3]) or f"--peer ADDRESS:{room.port}"
             out += wrap_line([("class:dim", f" Guests without multicast join with {where}")], width)
-            keys: list[Line] = [[("class:key", "s"), ("", " start the game" + (f" ({why})" if why else ""))],
-                                [("class:key", "Esc"), ("", " close the table")]]
-        else:
-            keys = [[("", "Waiting for the host to start the game.")], [("class:key", "Esc"), ("", " leave")]]
+        out += wrap_line([("", f" {start_words(room, len(players))}")], width)
+        keys: list[Line] = [[("class:key", "s"), ("", " start the game")], [("class:key", "Esc"), ("", " close the table")]] \
+            if room.is_host else [[("class:key", "Esc"), ("", " leave")]]
         return out + flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")
 
 

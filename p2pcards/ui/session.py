@@ -66,6 +66,13 @@ class Stall:
     cut: Cut | None = None  # how (`cut_off` as a field)
 
 
+def offered_seats(ad: TableAd, game: str) -> int | None:
+    """The seats a table's ad says its host offers (taken and free: the host counts them as guests come and go, and
+    their sum stays what it opened the table with); None for a sum the game cannot seat (an ad is not signed)."""
+    low, high = SEATS.get(game, (0, -1))
+    return ad.taken + ad.free if low <= ad.taken + ad.free <= high else None
+
+
 async def wait_changed(event: asyncio.Event, timeout: float) -> None:
     """Return when `event` is set (clearing it for the next change), or after `timeout` seconds."""
     try:
@@ -152,6 +159,7 @@ class NetTable:
     state: Path | None = None  # journal our seat here (a LAN table), to come back after a crash
     saved: NodeState | None = None  # the seat journaled in `state` to come back into, instead of a lobby
     table_name: str = ""
+    offered: int | None = None  # the seats the table offers, the host's among them (None: not known)
     names: tuple[str, ...] = ()
     me: int = 0
     node: Node | None = None
@@ -208,25 +216,28 @@ class NetTable:
         assert self.node is not None
         await self.node.host(self.game, self.options, table_name, seats)
         self.table_name = self.node.ad.ad.name if self.node.ad else table_name
+        self.offered = self.node.seats_wanted
 
     async def join(self, where: TableAd | Sequence[tuple[str, int]]) -> None:
         """Link to a table's host and join its lobby; LinkBroken when it will not have us."""
         assert self.node is not None
         await self.node.join(where)
         assert self.node.lobby is not None
+        lobby = self.node.lobby
+        self.game = lobby.game or self.game
+        self.options = dict(lobby.options)
         if isinstance(where, TableAd):
             self.table_name = where.name
+            self.offered = offered_seats(where, self.game)
         else:  # joined by address: the host's mDNS responder names the table, if it announces it (protocol.md §17)
-            lobby = self.node.lobby
             ad = await ask_for_table(where[0][0], lobby.table)
             host = lobby.names.get(lobby.host)
             address = f"{where[0][0]}:{where[0][1]}"
             if ad is not None and ad.fingerprint == fingerprint(lobby.host):
                 self.table_name = ad.name
-            else:  # no ad: the host's `table` message names the host
+                self.offered = offered_seats(ad, self.game)
+            else:  # no ad: the host's `table` message names the host, and no message says how many seats it offers
                 self.table_name = f"{host}'s table at {address}" if host else address
-        self.game = self.node.lobby.game or self.game
-        self.options = dict(self.node.lobby.options)
 
     @property
     def is_host(self) -> bool:

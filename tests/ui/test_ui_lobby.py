@@ -125,6 +125,7 @@ class Room:
     is_host = True
     port = 4242
     addresses: tuple[str, ...] = ()
+    offered: int | None = 4
 
     def __init__(self, players: list[tuple[str, str]]) -> None:
         self.players = players
@@ -770,3 +771,84 @@ def test_a_crescendo_table_in_the_list_reads_no_options_whole() -> None:
 def test_a_host_on_loopback_alone_says_its_loopback_address_for_guests_without_multicast() -> None:
     # With --interface lo the host's lobby said "--peer ADDRESS:PORT": its guests can only be on its machine.
     assert NetTable(generate("ann"), interfaces=["127.0.0.1"]).addresses == ("127.0.0.1",)
+
+
+
+def room_screens(room: Room) -> list[str]:
+    """A table's lobby seen by Tess, at 80 and at 40 columns (each checked to fit its width), as words."""
+    lobby = LobbyClient(generate("Tess"), Directory(), joinable=True, room=room)
+    lobby.room_changed()
+    screens = [plain(lobby.lines(width, 40)) for width in (80, 40)]
+    for width, text in zip((80, 40), screens):
+        assert all(len(line) <= width for line in text.splitlines()), text
+    return [" ".join(text.split()) for text in screens]
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_a_tables_lobby_says_its_seats_taken_and_free_as_they_fill_and_empty(host: bool) -> None:
+    # The waiting screen listed who was seated, never how many seats the table offered or how many were still free.
+    room = Room([("Ann", "11111 11111")])
+    room.is_host = host  # type: ignore[misc]
+    said = {1: "1 of 4 seats taken: waiting for 3 more.", 2: "2 of 4 seats taken: waiting for 2 more.",
+            3: "3 of 4 seats taken: waiting for 1 more.", 4: "4 of 4 seats taken: the table is full."}
+    for guests in (["Bob"], ["Bob", "Cy"], ["Bob", "Cy", "Di"], ["Cy", "Di"], ["Di"], []):
+        room.players[1:] = [(name, f"{i + 2}" * 5) for i, name in enumerate(guests)]
+        for text in room_screens(room):
+            assert said[1 + len(guests)] in text, text
+            assert not [other for n, other in said.items() if n != 1 + len(guests) and other in text], text
+
+
+def test_a_tables_lobby_joined_by_address_says_the_seats_taken_without_a_number_it_does_not_know() -> None:
+    room = Room([("Ann", "11111 11111"), ("Tess", "22222 22222")])
+    room.is_host, room.offered = False, None  # type: ignore[misc]
+    for text in room_screens(room):
+        assert "2 seats taken; how many the host offers is not known here." in text and " of " not in text, text
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_a_tables_lobby_says_what_starts_the_game_as_seats_fill(host: bool) -> None:
+    # Nothing said whether the game starts once the table is full, or whether the host may start it early.
+    room = Room([("Ann", "11111 11111")])
+    room.is_host = host  # type: ignore[misc]
+    who = "Press s to start the game" if host else "The host starts the game"
+    said = [f"{who} once 2 or more are seated: it never starts by itself, even when full.",
+            ("Press s to start the game now with these 2, or wait for more: it never starts by itself." if host else
+             "The host may start the game now with these 2, or wait for more: it never starts by itself."),
+            ("Press s to start the game now with these 3, or wait for more: it never starts by itself." if host else
+             "The host may start the game now with these 3, or wait for more: it never starts by itself."),
+            ("The table is full: press s to start the game." if host else
+             "The table is full: the game starts when the host starts it.")]
+    for guests, words in zip((0, 1, 2, 3), said):
+        room.players[1:] = [(f"P{i}", f"{i + 2}" * 5) for i in range(guests)]
+        for text in room_screens(room):
+            assert words in text, text
+            assert ("s start the game" in text) is host and "Esc " + ("close the table" if host else "leave") in text
+
+
+def test_a_net_tables_lobby_knows_the_seats_its_host_offers() -> None:
+    # A guest knows how many seats the host offers from the table's ad (taken and free); by address without an ad,
+    # nothing says it.
+    from p2pcards.net.discovery import TableAd as NetAd, wire_options
+
+    async def main() -> tuple[int | None, int | None, int | None]:
+        host = NetTable(generate("Ann"), interfaces=["127.0.0.1"], mdns=False)
+        await host.open()
+        try:
+            await host.host("den", 3)
+            assert host.node is not None and host.node.lobby is not None
+            ad = NetAd("den", host.node.lobby.table, "crisp", "Ann", host.identity.fingerprint, host.port,
+                       ("127.0.0.1",), wire_options({}), taken=1, free=2)
+            guests = [NetTable(generate(name), interfaces=["127.0.0.1"], mdns=False) for name in ("Bob", "Cy")]
+            for guest in guests:
+                await guest.open()
+            try:
+                await guests[0].join(ad)
+                await guests[1].join([("127.0.0.1", host.port)])
+                return host.offered, guests[0].offered, guests[1].offered
+            finally:
+                for guest in guests:
+                    await guest.leave()
+        finally:
+            await host.leave()
+
+    assert asyncio.run(main()) == (3, 3, None)
