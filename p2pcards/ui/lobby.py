@@ -456,7 +456,10 @@ class LobbyClient:
         if self.comeback is not None:
             out += self._comeback_lines(self.comeback, width)
         elif self.room is not None:
-            out += self._room_lines(self.room, width)
+            said = wrap_line([self.status], width) if self.status[1] else [[]]
+            room = self._room_lines(self.room, width, height - len(said))
+            # A table of 8 in 40 columns is taller than the screen: who we are is said in our own row already.
+            return fit((out if len(out) + len(room) + len(said) <= height else []) + room + said, width, height)
         elif self.new is not None:
             out += self._new_lines(self.new)
         else:
@@ -574,31 +577,46 @@ class LobbyClient:
         if news:
             self.status = ("", "; ".join(news) + ".")
 
-    def _room_lines(self, room: Room, width: int) -> list[Line]:
+    def _room_lines(self, room: Room, width: int, height: int) -> list[Line]:
+        """A table's lobby in `height` lines at most where it can be: its seats, how to start and the keys stay whole,
+        and the players that do not fit are counted after those that do, in seat order."""
         opts = options_words(room.options)
         players = room.lobby_players()
         # Wrapped: in 40 columns the options read "limit 100, no time limit per draw, no d".
-        out: list[Line] = [*wrap_line([("class:title", f" {room.table_name} · {room.game.capitalize()} ")], width),
+        top: list[Line] = [*wrap_line([("class:title", f" {room.table_name} · {room.game.capitalize()} ")], width),
                            *wrap_line([("class:dim", f" {opts}")], width),
                            *wrap_line([("class:good", f" {seats_words(len(players), room.offered)}.")], width),
                            [("", f" Players ({len(players)}), in seat order:")]]
         me = self.identity
+        rows: list[list[Line]] = []
+        # Names in a column as wide as the longest where 20 columns would push the fingerprints past the edge: in 40
+        # columns a short name and its fingerprint then share a line, and a table of 8 fits a screen of 24 lines.
+        wide = 2 + 20 + 1 + max((len(fpr) for _, fpr in players), default=0) + len(" (host) (you)") <= width
+        column = 20 if wide else max((len(name[:20]) for name, _ in players), default=0)
         for i, (name, fpr) in enumerate(players):
             tag = " (host)" if i == 0 else ""
             mine = me is not None and fpr == me.fingerprint
-            row: Line = [("class:me" if mine else "", f"  {name[:20]:<20}"), ("class:known", f" {fpr}"),
+            row: Line = [("class:me" if mine else "", f"  {name[:20]:<{column}}"), ("class:known", f" {fpr}"),
                          ("class:dim", tag + (" (you)" if mine else ""))]
             # Fingerprints are compared aloud: in a narrow terminal each goes whole under its name.
-            out += [row] if sum(len(t) for _, t in row) <= width else [
-                [row[0], row[2]], [("class:known", f"    {fpr}")]]
-        out.append([])
-        if room.is_host:
+            rows.append([row] if sum(len(t) for _, t in row) <= width else [
+                [row[0], row[2]], [("class:known", f"    {fpr}")]])
+        bottom: list[Line] = [[]]
+        if room.is_host and (room.offered is None or len(players) < room.offered):  # a full table takes no one more
             where = " or ".join(f"--peer {a}:{room.port}" for a in room.addresses[:3]) or f"--peer ADDRESS:{room.port}"
-            out += wrap_line([("class:dim", f" Guests without multicast join with {where}")], width)
-        out += wrap_line([("", f" {start_words(room, len(players))}")], width)
+            bottom += wrap_line([("class:dim", f" Guests without multicast join with {where}")], width)
+        bottom += wrap_line([("", f" {start_words(room, len(players))}")], width)
         keys: list[Line] = [[("class:key", "s"), ("", " start the game")], [("class:key", "Esc"), ("", " close the table")]] \
             if room.is_host else [[("class:key", "Esc"), ("", " leave")]]
-        return out + flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")
+        bottom += flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")
+        room_for = height - len(top) - len(bottom)
+        if sum(map(len, rows)) > room_for:
+            bottom, room_for = bottom[1:], room_for + 1  # the blank line goes first
+        if sum(map(len, rows)) > room_for:
+            shown = list(itertools.accumulate(map(len, rows)))
+            fits = sum(1 for used in shown if used <= room_for - 1)  # a line counts the players not shown
+            rows = rows[:fits] + [[[("class:dim", f"  … {len(rows) - fits} more: make the terminal taller")]]]
+        return top + [line for row in rows for line in row] + bottom
 
 
 Choice = BotGame | TableSession | Saved

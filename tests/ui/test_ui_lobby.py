@@ -796,6 +796,8 @@ def test_a_tables_lobby_says_its_seats_taken_and_free_as_they_fill_and_empty(hos
         for text in room_screens(room):
             assert said[1 + len(guests)] in text, text
             assert not [other for n, other in said.items() if n != 1 + len(guests) and other in text], text
+            # A full table takes no one more: how to join it without multicast is no longer said.
+            assert ("Guests without multicast join with --peer ADDRESS:4242" in text) is (host and len(guests) < 3)
 
 
 def test_a_tables_lobby_joined_by_address_says_the_seats_taken_without_a_number_it_does_not_know() -> None:
@@ -852,3 +854,27 @@ def test_a_net_tables_lobby_knows_the_seats_its_host_offers() -> None:
             await host.leave()
 
     assert asyncio.run(main()) == (3, 3, None)
+
+
+@pytest.mark.parametrize("host", [True, False])
+@pytest.mark.parametrize("width,height", [(80, 24), (40, 24), (40, 12)])
+def test_a_full_tables_lobby_keeps_its_seats_start_and_keys_on_the_screen(host: bool, width: int, height: int) -> None:
+    # At 40x24 a table of 6 had its keys, how to start and the status line below the screen's last line: each player
+    # took two lines there (the fingerprint under the name), and the screen was cut at its foot; at 40x12 the players
+    # that do not fit are counted, below those that do.
+    me = generate("Tess")
+    room = Room([(name, generate(name).fingerprint) for name in ("Ann", "Bob", "Cy", "Di", "Ed", "Flo", "Gus")]
+                + [("Tess", me.fingerprint)])
+    room.is_host, room.offered = host, 8  # type: ignore[misc]
+    room.options = {"limit": 100, "draw_seconds": None, "discard_draw": False}  # type: ignore[misc]
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room, status=("", "Gus joined."))
+    lines = plain(lobby.lines(width, height)).splitlines()
+    text = " ".join(" ".join(lines).split())
+    assert len(lines) <= height and all(len(line) <= width for line in lines), lines
+    assert "8 of 8 seats taken: the table is full." in text and "? rules" in text and lines[-1] == "Gus joined.", lines
+    assert ("s start the game" in text) is host and ("Esc close the table" if host else "Esc leave") in text, lines
+    shown = [name for name, fpr in room.players if fpr in text]
+    # Every fingerprint shown is whole, in seat order from the host; those that do not fit are counted.
+    assert shown == [name for name, _ in room.players[:len(shown)]], lines
+    # In 24 lines every one shows (in 40 columns a short name shares its fingerprint's line); fewer lines count the rest.
+    assert len(shown) == 8 if height >= 24 else f"… {8 - len(shown)} more: make the terminal taller" in text, lines
