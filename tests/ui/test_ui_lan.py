@@ -115,7 +115,7 @@ def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch
     # where every other guest read "den". The host's mDNS responder answers a one-shot query with its ad (§17).
     import p2pcards.ui.session
 
-    async def main() -> tuple[str, str]:
+    async def main() -> tuple[str, str, int | None, int | None]:
         loop = asyncio.get_running_loop()
         host = NetTable(generate("Ann"), interfaces=["127.0.0.1"], mdns=False)
         guest = NetTable(generate("Zoe"), interfaces=["127.0.0.1"], mdns=False)
@@ -130,24 +130,25 @@ def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch
             assert host.node is not None and host.node.lobby is not None
             lobby = host.node.lobby
             ad = NetAd("den", lobby.table, "crisp", "Ann", fingerprint(lobby.host), host.port,
-                       options=wire_options({}))
+                       options=wire_options({}), taken=1, free=3)
             # Another table's ad, and one whose fingerprint is not the host's, name nothing.
             responder.ads = [replace(ad, name="other", table=b"\x01" * 16), replace(ad, name="fake", fingerprint="1" * 5)]
             await guest.open()
             await guest.join([("127.0.0.1", host.port)])
-            unnamed = guest.table_name
+            unnamed, unknown = guest.table_name, guest.offered
             await guest.leave()
             responder.ads.append(ad)
             responder.noise = (b"", b"\x00" * 12, secrets.token_bytes(300))  # a responder never crashes on these
             again = NetTable(generate("Zoe"), interfaces=["127.0.0.1"], mdns=False)
             await again.open()
             await again.join([("127.0.0.1", host.port)])
-            named = again.table_name
+            named, offered = again.table_name, again.offered
             await again.leave()
-            return unnamed, named
+            return unnamed, named, unknown, offered
         finally:
             transport.close()
             await host.leave()
 
-    unnamed, named = asyncio.run(main())
+    unnamed, named, unknown, offered = asyncio.run(main())
     assert unnamed.startswith("Ann's table at 127.0.0.1:") and named == "den"
+    assert unknown is None and offered == 4  # the seats the ad says its host offers: taken and free
