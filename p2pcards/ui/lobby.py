@@ -453,20 +453,19 @@ class LobbyClient:
         out: list[Line] = [[("class:title", " p2pcards lobby ")], *who,
                            *wrap_line([("class:dim", " Compare fingerprints aloud with the people at your table.")], width),
                            []]
+        # Wrapped: a reason from the network is long ("You are out of … : your join was refused: …"), and was cut.
+        said = wrap_line([self.status], width) if self.status[1] else [[]]
         if self.comeback is not None:
             out += self._comeback_lines(self.comeback, width)
         elif self.room is not None:
-            said = wrap_line([self.status], width) if self.status[1] else [[]]
             room = self._room_lines(self.room, width, height - len(said))
             # A table of 8 in 40 columns is taller than the screen: who we are is said in our own row already.
-            return fit((out if len(out) + len(room) + len(said) <= height else []) + room + said, width, height)
+            out = (out if len(out) + len(room) + len(said) <= height else []) + room
         elif self.new is not None:
             out += self._new_lines(self.new)
         else:
             out += self._table_lines(width)
-        # Wrapped: a reason from the network is long ("You are out of … : your join was refused: …"), and was cut.
-        out += wrap_line([self.status], width) if self.status[1] else [[]]
-        return fit(out, width, height)
+        return fit(out + said, width, height)
 
     def _comeback_lines(self, saved: Saved, width: int) -> list[Line]:
         """The game to come back into, its words wrapped to `width` (in 40 columns they were cut: "with Bob (ta")."""
