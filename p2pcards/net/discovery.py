@@ -8,21 +8,24 @@ string is at most 255 bytes, the whole record stays far below 1300 bytes):
     opts=<host options as compact JSON, times in ms>  taken=<seats taken>  free=<seats free>
     host=<host's name>  fpr=<host's key fingerprint>  port=<TCP port of the links>
 
-and in a peer ad, signed by that peer's identity key (protocol.md §17):
+and, signed by the identity key of the peer that announces the ad (protocol.md §17):
 
     addr=<its IPv4 addresses, comma-separated>  at=<its wall clock, ms>  sig=<Ed25519 signature, base64url>
+    key=<the host's public key, base64url: a table ad only>
 
 Use it as one context per process (one AsyncZeroconf; leaving the block, by any exit path,
 withdraws every announcement with a goodbye):
 
     async with Discovery(["127.0.0.1"]) as disco:      # None: every IPv4 interface
-        ann = await disco.announce(TableAd(...))       # the name may change on a clash: see ann.ad.name
+        ann = await disco.announce(TableAd(...), identity)  # signed; the name may change on a clash: ann.ad.name
         await ann.update(taken=2, free=1)
         async for tables in disco.tables():            # a snapshot now and after every change
             ...                                        # tuple[TableAd, ...], sorted by name
 
 `Discovery.tables()` is the lobby's feed: it yields the tables currently seen, once at once and
-again each time one appears, changes or vanishes (goodbye or expiry). Browser callbacks only
+again each time one appears, changes or vanishes (goodbye or expiry). It lists only table ads that the key they
+carry signed, each host key's freshest of each table (an unsigned or forged one is counted in `refused`, never
+listed; an older one played back replaces nothing). Browser callbacks only
 hand names to a `ResolveQueue` (resolving.py), whose turns start the tasks that resolve them: a bounded number at
 once, the rest waiting in a bounded queue and tried again later, so that a flood of names that never answer can
 neither hold every slot for good nor grow our memory; nothing blocks the loop. A seated peer `watch`es the
@@ -67,29 +70,32 @@ MAX_INSTANCE: Final = 63  # bytes of a DNS-SD instance name
 RESOLVE_MS: Final = round(RESOLVE_S * 1000)
 CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §4.1.1 (zeroconf's are private)
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
+MAX_HOSTED: Final = 2 * MAX_SEEN  # (host's key, table id) pairs whose freshest table ad we remember
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
 TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
-AD_LABEL: Final = b"p2pc/ad/v1"  # what a peer ad's signature signs begins with: no other signed bytes do (§17)
-MAX_AD_ADDRESSES: Final = 8  # addresses a peer ad names in `addr`: a seat dials at most 8 announced ones a turn
+AD_LABEL: Final = b"p2pc/ad/v1"  # what an ad's signature signs begins with: no other signed bytes do (§17)
+MAX_AD_ADDRESSES: Final = 8  # addresses an ad names in `addr`: a seat dials at most 8 announced ones a turn
 STAMP: Final = re.compile(r"0|[1-9][0-9]{0,15}")  # `at`: ms, no leading zero
 SIG_TEXT: Final = re.compile(r"[A-Za-z0-9_-]{86}")  # `sig`: 64 bytes in base64url, unpadded
+KEY_TEXT: Final = re.compile(r"[A-Za-z0-9_-]{43}")  # `key`: 32 bytes in base64url, unpadded
 TXT_KEY: Final = re.compile(r"[\x20-\x3c\x3e-\x7e]+")  # printable US-ASCII but "=" (RFC 6763 §6.4)
 
 
 def ad_message(name: str, txt: Mapping[str, str | None]) -> bytes:
-    """The bytes a peer ad's `sig` signs: AD_LABEL, then the canonical encoding of [instance name, every other key's
+    """The bytes an ad's `sig` signs: AD_LABEL, then the canonical encoding of [instance name, every other key's
     value by key] (a key without "=" as nil)."""
     return AD_LABEL + encode([name, {k: v for k, v in txt.items() if k != "sig"}])
 
 
-def _sig_text(signature: bytes) -> str:
-    return base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+def _b64_text(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _sig_bytes(text: str) -> bytes:
-    """A `sig` value's 64 bytes; ValueError unless it is their one unpadded base64url spelling."""
-    if not SIG_TEXT.fullmatch(text) or _sig_text(raw := base64.urlsafe_b64decode(text + "==")) != text:
-        raise ValueError("bad signature")
+def _b64_bytes(text: str, shape: re.Pattern[str]) -> bytes:
+    """A `sig` or `key` value's bytes; ValueError unless `text` has `shape` and is their one unpadded base64url
+    spelling."""
+    if not shape.fullmatch(text) or _b64_text(raw := base64.urlsafe_b64decode(text + "==")) != text:
+        raise ValueError("bad signature or key")
     return raw
 
 
@@ -111,15 +117,16 @@ class TableAd:
     host: str
     fingerprint: str
     port: int
-    addresses: tuple[str, ...] = ()  # its A records' (a signed peer ad's: its `addr`, which it signs)
+    addresses: tuple[str, ...] = ()  # its A records' (a signed ad's: its `addr`, which it signs)
     options: tuple[tuple[str, Any], ...] = ()  # as on the wire (times in ms), sorted; see `opts`
     taken: int = 1
     free: int = 0
     role: str = "table"
     version: int = PROTOCOL_VERSION
-    at: int = 0  # a signed peer ad's stamp: its signer's wall clock in ms, higher on each announcement
-    signature: bytes = b""  # a peer ad's `sig` (empty: unsigned)
+    at: int = 0  # a signed ad's stamp: its signer's wall clock in ms, higher on each announcement
+    signature: bytes = b""  # a signed ad's `sig` (empty: unsigned)
     message: bytes = b""  # the bytes `signature` signs (`ad_message`), as received
+    key: bytes = b""  # a signed table ad's `key`: the host's public key, which signs it
 
     @property
     def opts(self) -> dict[str, Any]:
@@ -127,34 +134,43 @@ class TableAd:
         return options_from_wire(dict(self.options))
 
     def txt(self) -> dict[str, str]:
-        """The TXT record's keys and values (a signed peer ad's with its `addr`, `at` and `sig`)."""
+        """The TXT record's keys and values (a signed ad's with its `addr`, `at` and `sig`, a table's with `key`)."""
         if not self.signature:
             return self._unsigned_txt(None)
-        return {**self._unsigned_txt(self.at), "sig": _sig_text(self.signature)}
+        return {**self._unsigned_txt(self.at), "sig": _b64_text(self.signature)}
 
     def _unsigned_txt(self, at: int | None) -> dict[str, str]:
-        """Every key but `sig`: with `addr` and `at` when stamped `at`."""
+        """Every key but `sig`: with `addr` and `at` (and a table's `key`) when stamped `at`."""
         txt = {"txtvers": "1", "pv": str(self.version), "role": self.role, "id": self.table.hex(),
                "game": self.game, "opts": json.dumps(dict(self.options), separators=(",", ":"), sort_keys=True),
                "taken": str(self.taken), "free": str(self.free), "host": self.host,
                "fpr": self.fingerprint, "port": str(self.port)}
         if at is not None:
             txt.update(addr=",".join(self.addresses), at=str(at))
+            if self.role == "table":
+                txt.update(key=_b64_text(self.key))
         return txt
 
     def signed(self, identity: Identity, at: int) -> TableAd:
-        """This peer ad signed by `identity` (whose fingerprint it names), stamped `at` ms, naming its addresses."""
-        if self.role != "peer" or identity.fingerprint != self.fingerprint:
-            raise ValueError("only a peer ad is signed, by the key whose fingerprint it names")
+        """This ad signed by `identity` (whose fingerprint it names, and a table ad its key), stamped `at` ms, naming
+        its addresses."""
+        if identity.fingerprint != self.fingerprint:
+            raise ValueError("an ad is signed by the key whose fingerprint it names")
         if not 1 <= len(self.addresses) <= MAX_AD_ADDRESSES or not STAMP.fullmatch(str(at)):
-            raise ValueError(f"a peer ad names 1 to {MAX_AD_ADDRESSES} addresses, stamped 0 to 16 digits of ms")
-        message = ad_message(self.name, self._unsigned_txt(at))
-        return replace(self, at=at, signature=identity.sign(message), message=message)
+            raise ValueError(f"an ad names 1 to {MAX_AD_ADDRESSES} addresses, stamped 0 to 16 digits of ms")
+        ad = replace(self, key=identity.public if self.role == "table" else b"")
+        message = ad_message(ad.name, ad._unsigned_txt(at))
+        return replace(ad, at=at, signature=identity.sign(message), message=message)
 
     def signed_by(self, public: bytes) -> bool:
-        """Whether this is a peer ad, as received, that `public` signed (and whose fingerprint it names)."""
-        return (self.role == "peer" and bool(self.signature) and fingerprint(public) == self.fingerprint
+        """Whether this ad, as received, is signed by `public` (and names its fingerprint)."""
+        return (bool(self.signature) and fingerprint(public) == self.fingerprint
                 and verify(public, self.message, self.signature))
+
+    @property
+    def genuine(self) -> bool:
+        """Whether this is a table ad, as received, that the key it carries signed (and whose fingerprint it names)."""
+        return self.role == "table" and self.signed_by(self.key)
 
     @classmethod
     def from_txt(cls, name: str, txt: Mapping[str, str | None], addresses: Sequence[str]) -> TableAd:
@@ -180,11 +196,12 @@ class TableAd:
             if ad.game not in SEATS or not 0 <= ad.taken <= 16 or not 0 <= ad.free <= 16:
                 raise ValueError("bad game or seats")
             check_host_options(ad.game, ad.opts)
-            if ad.role == "peer" and "sig" in t:  # signed: the addresses are those it signs, not the A records'
+            if "sig" in t:  # signed: the addresses are those it signs, not the A records'
                 if not all(TXT_KEY.fullmatch(k) for k in txt) or not STAMP.fullmatch(t["at"]):
                     raise ValueError("a key that is not printable ASCII, or a bad stamp")
-                ad = replace(ad, addresses=_addr(t["addr"]), at=int(t["at"]), signature=_sig_bytes(t["sig"]),
-                             message=ad_message(name, txt))
+                ad = replace(ad, addresses=_addr(t["addr"]), at=int(t["at"]), message=ad_message(name, txt),
+                             signature=_b64_bytes(t["sig"], SIG_TEXT),
+                             key=_b64_bytes(t["key"], KEY_TEXT) if ad.role == "table" else b"")
         except (KeyError, ValueError, TypeError, InputError, MalformedMessage) as exc:
             raise MalformedMessage(f"a table ad that does not parse: {exc}") from None
         return ad
@@ -213,11 +230,11 @@ def advertised(addresses: Sequence[str]) -> list[str]:
 class Announcement:
     """One registered ad; `update` re-announces it, `withdraw` says goodbye."""
 
-    def __init__(self, disco: Discovery, ad: TableAd, info: AsyncServiceInfo, identity: Identity | None) -> None:
+    def __init__(self, disco: Discovery, ad: TableAd, info: AsyncServiceInfo, identity: Identity) -> None:
         self.disco = disco
         self.ad = ad
         self.info = info
-        self.identity = identity  # a peer ad's signer: each record announced is signed and stamped afresh
+        self.identity = identity  # the ad's signer: each record announced is signed and stamped afresh
 
     async def update(self, **changes: Any) -> None:
         """Change some fields (seats taken and free) and announce the new record."""
@@ -242,6 +259,8 @@ class Discovery:
         self.zc: AsyncZeroconf
         self.seen: dict[str, TableAd] = {}  # every resolved ad, tables and peers, by full service name
         self.signed: dict[bytes, TableAd] = {}  # per watched key: the freshest peer ad it signed (kept on goodbyes)
+        self.hosted: dict[tuple[bytes, bytes], TableAd] = {}  # per (host's key, table id): its freshest table ad
+        self.refused = 0  # table ads resolved but never listed: unsigned, or not signed by the key they carry
         self._watched: dict[bytes, int] = {}  # the keys whose peer ads we keep, each with how many watch it
         self._announced: list[Announcement] = []
         self._browser: AsyncServiceBrowser | None = None
@@ -277,13 +296,12 @@ class Discovery:
             await self._browser.async_cancel()
         await self.zc.async_close()
 
-    async def announce(self, ad: TableAd, identity: Identity | None = None) -> Announcement:
-        """Register `ad` on every chosen interface, a peer ad signed by `identity` when given; a name already taken
-        becomes "name-2" and so on."""
+    async def announce(self, ad: TableAd, identity: Identity) -> Announcement:
+        """Register `ad` on every chosen interface, signed by `identity`; a name already taken becomes "name-2" and
+        so on."""
         host = f"p2pc-{ad.fingerprint.replace(' ', '')[:10]}-{ad.port}.local."
-        addresses = tuple(advertised(self.addresses))
         ad = _stamped(replace(ad, name=_instance(ad.name),
-                              addresses=addresses[:MAX_AD_ADDRESSES] if identity else addresses), identity)
+                              addresses=tuple(advertised(self.addresses))[:MAX_AD_ADDRESSES]), identity)
         info = self._info(ad, f"{ad.name}.{SERVICE}", host)
         announcement = Announcement(self, ad, info, identity)
         self._announced.append(announcement)  # withdrawn by `close` from now on, even if we are cancelled below
@@ -292,8 +310,7 @@ class Discovery:
             name = info.name[: -len(SERVICE) - 1]
             if name != ad.name:  # taken: the ad's signature names the instance, so it is signed again
                 announcement.ad = replace(ad, name=name)
-                if identity is not None:
-                    await announcement.update()
+                await announcement.update()
         except BaseException:  # cancelled (a node that closes while its ad is probed or announced) or failed
             await announcement.withdraw()  # registered already: goodbye, or the ad outlives whoever made it
             raise
@@ -310,7 +327,8 @@ class Discovery:
             async with self._changed:
                 await self._changed.wait_for(lambda: self._version != version)
                 version = self._version
-            yield tuple(sorted((a for a in self.seen.values() if a.role == "table"), key=lambda a: a.name))
+            fresh = (a for a in self.seen.values() if a.role == "table" and self.hosted.get((a.key, a.table)) == a)
+            yield tuple(sorted(fresh, key=lambda a: a.name))
 
     async def wait_for_table(self, name: str | None = None, game: str | None = None) -> TableAd:
         """The first table with free seats, of this name and game when given."""
@@ -340,11 +358,28 @@ class Discovery:
                 self.signed.pop(key, None)
 
     def _keep_signed(self, ad: TableAd) -> None:
-        """Keep `ad` as its signer's when a watched key signed it and it is stamped later than the one we keep: an
-        older ad of the same signer played back by anyone replaces nothing."""
+        """Keep peer ad `ad` as its signer's when a watched key signed it and it is stamped later than the one we keep:
+        an older ad of the same signer played back by anyone replaces nothing."""
         for key in self._watched:
-            if ad.signed_by(key) and (key not in self.signed or ad.at > self.signed[key].at):
+            if ad.role == "peer" and ad.signed_by(key) and (key not in self.signed or ad.at > self.signed[key].at):
                 self.signed[key] = ad
+
+    def _keep_hosted(self, ad: TableAd) -> bool:
+        """Whether table ad `ad` may be listed: signed by the key it carries, and that key's freshest ad of its table
+        (kept as such from now on) or that very ad again; an older one played back by anyone, under any name, is not."""
+        if not ad.genuine:
+            self.refused += 1
+            return False
+        kept = self.hosted.get((ad.key, ad.table))
+        if kept is not None and ad.at <= kept.at:
+            return ad == kept
+        self.hosted.pop((ad.key, ad.table), None)  # re-inserted last: the oldest entries are the first dropped
+        self.hosted[ad.key, ad.table] = ad
+        if len(self.hosted) > MAX_HOSTED:  # a flood of keys: forget the oldest tables no kept ad is of
+            listed = {(a.key, a.table) for a in self.seen.values() if a.role == "table"}
+            for old in [k for k in self.hosted if k not in listed][: len(self.hosted) - MAX_HOSTED]:
+                del self.hosted[old]
+        return True
 
     # ------------------------------------------------------------ the browser's side
 
@@ -403,7 +438,9 @@ class Discovery:
 
     def _take(self, name: str, ad: TableAd) -> None:
         """Keep the ad just resolved under the full service name `name`: as its signer's when a watched key signed it,
-        and among those seen, the last resolved last."""
+        and among those seen, the last resolved last; a table ad only when it may be listed (`_keep_hosted`)."""
+        if ad.role == "table" and not self._keep_hosted(ad):
+            return
         self._keep_signed(ad)
         if name not in self.seen and len(self.seen) >= MAX_SEEN:
             # Too many ads: a new one takes the place of the oldest peer ad (no lobby shows one; a seat's signed ad
@@ -434,10 +471,12 @@ ASK_S: Final = 1.0  # how long a one-shot query waits for its answers
 MAX_ANSWERS: Final = 16  # datagrams a one-shot query takes, at most
 
 
-async def ask_for_table(address: str, table: bytes, timeout: float = ASK_S, port: int = MDNS_PORT) -> TableAd | None:
-    """The ad of `table` that the mDNS responder at `address` answers a one-shot query with (RFC 6762 §5.1, protocol.md
-    §17): what a guest that joined a table by address learns its name from. None when no answer names it in time (a
-    host without multicast, another peer's responder on its machine answering, a network that drops datagrams)."""
+async def ask_for_table(address: str, table: bytes, host: bytes, timeout: float = ASK_S,
+                        port: int = MDNS_PORT) -> TableAd | None:
+    """The ad of `table` signed by its host's key `host` that the mDNS responder at `address` answers a one-shot query
+    with (RFC 6762 §5.1, protocol.md §17): what a guest that joined a table by address learns its name from. None when
+    no answer names it in time (a host without multicast, another peer's responder on its machine answering, a network
+    that drops datagrams)."""
     loop = asyncio.get_running_loop()
     answers: asyncio.Queue[bytes] = asyncio.Queue(MAX_ANSWERS)
 
@@ -458,7 +497,7 @@ async def ask_for_table(address: str, table: bytes, timeout: float = ASK_S, port
             transport.sendto(packet)
         async with asyncio.timeout(timeout):
             for _ in range(MAX_ANSWERS):
-                ad = _table_in(await answers.get(), address, table)
+                ad = _table_in(await answers.get(), address, table, host)
                 if ad is not None:
                     return ad
     except (TimeoutError, OSError):
@@ -468,8 +507,8 @@ async def ask_for_table(address: str, table: bytes, timeout: float = ASK_S, port
     return None
 
 
-def _table_in(datagram: bytes, address: str, table: bytes) -> TableAd | None:
-    """The ad of `table` with role table in an mDNS answer (its pointer and TXT record), or None."""
+def _table_in(datagram: bytes, address: str, table: bytes, host: bytes) -> TableAd | None:
+    """The table ad of `table` that `host` signed in an mDNS answer (its pointer and TXT record), or None."""
     try:
         records = DNSIncoming(datagram, (address, MDNS_PORT)).answers()
     except Exception:  # pylint: disable=broad-except  # whatever a datagram holds, it is no table of ours
@@ -481,7 +520,7 @@ def _table_in(datagram: bytes, address: str, table: bytes) -> TableAd | None:
                 ad = TableAd.from_txt(r.name[: -len(SERVICE) - 1], _txt(r.text), [address])
             except MalformedMessage:
                 continue
-            if ad.role == "table" and ad.table == table:
+            if ad.genuine and ad.key == host and ad.table == table:
                 return ad
     return None
 
@@ -501,9 +540,9 @@ def _txt(text: bytes) -> dict[str, str | None]:
     return out
 
 
-def _stamped(ad: TableAd, identity: Identity | None) -> TableAd:
-    """`ad` signed by `identity` and stamped with the wall clock in ms, later than its last stamp; as is without one."""
-    return ad if identity is None else ad.signed(identity, max(time.time_ns() // 1_000_000, ad.at + 1))
+def _stamped(ad: TableAd, identity: Identity) -> TableAd:
+    """`ad` signed by `identity` and stamped with the wall clock in ms, later than its last stamp."""
+    return ad.signed(identity, max(time.time_ns() // 1_000_000, ad.at + 1))
 
 
 def _instance(name: str) -> str:

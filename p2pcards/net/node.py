@@ -199,7 +199,7 @@ class Node:
         if self.disco is not None:
             self.ad = await self.disco.announce(TableAd(
                 table_name, table, game, self.identity.name, self.identity.fingerprint, self.links.port,
-                options=wire_options(options), taken=1, free=self.seats_wanted - 1))
+                options=wire_options(options), taken=1, free=self.seats_wanted - 1), self.identity)
 
     @property
     def players(self) -> list[str]:

@@ -230,10 +230,10 @@ class NetTable:
             self.table_name = where.name
             self.offered = offered_seats(where, self.game)
         else:  # joined by address: the host's mDNS responder names the table, if it announces it (protocol.md §17)
-            ad = await ask_for_table(where[0][0], lobby.table)
+            ad = await ask_for_table(where[0][0], lobby.table, lobby.host)
             host = lobby.names.get(lobby.host)
             address = f"{where[0][0]}:{where[0][1]}"
-            if ad is not None and ad.fingerprint == fingerprint(lobby.host):
+            if ad is not None:
                 self.table_name = ad.name
                 self.offered = offered_seats(ad, self.game)
             else:  # no ad: the host's `table` message names the host, and no message says how many seats it offers

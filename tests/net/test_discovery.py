@@ -10,16 +10,18 @@ from types import SimpleNamespace
 import pytest
 from zeroconf import ServiceStateChange
 
+from p2pcards.crypto.identity import generate
 from p2pcards.errors import InputError, MalformedMessage
 from p2pcards.net.discovery import MAX_SEEN, SERVICE, Discovery, TableAd, wire_options
 from p2pcards.net.resolving import MAX_RESOLVING, MAX_WAITING
 
 LOOPBACK = ["127.0.0.1"]
+ANN, BOB = generate("ann"), generate("bob")
 
 
 def ad(name: str, **kw: object) -> TableAd:
     fields: dict[str, object] = dict(name=name, table=secrets.token_bytes(16), game="crisp", host="ann",
-                                     fingerprint="12345 12345 12345 12345 12345", port=4000,
+                                     fingerprint=ANN.fingerprint, port=4000,
                                      options=wire_options({"limit": 50, "draw_seconds": 30}), taken=1, free=2)
     fields.update(kw)
     return TableAd(**fields)  # type: ignore[arg-type]
@@ -38,7 +40,7 @@ def test_a_table_appears_with_its_txt_changes_and_vanishes_on_goodbye() -> None:
 
     async def main() -> None:
         async with Discovery(LOOPBACK) as host, Discovery(LOOPBACK) as guest:
-            ann = await host.announce(ad(f"ann {tag}"))
+            ann = await host.announce(ad(f"ann {tag}"), ANN)
             tables = await seen(guest, lambda ts: any(t.name == f"ann {tag}" for t in ts))
             got = next(t for t in tables if t.name == f"ann {tag}")
             assert got.table == ann.ad.table and got.game == "crisp" and got.free == 2
@@ -58,7 +60,7 @@ def test_leaving_the_block_says_goodbye_even_on_an_exception() -> None:
         async with Discovery(LOOPBACK) as guest:
             with pytest.raises(RuntimeError):
                 async with Discovery(LOOPBACK) as host:
-                    await host.announce(ad(f"bob {tag}"))
+                    await host.announce(ad(f"bob {tag}"), ANN)
                     await seen(guest, lambda ts: any(t.name == f"bob {tag}" for t in ts))
                     raise RuntimeError("the host crashed")
             await seen(guest, lambda ts: all(t.name != f"bob {tag}" for t in ts), within=5)
@@ -72,9 +74,9 @@ def test_a_name_clash_gets_a_new_name() -> None:
 
     async def main() -> None:
         async with Discovery(LOOPBACK) as a, Discovery(LOOPBACK) as b, Discovery(LOOPBACK) as guest:
-            first = await a.announce(ad(f"same {tag}", port=4001))
+            first = await a.announce(ad(f"same {tag}", port=4001), ANN)
             await seen(guest, lambda ts: any(t.name == f"same {tag}" for t in ts))
-            second = await b.announce(ad(f"same {tag}", port=4002, fingerprint="54321 54321 54321 54321 54321"))
+            second = await b.announce(ad(f"same {tag}", port=4002, host="bob", fingerprint=BOB.fingerprint), BOB)
             assert first.ad.name == f"same {tag}" and second.ad.name != first.ad.name
             tables = await seen(guest, lambda ts: sum(t.name.startswith(f"same {tag}") for t in ts) == 2)
             assert {t.port for t in tables if t.name.startswith(f"same {tag}")} == {4001, 4002}
@@ -205,7 +207,7 @@ def test_an_ad_cancelled_while_it_is_probed_or_announced_leaves_nothing_register
     async def main() -> FakeZeroconf:
         disco = Discovery(LOOPBACK)
         disco.zc = fake = FakeZeroconf()  # type: ignore[assignment]
-        task = asyncio.create_task(disco.announce(ad("peer 12345", role="peer")))
+        task = asyncio.create_task(disco.announce(ad("peer 12345", role="peer"), ANN))
         if probed:
             fake.probed.set()
         for _ in range(5):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from p2pcards.crypto.identity import generate
 from p2pcards.net.discovery import SERVICE, Discovery, TableAd, wire_options
 
 pytestmark = pytest.mark.skipif(shutil.which("dig") is None,
@@ -36,8 +37,9 @@ def dig(name: str, rtype: str, want: Callable[[list[list[str]]], bool] = bool) -
 
 def test_a_standard_dns_sd_browser_finds_and_resolves_a_table() -> None:
     tag = secrets.token_hex(3)
+    ann = generate("ann")
     table = TableAd(name=f"Dig {tag}", table=secrets.token_bytes(16), game="crescendo", host="ann",
-                    fingerprint="12345 12345 12345 12345 12345", port=4321,
+                    fingerprint=ann.fingerprint, port=4321,
                     options=wire_options({"number_window_s": 3}), taken=1, free=3)
 
     def browse() -> dict[str, list[list[str]]]:
@@ -49,16 +51,17 @@ def test_a_standard_dns_sd_browser_finds_and_resolves_a_table() -> None:
         srv = dig(instance, "SRV")
         return {"ptr": ptr, "srv": srv, "txt": dig(instance, "TXT"), "a": dig(srv[0][4].split()[3], "A")}
 
-    async def main() -> dict[str, list[list[str]]]:
+    async def main() -> tuple[dict[str, str], dict[str, list[list[str]]]]:
         async with Discovery(["127.0.0.1"]) as host:
-            await host.announce(table)
-            return await asyncio.to_thread(browse)
+            signed = await host.announce(table, ann)
+            return signed.ad.txt(), await asyncio.to_thread(browse)
 
-    got = asyncio.run(main())
+    signed, got = asyncio.run(main())
     priority, weight, port, target = got["srv"][0][4].split()
     assert (priority, weight, port) == ("0", "0", "4321") and target.endswith(".local.")
     txt = got["txt"][0][4]
     for pair in ("txtvers=1", "role=table", f"id={table.table.hex()}", "game=crescendo", "taken=1", "free=3",
-                 "host=ann", "fpr=12345 12345 12345 12345 12345", "port=4321"):
+                 "host=ann", f"fpr={ann.fingerprint}", "port=4321", "addr=127.0.0.1", f"at={signed['at']}",
+                 f"key={signed['key']}", f"sig={signed['sig']}"):
         assert f'"{pair}"' in txt, (pair, txt)
     assert [a[4] for a in got["a"]] == ["127.0.0.1"]

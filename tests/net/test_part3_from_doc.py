@@ -14,6 +14,7 @@ import json
 import secrets
 import socket
 import struct
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -346,14 +347,30 @@ async def heartbeats(link: Link) -> None:
         await asyncio.sleep(1)
 
 
+def b64(raw: bytes) -> str:
+    """§17: base64url (RFC 4648 §5) without padding."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def ad_message(name: str, txt: dict[str, str]) -> bytes:
+    """§17: M = "p2pc/ad/v1" || canonical msgpack of [instance name, every key but sig]."""
+    return b"p2pc/ad/v1" + pack([name, {k: v for k, v in txt.items() if k != "sig"}])
+
+
 def check_txt(ad: Ad) -> None:
-    """§17's rules for every TXT record: sizes, versions, and every key's value."""
-    signed = ad.txt.get("role") == "peer"
-    assert all(len(s) <= 255 for s in ad.raw) and sum(1 + len(s) for s in ad.raw) < (600 if signed else 400)
+    """§17's rules for every TXT record: sizes, versions, every key's value, and the signature (a table ad's by the key
+    it carries, which has its fingerprint)."""
+    table = ad.txt.get("role") == "table"
+    assert all(len(s) <= 255 for s in ad.raw) and sum(1 + len(s) for s in ad.raw) < (700 if table else 600)
     assert all(len(v.encode()) <= 200 for v in ad.txt.values())
     txt = ad.txt
     assert set(txt) == {"txtvers", "pv", "role", "id", "game", "opts", "taken", "free", "host", "fpr", "port",
-                        *(("addr", "at", "sig") if signed else ())}, txt
+                        "addr", "at", "sig", *(("key",) if table else ())}, txt
+    assert len(txt["sig"]) == 86 and "=" not in txt["sig"] and txt["at"].isdigit() and txt["at"][0] != "0"
+    if table:
+        key = base64.urlsafe_b64decode(txt["key"] + "=")
+        assert len(txt["key"]) == 43 and b64(key) == txt["key"] and fingerprint(key) == txt["fpr"]
+        assert verify(key, ad_message(ad.name[: -len(SERVICE) - 1], txt), base64.urlsafe_b64decode(txt["sig"] + "=="))
     assert (txt["txtvers"], txt["pv"]) == ("1", "3") and txt["role"] in ("table", "peer")
     assert txt["id"] == txt["id"].lower() and 1 <= len(bytes.fromhex(txt["id"])) <= 64
     assert txt["game"] in ("crisp", "crescendo")
@@ -378,14 +395,14 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             assert txt["role"] == "table" and txt["game"] == "crisp" and txt["host"] == f"h{tag}"
             assert json.loads(txt["opts"]) == {"discard_draw": False, "draw_seconds": 30000, "limit": 50}
             assert (txt["taken"], txt["free"]) == ("1", "1") and table_ad.addresses == ("127.0.0.1",)
-            assert table_ad.port == host.port()
+            assert table_ad.port == host.port() and txt["addr"] == "127.0.0.1"
 
             # §18.2: the handshake, as a dialer that knows the table from its ad; the key is the announced one.
             signer = SigningKey.generate()
             me = bytes(signer.verify_key)
             link, theirs, hello_d, proof = await handshake(table_ad.port, signer, listen_port=4999)
             host_key, table_id = theirs["key"], theirs["table"]
-            assert fingerprint(host_key) == txt["fpr"] and table_id.hex() == txt["id"]
+            assert b64(host_key) == txt["key"] and fingerprint(host_key) == txt["fpr"] and table_id.hex() == txt["id"]
             assert theirs["port"] == table_ad.port
             beat = asyncio.ensure_future(heartbeats(link))
 
@@ -413,19 +430,21 @@ def test_a_guest_written_from_the_document_joins_a_real_host_and_asks_for_frames
             entries = unpack(addresses)
             assert entries == [[me, ["127.0.0.1"], 4999]]  # only seats whose hello port is not 0: ours
 
-            # §17: seated, the table's ad says so, and the host announces its peer ad.
-            await ad_where(ads, lambda ad: ad.name == f"doc {tag}.{SERVICE}" and ad.txt["free"] == "0")
+            # §17: seated, the table's ad says so (signed again, stamped later), and the host announces its peer ad.
+            seated = await ad_where(ads, lambda ad: ad.name == f"doc {tag}.{SERVICE}" and ad.txt["free"] == "0")
+            check_txt(seated)
+            assert int(seated.txt["at"]) > int(txt["at"]) and seated.txt["key"] == txt["key"]
             peer_ad = await ad_where(ads, lambda ad: ad.txt.get("role") == "peer" and ad.txt.get("id") == txt["id"])
             check_txt(peer_ad)
             assert peer_ad.name == f"h{tag} {txt['fpr'][:5]}.{SERVICE}"
             signed = {k: v for k, v in peer_ad.txt.items() if k not in ("addr", "at", "sig")}
-            assert signed == {**txt, "role": "peer", "taken": "2", "free": "0"} and peer_ad.port == table_ad.port
+            unsigned = {k: v for k, v in txt.items() if k not in ("addr", "at", "sig", "key")}
+            assert signed == {**unsigned, "role": "peer", "taken": "2", "free": "0"} and peer_ad.port == table_ad.port
             # The signed peer ad: M = "p2pc/ad/v1" || [instance name, every key but sig], signed by the host's key.
             sig = peer_ad.txt["sig"]
             assert len(sig) == 86 and "=" not in sig and peer_ad.txt["addr"] == "127.0.0.1"
             assert peer_ad.txt["at"].isdigit() and peer_ad.txt["at"][0] != "0"
-            message = b"p2pc/ad/v1" + pack([peer_ad.name[: -len(SERVICE) - 1],
-                                            {k: v for k, v in peer_ad.txt.items() if k != "sig"}])
+            message = ad_message(peer_ad.name[: -len(SERVICE) - 1], peer_ad.txt)
             VerifyKey(host_key).verify(message, base64.urlsafe_b64decode(sig + "=="))
 
             # §8.1: `ready` on the table's chain; the host's comes too (it may come before ours).
@@ -843,24 +862,41 @@ async def announced(name: str, txt: dict[str, str], port: int) -> AsyncIterator[
         await zc.async_close()
 
 
-@pytest.mark.parametrize("honest", [True, False])
-def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_fingerprint(honest: bool) -> None:
+def table_txt(name: str, signer: SigningKey, table_id: bytes, port: int, fpr: str | None = None) -> dict[str, str]:
+    """§17: the TXT record of a table ad on 127.0.0.1 that `signer` signs, carrying its key; naming `fpr` if given."""
+    key = bytes(signer.verify_key)
+    txt = {"txtvers": "1", "pv": "3", "role": "table", "id": table_id.hex(), "game": "crisp", "opts": '{"limit":50}',
+           "taken": "1", "free": "1", "host": "adhost", "fpr": fpr or fingerprint(key), "port": str(port),
+           "addr": "127.0.0.1", "at": str(time.time_ns() // 1_000_000), "key": b64(key)}
+    return {**txt, "sig": b64(signer.sign(ad_message(name, txt)).signature)}
+
+
+@pytest.mark.parametrize("case", ["honest", "another key in the handshake",
+                                  pytest.param("forged first", marks=pytest.mark.slow)])
+def test_a_real_guest_finds_a_table_announced_from_the_document_and_checks_its_key(case: str) -> None:
+    # The ad is signed as §17 says. Another key proving itself at the ad's port is dropped in the handshake; an ad
+    # whose fingerprint is not its key's is never dialled (it names another table id: a dial of it fails the test).
     async def main() -> None:
         signer = SigningKey.generate()
+        announcer = SigningKey.generate() if case == "another key in the handshake" else signer
         table_id = secrets.token_bytes(16)
         links, server, port = await listener()
-        fpr = fingerprint(bytes(signer.verify_key) if honest else bytes(SigningKey.generate().verify_key))
         name = f"docad {secrets.token_hex(3)}"
-        txt = {"txtvers": "1", "pv": "3", "role": "table", "id": table_id.hex(), "game": "crisp",
-               "opts": '{"limit":50}', "taken": "1", "free": "1", "host": "adhost", "fpr": fpr, "port": str(port)}
+        txt = table_txt(name, announcer, table_id, port)
         guest = PeerProc("--bot", "random", "--name", "seeker", "--table", name, "--interface", "127.0.0.1")
         try:
+            if case == "forged first":
+                stranger = SigningKey.generate()  # signs a table naming the host's fingerprint, under another id
+                async with announced(name, table_txt(name, stranger, secrets.token_bytes(16), port,
+                                                     fingerprint(bytes(signer.verify_key))), port):
+                    await asyncio.sleep(5)  # the guest lists it within a second if it lists it at all
+                assert links.empty()
             async with announced(name, txt, port):
                 link, theirs = await accept_handshake(*await asyncio.wait_for(links.get(), 2 * WAIT), signer,
                                                       table_id, port)
                 link.send(b"F", Chain(signer, table_id).sign("table", {
                     "game": "crisp", "name": "adhost", "nonce": secrets.token_bytes(32), "options": {"limit": 50}}))
-                if honest:
+                if case != "another key in the handshake":
                     join = Envelope.parse((await link.next(b"F"))[1])
                     assert (join.type, join.sender, join.body["name"]) == ("join", theirs["key"], "seeker")
                 else:

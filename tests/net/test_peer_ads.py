@@ -96,15 +96,16 @@ def test_a_signed_peer_ad_that_breaks_the_rules_is_no_ad(key: str, value: str | 
         received(peer_ad(), ("addr", "at") if value == "x" else (), **({} if value == "x" else {key: value}))
 
 
-def test_only_a_peer_ad_is_signed_and_only_by_the_key_it_names() -> None:
+def test_an_ad_is_signed_only_by_the_key_it_names() -> None:
     table_ad = TableAd("t", TABLE, "crisp", "ann", ANN.fingerprint, 4001, ("10.0.0.7",))
     with pytest.raises(ValueError):
-        table_ad.signed(ANN, AT)
+        table_ad.signed(generate("bob"), AT)
     with pytest.raises(ValueError):
         peer_ad().signed(generate("bob"), AT)
     with pytest.raises(ValueError):
         peer_ad(addresses=tuple(f"10.0.0.{i}" for i in range(9)))  # 8 at most
     assert "sig" not in table_ad.txt() and "addr" not in table_ad.txt()
+    assert "key" not in peer_ad().txt() and table_ad.signed(ANN, AT).txt()["sig"]
 
 
 def test_every_txt_string_of_the_largest_signed_peer_ad_stays_within_dns_sd_limits() -> None:
@@ -155,9 +156,10 @@ def test_a_peer_keeps_the_freshest_ad_a_watched_key_signed_and_a_replay_of_an_ol
 def test_forged_unsigned_and_tampered_ads_naming_a_seat_are_never_its_ad() -> None:
     disco = keeper(ANN.public)
     take(disco, forged(0))
+    take(disco, TableAd("t", TABLE, "crisp", "ann", ANN.fingerprint, 4009, ("10.0.0.9",)).signed(ANN, AT + 10 ** 6))
     disco._take(f"ann 09192.{SERVICE}", received(peer_ad(port=4009), ("addr", "at", "sig")))
     disco._take(f"ann 09192.{SERVICE}", received(peer_ad(), port="4009"))  # tampered: the signature fails
-    assert ANN.public not in disco.signed and len(disco.seen) == 2
+    assert ANN.public not in disco.signed and len(disco.seen) == 3  # the seat's own table ad is no peer ad either
     take(disco, peer_ad())
     assert disco.signed[ANN.public].port == 4001
 

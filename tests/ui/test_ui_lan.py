@@ -117,7 +117,8 @@ def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch
 
     async def main() -> tuple[str, str, int | None, int | None]:
         loop = asyncio.get_running_loop()
-        host = NetTable(generate("Ann"), interfaces=["127.0.0.1"], mdns=False)
+        ann = generate("Ann")
+        host = NetTable(ann, interfaces=["127.0.0.1"], mdns=False)
         guest = NetTable(generate("Zoe"), interfaces=["127.0.0.1"], mdns=False)
         responder = Responder([])
         transport, _ = await loop.create_datagram_endpoint(lambda: responder, local_addr=("127.0.0.1", 0))
@@ -129,10 +130,13 @@ def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch
             await host.host("den")
             assert host.node is not None and host.node.lobby is not None
             lobby = host.node.lobby
-            ad = NetAd("den", lobby.table, "crisp", "Ann", fingerprint(lobby.host), host.port,
-                       options=wire_options({}), taken=1, free=3)
-            # Another table's ad, and one whose fingerprint is not the host's, name nothing.
-            responder.ads = [replace(ad, name="other", table=b"\x01" * 16), replace(ad, name="fake", fingerprint="1" * 5)]
+            ad = NetAd("den", lobby.table, "crisp", "Ann", fingerprint(lobby.host), host.port, ("127.0.0.1",),
+                       options=wire_options({}), taken=1, free=3).signed(ann, 1)
+            # Another table's ad, one that another key signed, and one its host did not sign, name nothing.
+            zoe = generate("Zoe")
+            responder.ads = [replace(ad, name="other", table=b"\x01" * 16).signed(ann, 2),
+                             replace(ad, name="fake", fingerprint=zoe.fingerprint).signed(zoe, 3),
+                             replace(ad, name="unsigned", signature=b"")]
             await guest.open()
             await guest.join([("127.0.0.1", host.port)])
             unnamed, unknown = guest.table_name, guest.offered
