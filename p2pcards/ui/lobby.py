@@ -762,9 +762,10 @@ class LanDirectory:
     async def follow(self) -> None:
         """Read every snapshot the browser yields, for as long as the lobby lives."""
         async for snapshot in self.disco.tables():
-            self.ads = {ad.table.hex(): ad for ad in snapshot}
-            self._tables = [TableAd(ad.table.hex(), ad.name, ad.game, ad.opts, ad.taken, ad.taken + ad.free,
-                                    ad.host, ad.fingerprint) for ad in snapshot]
+            # A table is its id and its host's key: a stranger's own table under the same id is another entry.
+            self.ads = {f"{ad.table.hex()} {ad.key.hex()}": ad for ad in snapshot}
+            self._tables = [TableAd(key, ad.name, ad.game, ad.opts, ad.taken, ad.taken + ad.free, ad.host,
+                                    ad.fingerprint) for key, ad in self.ads.items()]
             self._event.set()
 
     def tables(self) -> Sequence[TableAd]:

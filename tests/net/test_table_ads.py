@@ -8,7 +8,7 @@ import base64
 import re
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -278,3 +278,24 @@ def test_a_signed_table_ad_is_listed_over_real_multicast_dns_and_forged_ones_are
     assert before == [] and refused >= 2
     assert after == [mine] and mine.genuine and mine.key == me.public and mine.addresses == ("127.0.0.1",)
 
+
+def test_a_lobby_joins_the_table_picked_not_a_strangers_own_under_its_id() -> None:
+    # The lobby's directory told tables apart by id alone: a stranger's own (genuine) table copying a real table's id,
+    # named to sort after it, took its place among the tables to join, so picking the real host's line joined the
+    # stranger's table (its fingerprint the stranger's, which the handshake then found right).
+    from p2pcards.ui.lobby import LanDirectory
+
+    real, copy = received(table_ad()), received(table_ad(generate("bob"), name="Ann's table, too"))
+
+    class Feed:
+        async def tables(self) -> AsyncIterator[tuple[TableAd, ...]]:
+            yield (real, copy)
+
+    async def main() -> LanDirectory:
+        directory = LanDirectory(Feed())  # type: ignore[arg-type]
+        await directory.follow()  # one snapshot, then the feed ends
+        return directory
+
+    directory = asyncio.run(main())
+    picked = {line.fingerprint: directory.ads[line.key] for line in directory.tables()}
+    assert picked == {ANN.fingerprint: real, copy.fingerprint: copy}
