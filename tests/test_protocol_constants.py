@@ -98,7 +98,7 @@ def test_the_network_numbers_are_the_codes() -> None:
     assert discovery.SERVICE in DOC and f"keeps at most {discovery.MAX_SEEN} ads" in DOC
     assert (f'`"{discovery.AD_LABEL.decode()}"` is these {len(discovery.AD_LABEL)} ASCII bytes' in DOC
             and f"names the first {discovery.MAX_AD_ADDRESSES} of the addresses" in DOC
-            and f"the {discovery.MAX_SEEN} ads it resolves and keeps for browsing" in DOC
+            and f"the {discovery.MAX_SEEN} ads it keeps for browsing" in DOC
             and f"keeps these for the last {discovery.MAX_HOSTED} such pairs" in DOC)
     assert (f"in one of {resolving.MAX_RESOLVING} slots" in DOC and f"or for at most {resolving.RESOLVE_S:.0f} s" in DOC
             and f"at most {resolving.MAX_WAITING} names in all" in DOC

@@ -143,7 +143,7 @@ def test_what_anyone_on_the_network_makes_us_resolve_and_keep_is_bounded() -> No
         assert resolved == ["a", "a"]  # ... and once more for what changed meanwhile, not once per change
         disco.seen = {f"t{i}": ad(f"t{i}") for i in range(MAX_SEEN)}
         disco._take("one too many", ad("one too many"))  # only tables kept: a new ad takes no table's place
-        disco._take("t7", ad("t7", free=0))
+        disco._take("t7", ad("t7", free=0, addresses=("127.0.0.1",)).signed(ANN, 1))
         await asyncio.sleep(0.01)
         return resolved, len(disco._tasks), list(disco.seen)
 

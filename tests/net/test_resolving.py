@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 from zeroconf import ServiceStateChange
 
+from p2pcards.crypto.identity import generate
 from p2pcards.net.discovery import SERVICE, Discovery, TableAd, wire_options
 from p2pcards.net.resolving import (MAX_RESOLVING, MAX_TRIES, MAX_WAITING, RESOLVE_S, RETRY_S, WAIT_BOUND_S,
                                     ResolveQueue)
@@ -132,10 +133,13 @@ def test_a_name_changed_while_resolved_is_resolved_again_and_one_gone_is_not_tri
     assert q.waiting == 0 and q.wake_at() is None and q.start(10) is None
 
 
+ANN = generate("ann")
+
+
 def table_ad(name: str) -> TableAd:
-    return TableAd(name=name, table=secrets.token_bytes(16), game="crisp", host="ann",
-                   fingerprint="12345 12345 12345 12345 12345", port=4000, options=wire_options({"limit": 50}),
-                   taken=1, free=2)
+    """A table ad signed by its host (a lobby lists no other)."""
+    return TableAd(name=name, table=secrets.token_bytes(16), game="crisp", host="ann", fingerprint=ANN.fingerprint,
+                   port=4000, addresses=("127.0.0.1",), options=wire_options({"limit": 50}), taken=1, free=2).signed(ANN, 1)
 
 
 def test_a_table_seen_while_names_that_never_answer_hold_every_slot_is_listed_once_a_slot_frees() -> None:
@@ -221,7 +225,7 @@ async def flood_then_announce() -> dict[str, float | int | None]:
         async with asyncio.timeout(RESOLVE_S):
             while len(guest._tasks) < MAX_RESOLVING:
                 await asyncio.sleep(0.01)
-        await host.announce(table_ad("real table"))
+        await host.announce(table_ad("real table"), ANN)
         announced, busy = loop.time(), len(guest._tasks)
         try:
             async with asyncio.timeout(WAIT_BOUND_S):
