@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..bots.base import Bot, View
-from ..games.base import Move
 from ..crypto.envelope import parse
 from ..errors import IllegalMove, MalformedMessage
+from ..games.base import Move
 from ..table.peer import Note, Send, TablePeer
 from ..table.recovery import Recovery
 
@@ -255,6 +255,7 @@ class MemNet:
     def run(self, until: float = 36000.0, max_events: int = 5_000_000,
             stop: Callable[[MemNet], bool] | None = None) -> None:
         """Run until every live peer has finished or stopped, `stop` says so, or the clock reaches `until`."""
+        self._views = [None] * len(self.peers)  # the caller may have changed a peer since the last run
         if not self.cores:
             self._run(until, max_events, stop)
             return
