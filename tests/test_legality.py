@@ -213,7 +213,7 @@ def test_crescendo_legal_moves_are_the_moves_check_accepts(n: int, window: float
 
 
 @pytest.mark.slow  # the long run
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=40, **SETTINGS)
 @given(st.integers(2, 6), st.sampled_from([0.0, 2.0]), st.booleans(), st.integers(0, 2**32 - 1),
        st.integers(0, 700))
 def test_crescendo_legal_moves_are_the_moves_check_accepts_long_run(n: int, window: float, table: bool, seed: int,

@@ -356,7 +356,7 @@ def test_crescendo_play_game_invariants(case: tuple[CrescendoGame, list[Any], in
 
 
 @pytest.mark.slow  # the long run of the two above
-@settings(max_examples=200, **SETTINGS)
+@settings(max_examples=120, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants_long_run(case: tuple[CrispGame, list[str], int]) -> None:
     game, deck, seed = case
@@ -364,7 +364,7 @@ def test_crisp_play_game_invariants_long_run(case: tuple[CrispGame, list[str], i
 
 
 @pytest.mark.slow
-@settings(max_examples=50, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_play_game_invariants_long_run(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
@@ -397,7 +397,7 @@ def _play_game_checked(game: Game, deck: list[Any], seed: int, max_moves: int) -
 
 
 @pytest.mark.slow  # a wait, a probe of every move and the legal moves checked after every step
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=50, **SETTINGS)
 @given(crisp_games())
 def test_crisp_waits_probes_and_legal_moves(case: tuple[CrispGame, list[str], int]) -> None:
     """Explicit waits (time-outs, forfeits), illegal probes (property 5/6) and legal moves on copies (6)."""
@@ -406,7 +406,7 @@ def test_crisp_waits_probes_and_legal_moves(case: tuple[CrispGame, list[str], in
 
 
 @pytest.mark.slow  # a wait, a probe of every move and the legal moves checked after every step
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=20, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_waits_probes_and_legal_moves(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
