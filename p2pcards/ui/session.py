@@ -68,7 +68,8 @@ class Stall:
 
 def offered_seats(ad: TableAd, game: str) -> int | None:
     """The seats a table's ad says its host offers (taken and free: the host counts them as guests come and go, and
-    their sum stays what it opened the table with); None for a sum the game cannot seat (an ad is not signed)."""
+    their sum stays what it opened the table with); None for a sum the game cannot seat (signed, it is still
+    only the host's word)."""
     low, high = SEATS.get(game, (0, -1))
     return ad.taken + ad.free if low <= ad.taken + ad.free <= high else None
 
