@@ -20,7 +20,7 @@ from ..crypto.envelope import MAX_TABLE_ID
 from ..crypto.identity import PUBLIC_BYTES, SIGNATURE_BYTES, Identity, verify
 from ..errors import BadSignature, MalformedMessage
 
-LINK_VERSION: Final = 3  # 2: frames sent again travel as R (protocol.md §18.1); 3: reveals name their final deck (§4.7)
+LINK_VERSION: Final = 4  # 2: frames sent again travel as R (§18.1); 3: reveals name their final deck (§4.7); 4: `left` (§6.1)
 LINK_PERSON: Final = b"p2pc/link/v1"
 NONCE_BYTES: Final = 32
 MAX_HELLO: Final = 256  # bytes of an encoded hello; a longer one is refused before it is read

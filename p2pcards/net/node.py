@@ -625,8 +625,10 @@ class Node:
             if self.is_host and link.key not in self.links.links:
                 # Seated without a link, it would keep every seat waiting for one, then the table would give up:
                 # its place (and its name) is free again for whoever joins next, that player started anew included.
-                self.lobby.drop(link.key)
-                self.lobby_frames = [f for f in self.lobby_frames if parse(f).envelope.sender != link.key]
+                left = self.lobby.leave(link.key)
+                self.lobby_frames = [f for f in self.lobby_frames if parse(f).envelope.sender != link.key] + [left]
+                # Every guest is told, so that its list and its count of seats are the host's (protocol.md §6.1).
+                self.links.broadcast(FRAME, left, list(self.links.links))
                 self.changed.set()
                 self.note("missing", f"{name} left the lobby: {why}; its place is free again", name)
                 self._advertise_seats()

@@ -61,7 +61,7 @@ class _Rounds(Collection[int]):
 class Chains:
     """Every seat's chain as one peer takes it, and the frames and messages that wait for their turn."""
 
-    LOBBY_TYPES = frozenset({"table", "join", "seats"})
+    LOBBY_TYPES = frozenset({"table", "join", "seats", "left"})
 
     def __init__(self, cfg: TableConfig, me: int, emitter: Emitter, handle: Callable[[Signed], None],
                  current: Callable[[], int], tracker: ChainTracker | None = None,

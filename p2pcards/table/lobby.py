@@ -79,6 +79,11 @@ class Lobby:
             self.nonces.pop(key, None)
             self.tracker.forget(key)
 
+    def leave(self, key: bytes) -> bytes:
+        """(The host) a guest left the lobby before the seats: `drop` it, and the `left` frame that tells the guests."""
+        self.drop(key)
+        return self.outbox.seal(0, "left", {"key": key}).frame
+
     def receive(self, frame: bytes) -> None:
         """Take one lobby frame; a bad one is recorded in `errors` and changes nothing."""
         try:
@@ -149,6 +154,11 @@ class Lobby:
                 self.drop(had)  # the lobby before the seats (§6.1), and the host's `seats` decides who is seated
             self.names[env.sender] = str(name)
             self.nonces.setdefault(env.sender, nonce)
+        elif env.type == "left" and env.sender == self.host and self.config is None:
+            key = body["key"]
+            if not isinstance(key, bytes) or len(key) != len(self.host) or key == self.host:
+                raise MalformedMessage("a left names a guest's key", env.sender.hex())
+            self.drop(key)  # our own key: the host's history of an earlier visit of ours, nothing to drop
         elif env.type == "seats" and env.sender == self.host:
             config = TableConfig.from_wire(body["config"])
             if config.table != self.table or config.game != self.game or dict(config.options) != self.options:

@@ -14,6 +14,7 @@ BODIES: Final[Mapping[str, frozenset[str]]] = {
     "table": frozenset({"game", "options", "name", "nonce"}),
     "join": frozenset({"name", "nonce"}),
     "seats": frozenset({"config"}),
+    "left": frozenset({"key"}),
     "ready": frozenset({"config"}),
     "key": frozenset({"seat", "public", "proof", "commitment"}),
     "pass": frozenset({"deck", "stage", "cts", "tags", "input", "proof"}),

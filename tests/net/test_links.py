@@ -339,14 +339,15 @@ def test_a_hello_is_exactly_its_fields() -> None:
     assert Hello.parse(hello.to_bytes()) == hello
     for bad in ({"v": 1, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # before R frames
                 {"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # reveals named no deck
-                {"v": 4, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
-                {"v": 3, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
-                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
-                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
+                {"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},  # no left in the lobby
+                {"v": 5, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1},
+                {"v": 4, "table": b"t", "key": bytes(31), "nonce": bytes(32), "port": 1},
+                {"v": 4, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 70000},
+                {"v": 4, "table": b"t", "key": bytes(32), "nonce": bytes(32)}):
         with pytest.raises(Exception, match="hello|version"):
             Hello.parse(encode(bad))  # type: ignore[arg-type]
-    with pytest.raises(MalformedMessage, match="link version 2; this peer speaks 3"):
-        Hello.parse(encode({"v": 2, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1}))
+    with pytest.raises(MalformedMessage, match="link version 3; this peer speaks 4"):
+        Hello.parse(encode({"v": 3, "table": b"t", "key": bytes(32), "nonce": bytes(32), "port": 1}))
 
 
 def test_heartbeat_kind_is_never_delivered() -> None:

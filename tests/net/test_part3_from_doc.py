@@ -34,6 +34,7 @@ SERVICE = "_p2pcards._tcp.local."
 MAX_FRAME = 1 << 20
 HELLO_CAP, PROOF_CAP = 257, 65
 ZEROS = bytes(32)
+LINK_V = 4  # §18.2's `v`, §17's `pv`
 WAIT = 20.0  # generous bound on any one step, never an assertion on time
 
 
@@ -235,7 +236,7 @@ class Link:
         self.writer.close()
 
 
-def hello(key: bytes, table: bytes, *, port: int = 0, v: int = 3, nonce: bytes | None = None) -> bytes:
+def hello(key: bytes, table: bytes, *, port: int = 0, v: int = LINK_V, nonce: bytes | None = None) -> bytes:
     """§18.2's hello map."""
     return pack({"key": key, "nonce": secrets.token_bytes(32) if nonce is None else nonce, "port": port,
                  "table": table, "v": v})
@@ -254,7 +255,7 @@ async def handshake(port: int, signer: SigningKey, expect: bytes | None = None,
     kind, hello_l = await link.read()
     assert kind == b"H"
     theirs = unpack(hello_l)
-    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 3
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == LINK_V
     assert len(theirs["nonce"]) == 32 and 0 <= theirs["port"] <= 65535 and 1 <= len(theirs["table"]) <= 64
     assert crypto_core_ed25519_is_valid_point(theirs["key"])
     if expect is not None:
@@ -371,7 +372,7 @@ def check_txt(ad: Ad) -> None:
         key = base64.urlsafe_b64decode(txt["key"] + "=")
         assert len(txt["key"]) == 43 and b64(key) == txt["key"] and fingerprint(key) == txt["fpr"]
         assert verify(key, ad_message(ad.name[: -len(SERVICE) - 1], txt), base64.urlsafe_b64decode(txt["sig"] + "=="))
-    assert (txt["txtvers"], txt["pv"]) == ("1", "3") and txt["role"] in ("table", "peer")
+    assert (txt["txtvers"], txt["pv"]) == ("1", str(LINK_V)) and txt["role"] in ("table", "peer")
     assert txt["id"] == txt["id"].lower() and 1 <= len(bytes.fromhex(txt["id"])) <= 64
     assert txt["game"] in ("crisp", "crescendo")
     opts = json.loads(txt["opts"])
@@ -547,9 +548,9 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         table_id, host_key = hello_l["table"], hello_l["key"]
         first.close()
         good = hello(bytes(other.verify_key), table_id)
-        unsorted = msgpack.packb({"v": 3, "key": bytes(other.verify_key), "nonce": bytes(32), "port": 0,
+        unsorted = msgpack.packb({"v": LINK_V, "key": bytes(other.verify_key), "nonce": bytes(32), "port": 0,
                                   "table": table_id}, use_bin_type=True)
-        extra = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 3,
+        extra = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": LINK_V,
                       "x": 1})
         # §18.1, §18.2: each of these closes the link before the handshake is done, with no goodbye.
         for sends in [
@@ -575,7 +576,7 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
         for bad in bads:
             link = await dial(port)
             hello_l = (await link.read())[1]
-            hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": 3,
+            hello_d = pack({"key": bytes(other.verify_key), "nonce": bytes(32), "port": 0, "table": table_id, "v": LINK_V,
                             **bad})
             link.send(b"H", hello_d)
             link.send(b"P", other.sign(transcript("dialer", hello_l, hello_d)).signature)
@@ -638,7 +639,7 @@ async def accept_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
     kind, hello_d = await link.read()
     assert kind == b"H"
     theirs = unpack(hello_d)
-    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == 3
+    assert list(theirs) == ["key", "nonce", "port", "table", "v"] and theirs["v"] == LINK_V
     assert theirs["table"] == table_id and theirs["key"] != bytes(signer.verify_key)
     assert crypto_core_ed25519_is_valid_point(theirs["key"]) and len(theirs["nonce"]) == 32
     link.cap = PROOF_CAP
@@ -801,9 +802,9 @@ async def joined(port: int, name: str) -> tuple[Link, list[Envelope], bytes]:
         before.append(env)
 
 
-def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name() -> None:
+def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name_and_every_guest_is_told() -> None:
     tag = secrets.token_hex(3)
-    host = start_host(tag, "--no-mdns", "--players", "3")
+    host = start_host(tag, "--no-mdns", "--players", "4")
 
     async def main() -> None:
         port = host.port()
@@ -811,15 +812,26 @@ def test_a_guest_that_leaves_the_lobby_frees_its_place_and_its_name() -> None:
         first.close()  # §6.1, §18.4: it leaves the lobby before the seats
         await asyncio.to_thread(host.wait_line, "dup left the lobby", WAIT)
         again, before, again_key = await joined(port, "dup")  # its name is free again
-        # Every join accepted so far came first, of the guests still in the lobby (§18.4): not the one that left.
-        assert [(e.type, e.sender) for e in before] == [("table", before[0].sender)] and first_key != again_key
-        last, _, last_key = await joined(port, "last")
-        assert Envelope.parse((await again.next(b"F"))[1]).sender == last_key
+        # The host's chain so far (its table, then `left` naming the guest that went), then every join of the guests
+        # still in the lobby (§18.4): not the one that left.
+        table, left = before
+        assert (table.type, left.type, left.sender, left.seq) == ("table", "left", table.sender, 1)
+        assert left.body == {"key": first_key} and left.prev == msg_hash(table.message) and first_key != again_key
+        gone, _, gone_key = await joined(port, "gone")
+        assert Envelope.parse((await again.next(b"F"))[1]).sender == gone_key
+        gone.close()  # a guest still in the lobby is told: its list and its count of seats are the host's
+        told = Envelope.parse((await again.next(b"F"))[1])
+        assert (told.type, told.seq, told.body) == ("left", 2, {"key": gone_key})
+        guests = [await joined(port, name) for name in ("last", "more")]
+        for _, _, key in guests:
+            assert Envelope.parse((await again.next(b"F"))[1]).sender == key
         seats = Envelope.parse((await again.next(b"F"))[1])
-        assert seats.type == "seats" and seats.body["config"]["keys"][1:] == [again_key, last_key]
-        assert seats.body["config"]["names"] == [f"h{tag}", "dup", "last"]
+        assert (seats.type, seats.seq) == ("seats", 3)
+        assert seats.body["config"]["keys"][1:] == [again_key] + [key for _, _, key in guests]
+        assert seats.body["config"]["names"] == [f"h{tag}", "dup", "last", "more"]
         again.close()
-        last.close()
+        for link, _, _ in guests:
+            link.close()
 
     try:
         asyncio.run(main())
@@ -865,7 +877,7 @@ async def announced(name: str, txt: dict[str, str], port: int) -> AsyncIterator[
 def table_txt(name: str, signer: SigningKey, table_id: bytes, port: int, fpr: str | None = None) -> dict[str, str]:
     """§17: the TXT record of a table ad on 127.0.0.1 that `signer` signs, carrying its key; naming `fpr` if given."""
     key = bytes(signer.verify_key)
-    txt = {"txtvers": "1", "pv": "3", "role": "table", "id": table_id.hex(), "game": "crisp", "opts": '{"limit":50}',
+    txt = {"txtvers": "1", "pv": str(LINK_V), "role": "table", "id": table_id.hex(), "game": "crisp", "opts": '{"limit":50}',
            "taken": "1", "free": "1", "host": "adhost", "fpr": fpr or fingerprint(key), "port": str(port),
            "addr": "127.0.0.1", "at": str(time.time_ns() // 1_000_000), "key": b64(key)}
     return {**txt, "sig": b64(signer.sign(ad_message(name, txt)).signature)}

@@ -23,9 +23,9 @@ LOOPBACK = ["127.0.0.1"]
 ANN = Identity(Ed25519PrivateKey.from_private_bytes(bytes(range(32))), "ann")
 TABLE = bytes.fromhex("00112233445566778899aabbccddeeff")
 AT = 1767225600000  # 2026-01-01 00:00 UTC, in ms
-SIG = ("a92c7bd9323a2dcb3c71c968789953c7504a037aec4cdfbc449dae4d4fec7a91"
-       "71429a4bd8b8aee24db9a29445651a0667c428b34a9e6eaa3d8f9f610c144f06")
-SIG_TEXT = "qSx72TI6Lcs8ccloeJlTx1BKA3rsTN-8RJ2uTU_sepFxQppL2Liu4k25opRFZRoGZ8Qos0qebqo9j59hDBRPBg"
+SIG = ("23fd7b041d8644bf635920dcb8bf676df690441525babf8e254f9a5408772d34"
+       "bc9adfc8056bece1852a0280624472753b503d62c156778163d042588cc7ef0a")
+SIG_TEXT = "I_17BB2GRL9jWSDcuL9nbfaQRBUlur-OJU-aVAh3LTS8mt_IBWvs4YUqAoBiRHJ1O1A9YsFWd4Fj0EJYjMfvCg"
 
 
 def peer_ad(who: Identity = ANN, port: int = 4001, addresses: tuple[str, ...] = ("192.168.1.7", "10.0.0.7"),

@@ -23,9 +23,9 @@ from tests.net.test_peer_ads import ANN, AT, LOOPBACK, TABLE, msgpack_str, recei
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text(encoding="utf-8")
 KEY_TEXT = "A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg"  # the §5 envelope key, 03a107bf..., in base64url
-SIG = ("db3425281ad3e07bca17c196eb2616d870b1635b8baee9cf31f7669309fb0ce6"
-       "ece64e2967d69350b1ba2e00abd2c0d0ee4e687e0c825574cb8f0e6339e81408")
-SIG_TEXT = "2zQlKBrT4HvKF8GW6yYW2HCxY1uLrunPMfdmkwn7DObs5k4pZ9aTULG6LgCr0sDQ7k5ofgyCVXTLjw5jOegUCA"
+SIG = ("416f4a8fc151505904b8cffaa9c1ead248c9c5f23f6fbb95eafec858cd270e31"
+       "d30b622ad980f5d29e633952fa9e934511efd543de9064590c455522e2e29604")
+SIG_TEXT = "QW9Kj8FRUFkEuM_6qcHq0kjJxfI_b7uV6v7IWM0nDjHTC2Iq2YD10p5jOVL6npNFEe_VQ96QZFkMRVUi4uKWBA"
 
 
 def table_ad(who: Identity = ANN, port: int = 4001, addresses: tuple[str, ...] = ("192.168.1.7", "10.0.0.7"),

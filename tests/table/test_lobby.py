@@ -206,3 +206,52 @@ def test_a_guest_that_left_the_lobby_joins_again_with_a_fresh_join_and_is_seated
     assert not bob.errors and not again.errors, (bob.errors, again.errors)
     assert again.config == bob.config == host.config and host.config is not None
     assert host.config.names == ("host", "bob", "ann")
+
+
+def test_every_guest_is_told_who_left_the_lobby_and_its_list_is_the_hosts() -> None:
+    # A guest's list and count of seats kept a guest that had left until the seats came: only the host was told.
+    table = secrets.token_bytes(16)
+    host_id, ann_id, bob_id, cy_id = generate("host"), generate("ann"), generate("bob"), generate("cy")
+    host, opened = Lobby.open(host_id, table, "crisp", {})
+    ann, bob = Lobby(ann_id, table, host_id.public), Lobby(bob_id, table, host_id.public)
+    history = [opened, ann.join(), bob.join()]
+    for lobby in (host, ann, bob):
+        for frame in history:
+            lobby.receive(frame)
+    left = host.leave(ann_id.public)  # ann's link ended before the seats
+    bob.receive(left)
+    assert host.names == bob.names == {host_id.public: "host", bob_id.public: "bob"} and not bob.errors
+    # A guest who comes later is sent the host's chain (table, left) and the joins of those still there.
+    cy = Lobby(cy_id, table, host_id.public)
+    for frame in (opened, left, history[2], cy.join()):
+        cy.receive(frame)
+    assert list(cy.names.values()) == ["host", "bob", "cy"] and not cy.errors
+    # ann, back under the same key, is sent the host's record of its earlier visit: it changes nothing for ann.
+    again = Lobby(ann_id, table, host_id.public)
+    second = again.join()
+    for lobby in (host, bob):
+        lobby.receive(second)
+    for frame in (opened, left, history[2], second):
+        again.receive(frame)
+    assert not again.errors and list(again.names.values()) == ["host", "bob", "ann"]
+    assert list(bob.names.values()) == list(host.names.values()) == ["host", "bob", "ann"]
+
+
+@pytest.mark.parametrize("named", ["host", "short", "after the seats"])
+def test_a_left_that_names_the_host_or_no_key_or_comes_after_the_seats_is_malformed(named: str) -> None:
+    table = secrets.token_bytes(16)
+    host_id, ann_id, bob_id = generate("host"), generate("ann"), generate("bob")
+    host, opened = Lobby.open(host_id, table, "crisp", {})
+    ann, bob = Lobby(ann_id, table, host_id.public), Lobby(bob_id, table, host_id.public)
+    frames = [opened, ann.join(), bob.join()]
+    for lobby in (host, ann):
+        for frame in frames:
+            lobby.receive(frame)
+    if named == "after the seats":
+        ann.receive(host.seat())
+        key = bob_id.public
+    else:
+        key = host_id.public if named == "host" else bob_id.public[:31]
+    names = dict(ann.names)
+    ann.receive(host.outbox.seal(0, "left", {"key": key}).frame)
+    assert ann.errors and ann.names == names
