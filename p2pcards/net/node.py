@@ -49,6 +49,7 @@ from .store import BOT_KEY, NodeState, SeatStore
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
+TAKEN_OFF = "the host took you off this table"  # the goodbye to a guest taken off, and to its key if it comes again
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for a linked guest's join
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 UNHEARD_S = 1.0  # back from our journal: how long a seat after ours has to dial us before we dial it once ourselves
@@ -110,6 +111,7 @@ class Node:
         self.changed = asyncio.Event()  # set whenever the lobby changes; a UI clears it and waits again
         self._tasks: set[asyncio.Task[None]] = set()
         self._join_failed: str | None = None
+        self.barred: set[bytes] = set()  # (the host) keys taken off the table, never let join it again
         self.dialled: dict[bytes, list[tuple[str, int]]] = {}  # the seats we dial (before ours), and where
         self.later: dict[bytes, list[tuple[str, int]]] = {}  # where the seats after ours listen (they dial us)
         self.comeback = comeback  # `port` is where we listened before a crash: another one if it is taken now
@@ -375,6 +377,9 @@ class Node:
         if env.sender != link.key or env.type != "join":
             raise MalformedMessage("a guest may only send its own join")
         # A join refused is said in the goodbye, so that the guest can tell its player why.
+        if link.key in self.barred:
+            link.close(TAKEN_OFF, goodbye=True)
+            return
         if link.key not in self.lobby.names and len(self.lobby.names) >= self.seats_wanted:
             link.close(f"the table is full ({self.seats_wanted} seats)", goodbye=True)
             return
@@ -390,6 +395,19 @@ class Node:
         self.links.broadcast(FRAME, frame, list(self.links.links))
         self.changed.set()
         self._advertise_seats()
+
+    def take_off(self, key: bytes) -> None:
+        """(The host, before the seats) take a guest off the table: its link is closed with a goodbye saying so, it
+        leaves the lobby as a guest whose link ends does (every guest is told), and its key may not join again;
+        InputError when `key` is no guest in our lobby."""
+        if not self.is_host or self.seat is not None or self.lobby is None:
+            raise InputError("only the host takes a guest off the table, before it starts")
+        if key == self.identity.public or key not in self.lobby.names:
+            raise InputError("no such guest in the lobby")
+        self.barred.add(key)
+        link = self.links.links.get(key)
+        if link is not None:
+            link.close(TAKEN_OFF, goodbye=True)  # `_lost` frees its place and tells every guest
 
     def _advertise_seats(self) -> None:
         """Update our table's ad (if we announce it) with the seats the lobby has taken and those still free."""

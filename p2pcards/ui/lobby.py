@@ -114,6 +114,9 @@ class Room(Protocol):
     def can_seat(self) -> str | None:
         """Why the table cannot be seated now, or None."""
 
+    def take_off(self, fpr: str) -> None:
+        """Host: take the guest whose fingerprint is `fpr` off the table, for good; InputError when no guest has."""
+
 
 T = TypeVar("T")
 
@@ -216,6 +219,9 @@ class LobbyClient:
     reach: tuple[str, int] | None = None  # the host to join by address, once typed
     # The room and its players when room_changed last looked: a change is news for the status line ("Ann joined.").
     room_was: tuple[Room, tuple[tuple[str, str], ...]] | None = None
+    # The host pressed x: the players as they were then, numbered on the screen until the next key says whom.
+    taking_off: tuple[tuple[str, str], ...] | None = None
+    taken_off: set[str] = field(default_factory=set)  # fingerprints: their going is no news ("Bob left.")
 
     def key(self, k: str) -> str | None:
         """Handle one key; returns "done" (a bot game chosen), "quit", or a request for the network:
@@ -399,6 +405,19 @@ class LobbyClient:
         return None
 
     def _room_key(self, k: str, room: Room) -> str | None:
+        if self.taking_off is not None:
+            self._take_off_key(k, room, self.taking_off)
+            return None
+        if k == "x" and room.is_host:
+            players = tuple(room.lobby_players())
+            if len(players) < 2:
+                self.status = ("class:warn", "No guest to take off the table.")
+            else:
+                self.taking_off = players
+                numbers = "2" if len(players) == 2 else f"2 to {len(players)}"
+                self.status = ("class:warn", f"Take whom off the table, for good? Press their number ({numbers});"
+                                             " any other key: no one.")
+            return None
         if k == "s":
             why = room.can_seat()
             if why is None:
@@ -411,6 +430,20 @@ class LobbyClient:
         else:
             self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
+
+    def _take_off_key(self, k: str, room: Room, players: tuple[tuple[str, str], ...]) -> None:
+        self.taking_off = None
+        if not (k.isdigit() and 2 <= int(k) <= len(players)):
+            self.status = ("", "No one was taken off the table.")
+            return
+        name, fpr = players[int(k) - 1]
+        try:
+            room.take_off(fpr)
+        except InputError:
+            self.status = ("class:warn", f"{name} is no longer in the lobby.")
+            return
+        self.taken_off.add(fpr)
+        self.status = ("", f"{name} was taken off the table and cannot join it again.")
 
     def _name_key(self, k: str) -> None:
         if k == "backspace":
@@ -558,6 +591,8 @@ class LobbyClient:
         moment before ("den is open.", "You joined den.") gives way to what is true now. Called where the room's
         changes are handled, never by drawing (the first call for a room only notes who is in it)."""
         room = self.room
+        if self.room_was is None or self.room_was[0] is not room:  # another table (or none): nobody to take off
+            self.taking_off, self.taken_off = None, set()
         if room is None:
             self.room_was = None
             return
@@ -571,7 +606,7 @@ class LobbyClient:
         # read "Bob joined." when the host's word of Bob, there all along, came in after its own join).
         ours = next((i for i, (_, fpr) in enumerate(players) if fpr == mine), len(players))
         came = [name for i, (name, fpr) in enumerate(players) if fpr not in {f for _, f in was} and i > ours]
-        went = [name for name, fpr in was if fpr not in {f for _, f in players} and fpr != mine]
+        went = [name for name, fpr in was if fpr not in {f for _, f in players} | self.taken_off and fpr != mine]
         news = [f"{and_words(names)} {verb}" for names, verb in ((came, "joined"), (went, "left")) if names]
         if news:
             self.status = ("", "; ".join(news) + ".")
@@ -592,10 +627,12 @@ class LobbyClient:
         # columns a short name and its fingerprint then share a line, and a table of 8 fits a screen of 24 lines.
         wide = 2 + 20 + 1 + max((len(fpr) for _, fpr in players), default=0) + len(" (host) (you)") <= width
         column = 20 if wide else max((len(name[:20]) for name, _ in players), default=0)
+        numbers = {fpr: i + 1 for i, (_, fpr) in enumerate(self.taking_off or ()) if i > 0}  # whom x may take off
         for i, (name, fpr) in enumerate(players):
             tag = " (host)" if i == 0 else ""
             mine = me is not None and fpr == me.fingerprint
-            row: Line = [("class:me" if mine else "", f"  {name[:20]:<{column}}"), ("class:known", f" {fpr}"),
+            lead = f"{numbers[fpr]} " if fpr in numbers else "  "
+            row: Line = [("class:me" if mine else "", f"{lead}{name[:20]:<{column}}"), ("class:known", f" {fpr}"),
                          ("class:dim", tag + (" (you)" if mine else ""))]
             # Fingerprints are compared aloud: in a narrow terminal each goes whole under its name.
             rows.append([row] if sum(len(t) for _, t in row) <= width else [
@@ -607,6 +644,8 @@ class LobbyClient:
         bottom += wrap_line([("", f" {start_words(room, len(players))}")], width)
         keys: list[Line] = [[("class:key", "s"), ("", " start the game")], [("class:key", "Esc"), ("", " close the table")]] \
             if room.is_host else [[("class:key", "Esc"), ("", " leave")]]
+        if room.is_host and len(players) > 1:
+            keys.append([("class:key", "x"), ("", " take a guest off")])
         bottom += flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")
         room_for = height - len(top) - len(bottom)
         if sum(map(len, rows)) > room_for:

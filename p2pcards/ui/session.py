@@ -277,6 +277,14 @@ class NetTable:
             return f"{self.game.capitalize()} seats at most {high} players"
         return None
 
+    def take_off(self, fpr: str) -> None:
+        """Host: take the guest whose key has fingerprint `fpr` off the table, for good; InputError when no guest has."""
+        lobby = None if self.node is None else self.node.lobby
+        key = None if lobby is None else next((k for k in lobby.names if fingerprint(k) == fpr), None)
+        if self.node is None or key is None:
+            raise InputError("no such guest in the lobby")
+        self.node.take_off(key)
+
     def seat_table(self) -> None:
         """Host: close the lobby and seat everyone in it (see `can_seat`)."""
         assert self.node is not None

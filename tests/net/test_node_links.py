@@ -13,7 +13,7 @@ import pytest
 from p2pcards.crypto.encoding import decode, encode
 from p2pcards.crypto.envelope import GENESIS, Envelope, seal
 from p2pcards.crypto.identity import generate
-from p2pcards.errors import LinkBroken, MalformedMessage, Refused
+from p2pcards.errors import InputError, LinkBroken, MalformedMessage, Refused
 from p2pcards.net import node as node_mod
 from p2pcards.net.link import ADDRS, AGAIN, FRAME, Link, Links
 from p2pcards.net.botpeer import BotPeer, run_bot_peer
@@ -511,3 +511,43 @@ def test_announced_addresses_that_never_answer_do_not_hold_back_the_dials_where_
         return known_dials
 
     assert asyncio.run(main()) == 3
+
+
+def test_the_host_takes_a_guest_off_the_table_every_guest_is_told_and_that_key_may_not_join_again() -> None:
+    eve = generate("eve")
+
+    async def main() -> tuple[str, list[str], list[str], str, tuple[str, ...]]:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host, \
+                Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as bo:
+            await host.host("crisp", {"limit": 10}, "t", seats=3)
+            where = [("127.0.0.1", host.links.port)]
+            with pytest.raises(InputError):
+                host.take_off(host.identity.public)  # the host is no guest
+            async with Node(eve, interfaces=["127.0.0.1"], mdns=False) as taken:
+                await taken.join(where)
+                await bo.join(where)
+                await asyncio.wait_for(host.wait_players(3), 5)
+                host.take_off(eve.public)
+                with pytest.raises(LinkBroken) as exc:
+                    await asyncio.wait_for(taken.wait_seated(), 5)
+                async with asyncio.timeout(5):
+                    while len(bo.players) == 3:  # bo is told, as of any guest that left
+                        await asyncio.sleep(0.05)
+                told = bo.players
+            async with Node(eve, interfaces=["127.0.0.1"], mdns=False) as again:  # the same key, started anew
+                await again.join(where)
+                with pytest.raises(LinkBroken) as refused:
+                    await asyncio.wait_for(again.wait_seated(), 5)
+            with pytest.raises(InputError):
+                host.take_off(eve.public)  # no longer in the lobby
+            async with Node(generate("eve"), interfaces=["127.0.0.1"], mdns=False) as other:  # another key, same name
+                await other.join(where)
+                await asyncio.wait_for(host.wait_players(3), 5)
+                host.seat_table()
+                await asyncio.wait_for(bo.wait_seated(), 5)
+                assert bo.seat is not None
+                return str(exc.value), told, host.players, str(refused.value), bo.seat.peer.cfg.names
+
+    why, told, players, refused, seated = asyncio.run(main())
+    assert why == refused == "the host said goodbye: the host took you off this table", (why, refused)
+    assert told == ["host", "bo"] and players == ["host", "bo", "eve"] and seated == ("host", "bo", "eve")

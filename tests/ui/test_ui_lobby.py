@@ -11,6 +11,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pcards.crypto.identity import generate
+from p2pcards.errors import InputError
 from p2pcards.net.node import Node
 from p2pcards.rulestext import rules_text
 from p2pcards.ui.client import plain
@@ -135,6 +136,11 @@ class Room:
 
     def can_seat(self) -> str | None:
         return None if len(self.players) >= 2 else "Crisp needs at least 2 players"
+
+    def take_off(self, fpr: str) -> None:
+        if not any(f == fpr for _, f in self.players[1:]):
+            raise InputError("no such guest in the lobby")
+        self.players = [p for p in self.players if p[1] != fpr]
 
 
 def test_a_tables_lobby_shows_every_player_with_a_fingerprint_and_starts_when_it_can() -> None:
@@ -878,3 +884,38 @@ def test_a_full_tables_lobby_keeps_its_seats_start_and_keys_on_the_screen(host: 
     assert shown == [name for name, _ in room.players[:len(shown)]], lines
     # In 24 lines every one shows (in 40 columns a short name shares its fingerprint's line); fewer lines count the rest.
     assert len(shown) == 8 if height >= 24 else f"… {8 - len(shown)} more: make the terminal taller" in text, lines
+
+
+def test_the_host_takes_a_guest_off_the_table_by_the_number_x_shows() -> None:
+    # A stranger's fingerprint in the lobby: the host could only close the table and open another.
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint), ("ann", "12345 67890"), ("eve", "66666 66666")])
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    lobby.room_changed()
+    assert "x take a guest off" in plain(lobby.lines(80, 24))
+    assert lobby.key("x") is None and "Press their number (2 to 3)" in lobby.status[1]
+    rows = plain(lobby.lines(80, 24)).splitlines()
+    assert any(r.startswith("2 ann") for r in rows) and any(r.startswith("3 eve") for r in rows)
+    assert not any(r.startswith("1 ") for r in rows)  # the host is no guest
+    assert lobby.key("3") is None and lobby.status[1] == "eve was taken off the table and cannot join it again."
+    lobby.room_changed()
+    assert lobby.status[1] == "eve was taken off the table and cannot join it again."  # not "eve left."
+    assert [n for n, _ in room.players] == ["zoe", "ann"] and not any(r.startswith("2 ann") for r in plain(
+        lobby.lines(80, 24)).splitlines())
+    assert lobby.key("x") is None and "(2)" in lobby.status[1]
+    assert lobby.key("s") is None and lobby.status[1] == "No one was taken off the table." and room.players[1][0] == "ann"
+    assert lobby.key("x") is None and lobby.key("9") is None and len(room.players) == 2  # no such number: no one
+    lobby.key("x")
+    room.players.pop(1)  # ann left meanwhile: her number says so, and takes no one else off
+    assert lobby.key("2") is None and lobby.status[1] == "ann is no longer in the lobby."
+    assert lobby.key("x") is None and lobby.status[1] == "No guest to take off the table."
+    assert "take a guest off" not in plain(lobby.lines(80, 24))
+
+
+def test_a_guest_cannot_take_anyone_off_the_table() -> None:
+    me = generate("zoe")
+    room = Room([("ann", "12345 67890"), ("zoe", me.fingerprint)])
+    room.is_host = False
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    assert "take a guest off" not in plain(lobby.lines(80, 24))
+    assert lobby.key("x") is None and "does nothing here" in lobby.status[1]
