@@ -89,7 +89,7 @@ def test_a_txt_record_that_breaks_the_rules_is_no_table() -> None:
     assert TableAd.from_txt("x", good, ["127.0.0.1"]).free == 2
     for key, value in [("game", "chess"), ("port", "0"), ("opts", '{"limit":0}'), ("opts", '{"speed":1}'),
                        ("id", "zz"), ("id", "AB" * 16), ("id", "ab cd"), ("free", "99"), ("opts", "x" * 300),
-                       ("pv", "2"), ("pv", "4"), ("txtvers", "2"), ("fpr", "1234"), ("fpr", "12345 12345 12345 12345 1234x"),
+                       ("pv", "2"), ("pv", "3"), ("pv", "5"), ("txtvers", "2"), ("fpr", "1234"), ("fpr", "12345 12345 12345 12345 1234x"),
                        ("fpr", "١٢٣٤٥ 12345 12345 12345 12345")]:
         with pytest.raises(MalformedMessage):
             TableAd.from_txt("x", {**good, key: value}, [])
