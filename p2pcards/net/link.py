@@ -160,14 +160,35 @@ class Link:
                 cut_why = why.encode("utf-8", "replace")[:MAX_BYE].decode("utf-8", "ignore")  # whole characters
                 self.writer.write(pack(BYE, cut_why.encode()))
         self.closed = why
-        for task in self._tasks:
+        ours = list(self._tasks)  # the one calling us, if one is, ends at its next turn (`closed` is set)
+        for task in ours:
             if task is not asyncio.current_task():
                 task.cancel()
         if cut:
             self.writer.transport.abort()
+        elif goodbye and not by_them:
+            task = asyncio.get_running_loop().create_task(self._linger(ours))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         else:
             self.writer.close()
         self._on_lost(self, why)
+
+    async def _linger(self, stopped: list[asyncio.Task[None]]) -> None:
+        """After a goodbye: send end of stream and read what still comes until theirs (CLOSE_S at most), then close.
+        A socket closed with bytes unread answers with a reset, and a reset that reaches the other end before it
+        reads our goodbye throws the goodbye away (its stream raises the reset first): the guest refused would
+        not learn why."""
+        try:
+            await asyncio.gather(*stopped, return_exceptions=True)  # our reader no longer reads: this one may
+            with contextlib.suppress(ConnectionError, OSError, RuntimeError, TimeoutError):
+                if self.writer.can_write_eof():
+                    self.writer.write_eof()
+                async with asyncio.timeout(CLOSE_S):
+                    while await self.reader.read(1 << 16):
+                        pass
+        finally:
+            self.writer.close()
 
     async def wait_closed(self) -> None:
         """Wait until the socket and both tasks are gone: what is still unsent has CLOSE_S to go, then is
@@ -184,7 +205,7 @@ class Link:
 
     async def _read(self) -> None:
         try:
-            while True:
+            while self.closed is None:
                 kind, payload = await read_frame(self.reader, MAX_LINK_FRAME)
                 now = asyncio.get_running_loop().time()
                 if now - self.heard > GAP_S and len(self.gaps) < 16:

@@ -229,7 +229,7 @@ class Link:
             while True:
                 kind, _ = await self.read()
                 seen += kind
-        except (Closed, ConnectionResetError):
+        except (Closed, ConnectionError):  # a reset, or a broken pipe that a write of ours met
             return seen
 
     def close(self) -> None:
@@ -599,6 +599,17 @@ def test_a_real_host_refuses_bad_handshakes_and_frames_and_still_seats_a_guest()
             await link.next(b"F")
             link.send(b"F", Chain(other, table_id).sign("join", bad))
             assert (await link.closed()).endswith(b"B") and link.goodbye, bad
+        # §18.1: the host reads until we end the stream, so that what we send after its goodbye (a heartbeat on its
+        # way) brings no reset, which would throw its `B` away (a stream raises a reset before what came ahead of it).
+        late = SigningKey.generate()
+        link, _ = await lobby_link(port, late)
+        await link.next(b"F")
+        link.send(b"F", Chain(late, table_id).sign("join", {"name": f"h{tag}", "nonce": bytes(32)}))
+        await asyncio.sleep(0.5)  # the host has said goodbye: it is in our stream, unread, when ...
+        for _ in range(2):
+            link.send(b"K")  # ... this reaches the host (a socket closed would reset: the next write raises it)
+            await asyncio.sleep(0.3)
+        assert (await link.closed()).endswith(b"B") and "name" in (link.goodbye or ""), link.kinds
         link, _ = await lobby_link(port)
         await link.next(b"F")
         link.send(b"A", pack([]))  # addresses from a guest
