@@ -340,7 +340,7 @@ def _choose(game: Game, bots: list[RandomBot], rng: random.Random, crescendo_bia
 # ---------------------------------------------------------------- the tests
 
 
-@settings(max_examples=10, **SETTINGS)
+@settings(max_examples=5, **SETTINGS)
 @given(crisp_games())
 def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> None:
     """RandomBot + play_game: properties 1-3 after every move and every wait, then 4."""
@@ -348,7 +348,7 @@ def test_crisp_play_game_invariants(case: tuple[CrispGame, list[str], int]) -> N
     _play_game_checked(game, deck, seed, max_moves=20000)
 
 
-@settings(max_examples=5, **SETTINGS)
+@settings(max_examples=3, **SETTINGS)
 @given(crescendo_games())
 def test_crescendo_play_game_invariants(case: tuple[CrescendoGame, list[Any], int]) -> None:
     game, deck, seed = case
