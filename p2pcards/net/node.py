@@ -49,7 +49,7 @@ from .store import BOT_KEY, NodeState, SeatStore
 
 MAX_EARLY = 256  # table frames that came before we were seated, kept until we are ...
 MAX_EARLY_BYTES = 1 << 22  # ... and their bytes
-TAKEN_OFF = "the host took you off this table"  # the goodbye to a guest taken off, and to its key if it comes again
+TAKEN_OFF = "you were taken off this table"  # the goodbye to a guest taken off, and to its key if it comes again
 JOIN_S = 15.0  # how long a guest waits to be let into the lobby, and a host for a linked guest's join
 REDIAL_S = 0.2  # how often we dial a seat whose link broke, until it is back
 UNHEARD_S = 1.0  # back from our journal: how long a seat after ours has to dial us before we dial it once ourselves

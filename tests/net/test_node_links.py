@@ -549,5 +549,5 @@ def test_the_host_takes_a_guest_off_the_table_every_guest_is_told_and_that_key_m
                 return str(exc.value), told, host.players, str(refused.value), bo.seat.peer.cfg.names
 
     why, told, players, refused, seated = asyncio.run(main())
-    assert why == refused == "the host said goodbye: the host took you off this table", (why, refused)
+    assert why == refused == "the host said goodbye: you were taken off this table", (why, refused)
     assert told == ["host", "bo"] and players == ["host", "bo", "eve"] and seated == ("host", "bo", "eve")
