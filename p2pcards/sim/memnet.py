@@ -106,6 +106,7 @@ class MemNet:
         self._collected = 0.0  # with `cores`: CPU the garbage collector has taken while we run
         self._collecting = 0.0  # when the collection under way began
         self._bot_pending = [False] * len(peers)
+        self._going = [False] * len(peers)  # a "go_on" event is queued for the peer (`TablePeer.pending`)
         # Each bot's last view, kept while nothing has called into its peer: a bot asked again (every
         # `think` * 4 while it lets time pass) gets the same view without it being built again.
         self._views: list[View | None] = [None] * len(peers)
@@ -139,6 +140,9 @@ class MemNet:
         if moved is not None and not self.peers[sender].busy():
             self.latency[sender].setdefault(moved[0], []).append(self.at - moved[1])
             self._moved[sender] = None
+        if self.peers[sender].pending and not self._going[sender]:
+            self._going[sender] = True
+            self._push(self.at, "go_on", sender, None)
         self._wake_bot(sender)
         self._schedule_tick(sender)
 
@@ -242,6 +246,7 @@ class MemNet:
         self.dead.discard(i)
         self._next_tick[i] = None  # the dead peer's pending tick was dropped with it
         self._bot_pending[i] = False
+        self._going[i] = False
         self._outputs(i, [])
 
     def inject(self, receiver: int, frame: bytes, at: float | None = None) -> None:
@@ -303,6 +308,9 @@ class MemNet:
                 self._next_tick[i] = None
                 self._outputs(i, self._timed(i, peer.tick, self.now))
                 self._ask(i)
+            elif kind == "go_on":
+                self._going[i] = False
+                self._outputs(i, self._timed(i, peer.go_on, self.now))
             elif kind == "ask":
                 assert isinstance(data, tuple)
                 asker, sender, first, count = data

@@ -184,8 +184,16 @@ class Coordinator:
 
     @property
     def pending(self) -> bool:
-        """True while an order we signed and handed back waits to be applied by us (`go_on`)."""
-        return bool(self.emit.own) and self.emit.stopped is None
+        """True while an order we signed and handed back waits to be applied by us, or shares we showed unproved
+        wait for their proofs to be checked (`go_on` does both)."""
+        if self.emit.stopped is not None:
+            return False
+        return bool(self.emit.own) or (self.rs is not None and self.rs.reveals.proving_due())
+
+    def _prove(self) -> None:
+        """Check the proofs of the shares we combined unproved (a bad one stops the table)."""
+        if self.rs is not None and self.emit.stopped is None:
+            self.rs.reveals.prove()
 
     def _flush(self) -> list[Output]:
         # We apply our own messages like everyone else's, once the step that sent them is done (an order

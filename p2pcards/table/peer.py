@@ -172,8 +172,10 @@ class TablePeer(Coordinator):
         return self._flush()
 
     def go_on(self, now: float) -> list[Output]:
-        """Apply what we signed and handed back first (`pending`): a shell calls it once the outputs are sent."""
+        """Apply what we signed and handed back first, and check the shares shown unproved (`pending`): a shell
+        calls it once the outputs are sent."""
         self._input(now)
+        self._prove()
         return self._flush()
 
     def play(self, move: Move, now: float) -> list[Output]:
@@ -187,6 +189,9 @@ class TablePeer(Coordinator):
     def send_move(self, move: Move) -> list[Output]:
         """Sign and send `move` as ours, whatever our engine thinks of it (a modified client's door)."""
         self._own_first()
+        self._prove()  # no move rests on a share not proved
+        if self.stopped is not None:
+            return self._flush()
         self.emit.send(self.round, "move", {"m": move_to_wire(move, self.seat_of)})
         self._progress()
         return self._flush()

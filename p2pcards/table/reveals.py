@@ -6,11 +6,17 @@ their deck is fully shuffled, or before our log grants what they reveal, wait in
 most `MAX_EARLY` positions per prover: beyond that they are dropped, counted and noted once);
 shares we already hold are dropped unverified, so no proof is checked for what is not due.
 Cards granted to us wait in `learning` until every other seat's share of them is in.
+
+Shares sealed to us are shown before they are checked: they are combined as they come, unproved, and
+their proofs checked once what they show is shown (`prove`, when the shell goes on), and always before
+we send a move or settle the round. A wrong share then shows no card, or for a moment a wrong one, and
+its prover is blamed all the same; a right one shows the card a few proof checks sooner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeAlias
 
 from ..crypto import deck as dk
 from ..crypto.encoding import Value, encode
@@ -22,6 +28,8 @@ from .decks import Decks
 from .outputs import Port
 
 MAX_EARLY = 1024  # positions of reveals held per prover, not yet due (a few KiB each at most)
+
+Held: TypeAlias = tuple[int, dk.Reveal, bytes | None]  # (prover, reveal, the signed frame of its box if sealed to us)
 
 
 class Reveals:
@@ -39,9 +47,10 @@ class Reveals:
         self.public_seen: dict[tuple[int, int], dict[int, bytes]] = {}
         self.granted_private: dict[int, set[int]] = {}
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
-        self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> verified share
+        self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> share (see `unproved`)
         self.reveals: list[dk.Reveal] = []  # every verified reveal, for the audit
-        self.early: list[tuple[int, dk.Reveal]] = []  # (prover, reveal) whose deck is not final or not granted yet
+        self.early: list[Held] = []  # reveals whose deck is not final or not granted yet
+        self.unproved: list[Held] = []  # reveals sealed to us whose shares are in `shares`, their proofs not checked
         self.dropped: dict[int, int] = {}  # prover -> reveals dropped over the cap of `early`
         self.boxes_due: dict[tuple[int, int], int] = {}  # (prover, recipient) -> private boxes owed
         self.boxes_seen: dict[tuple[int, int], int] = {}
@@ -127,9 +136,10 @@ class Reveals:
         """A private box went by: who owes whom a private look is public knowledge."""
         self.boxes_seen[(prover, recipient)] = self.boxes_seen.get((prover, recipient), 0) + 1
 
-    def take(self, prover: int, recipient: int | None, reveals: Iterable[dk.Reveal]) -> None:
-        """Reveals that `prover` sent for `recipient`, kept until their deck is final (`take_early` verifies)."""
-        held = sum(len(r.positions) for s, r in self.early if s == prover)  # counted once a frame, not once a reveal
+    def take(self, prover: int, recipient: int | None, reveals: Iterable[dk.Reveal], frame: bytes | None = None) -> None:
+        """Reveals that `prover` sent for `recipient` (sealed to us: in the signed `frame` of their box), kept until
+        their deck is final (`take_early` takes them)."""
+        held = sum(len(r.positions) for s, r, _ in self.early if s == prover)  # counted once a frame, not once a reveal
         for rv in reveals:
             if rv.prover != prover or rv.recipient != recipient:
                 raise MalformedMessage("shares proved for another seat, or for another recipient")
@@ -139,7 +149,7 @@ class Reveals:
                     self.port.note("rejected", f"shares of {self.decks.ctx.players[prover]} that are not due "
                                    f"dropped (over {MAX_EARLY} positions held)", prover)
                 continue
-            self.early.append((prover, rv))
+            self.early.append((prover, rv, frame))
             held += len(rv.positions)
             if recipient is None:
                 for pos in rv.positions:
@@ -150,35 +160,64 @@ class Reveals:
                         seen[prover] = rv.final
 
     def take_early(self) -> None:
-        """Verify every held reveal whose deck is final (a bad proof: its prover's fault), then learn.
+        """Take every held reveal whose deck is final: verified (a bad proof: its prover's fault), or, sealed to us,
+        kept to prove once shown (`unproved`); then learn.
 
         A reveal naming another final deck than ours is no proof against its prover (the last shuffler may have
         split its pass): it is dropped, still owed, and our last pass shown to every seat (`Decks.dispute_final`)."""
         decks = self.decks
         if decks.keys is None:
             return
-        waiting: list[tuple[int, dk.Reveal]] = []
-        for seat, rv in self.early:
+        waiting: list[Held] = []
+        for seat, rv, frame in self.early:
             final = decks.final(rv.deck)
             if final is not None and rv.final != decks.final_digest(rv.deck):
                 decks.dispute_final(rv.deck, seat)
                 continue
             if final is None or not self.due(rv, len(final)):
-                waiting.append((seat, rv))
+                waiting.append((seat, rv, frame))
                 continue
             if all(seat in self.shares.get((rv.deck, pos), {}) for pos in rv.positions):
                 continue  # every share of it is in hand (a private look's card turned face up since)
-            try:
-                dk.verify_reveal(decks.ctx, decks.keys, final, rv, prover=seat, recipient=rv.recipient,
-                                 positions=rv.positions)
-            except DeckFault as exc:
-                self.port.deck_fault(exc, seat)
+            if frame is not None:
+                self.unproved.append((seat, rv, frame))
+            elif not self.verify(seat, rv, ()):
                 return
-            self.reveals.append(rv)
             for pos, d in zip(rv.positions, rv.shares):
                 self.shares.setdefault((rv.deck, pos), {})[seat] = d
         self.early = waiting
         self.learn()
+
+    def verify(self, prover: int, rv: dk.Reveal, evidence: tuple[bytes, ...]) -> bool:
+        """Check `rv`'s proof against our final deck and keep it for the audit; False (the table stopped, blaming
+        its prover, the report carrying `evidence`, else the frame in hand) when it fails."""
+        decks = self.decks
+        assert decks.keys is not None
+        final = decks.final(rv.deck)
+        assert final is not None
+        try:
+            dk.verify_reveal(decks.ctx, decks.keys, final, rv, prover=prover, recipient=rv.recipient,
+                             positions=rv.positions)
+        except DeckFault as exc:
+            self.port.deck_fault(exc, prover, evidence)
+            return False
+        self.reveals.append(rv)
+        return True
+
+    def prove(self) -> None:
+        """Check the proofs of the shares we combined unproved (a bad one: the table stops, blaming its prover)."""
+        while self.unproved and not self.port.stopped:
+            seat, rv, frame = self.unproved.pop(0)
+            assert frame is not None
+            self.verify(seat, rv, (frame,))
+
+    def proving_due(self) -> bool:
+        """True when shares wait unproved and no card granted to us waits for more: what they show is shown."""
+        return bool(self.unproved) and not self.shares_owed()
+
+    def taken(self) -> int:
+        """How many reveals we have taken, proved or not (a count that grows only when shares come)."""
+        return len(self.reveals) + len(self.unproved)
 
     def due(self, rv: dk.Reveal, size: int) -> bool:
         """True once our log has granted every card `rv` reveals to its recipient (a position out of the deck: its proof fails)."""
@@ -213,7 +252,9 @@ class Reveals:
             try:  # a face seen at another position of this deck is a fault of the deck, not a card
                 face = dk.combine(decks.ctx, decks.book, final, pos, shares, seen=seen)
             except DeckFault as exc:
-                self.port.fault(f"{exc} (the audit will name the seat)", None)
+                self.prove()  # a share that was never proved is the likelier cause, and its prover to blame
+                if not self.port.stopped:
+                    self.port.fault(f"{exc} (the audit will name the seat)", None)
                 return
             seen[pos] = face
             game.learn(h, face)  # type: ignore[arg-type]

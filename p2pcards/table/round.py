@@ -158,7 +158,7 @@ class Round:
             case Private():
                 self.reveals.box_seen(seat, body.to)
                 if body.to == me:  # sealed to another seat: nothing we can or may read
-                    self.reveals.take(seat, me, Shares.from_wire(decode(opener.open(body.box))).reveals)
+                    self.reveals.take(seat, me, Shares.from_wire(decode(opener.open(body.box))).reveals, signed.frame)
                     self.reveals.take_early()
             case dk.Opening():
                 self.settlement.take_opening(seat, body)
@@ -291,6 +291,9 @@ class Round:
         if self.stage is Stage.PLAYING:
             if game.round_no != self.number or game.r is None or not game.r.ended or game.awaiting or self.log.entries:
                 return False
+            self.reveals.prove()  # no result is signed on a share not proved
+            if self.port.stopped:
+                return False
             self.enter(Stage.SETTLING)
             self.settlement.open()
         if self.stage is not Stage.SETTLING or self.port.stopped or not self.settlement.advance(self.log_hash):
@@ -322,7 +325,7 @@ class Round:
         if movers:
             return movers, (3, self.applied)
         if log.entries or missing_shares:
-            return missing_shares, (4, len(self.reveals.reveals))
+            return missing_shares, (4, self.reveals.taken())
         game = self.rules.game
         live = game.r is not None and not game.r.ended and game.round_no == self.number
         # The orderer owes an order: of a move we hold (our log is applied, so its can be too), of a

@@ -222,7 +222,7 @@ def decryptable(peer: TablePeer) -> set[Handle | tuple[str, int, int]]:
         return set()
     shares = rs.reveals.shares
     early: dict[tuple[int, int], set[int]] = {}
-    for seat, rv in rs.reveals.early:
+    for seat, rv, _ in rs.reveals.early:
         for pos in rv.positions:
             early.setdefault((rv.deck, pos), set()).add(seat)
     others = set(range(peer.n)) - {peer.me}

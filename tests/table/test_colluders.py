@@ -59,7 +59,7 @@ def test_two_colluders_spilling_every_share_learn_only_their_own_cards_and_nobod
             assert rs is not None
             for where, seats in rs.reveals.shares.items():
                 held.setdefault(where, set()).update(seats)
-            for seat, rv in rs.reveals.early:
+            for seat, rv, _ in rs.reveals.early:
                 for pos in rv.positions:
                     held.setdefault((rv.deck, pos), set()).add(seat)
         handle_at = {where: h for h, where in peers[1].rs.decks.loc.items()}  # type: ignore[union-attr]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from parts_helpers import dealt_crisp_seats
+from parts_helpers import RecordingPort, dealt_crisp_seats
 
 from p2pcards.cards import CRISP_DECK
 from p2pcards.crypto.encoding import decode
 from p2pcards.crypto.identity import generate
 from p2pcards.crypto.sealing import Opener
+from p2pcards.games.crisp import CrispGame
 from p2pcards.table.bodies import Private, Shares
 from p2pcards.crypto import deck as dk
 from p2pcards.table import reveals as reveals_module
@@ -125,7 +126,7 @@ def test_shares_not_due_cost_bounded_memory_dropped_and_noted_once() -> None:
     for _ in range(3 * MAX_EARLY // 12):
         reveals[1].take(0, None, [rv])
     reveals[1].take_early()
-    assert sum(len(r.positions) for _, r in reveals[1].early) <= MAX_EARLY
+    assert sum(len(r.positions) for _, r, _ in reveals[1].early) <= MAX_EARLY
     assert reveals[1].dropped[0] >= MAX_EARLY // 12
     assert [n for n in ports[1].notes if n[0] == "rejected"] == [ports[1].notes[0]] and ports[1].notes[0][2] == 0
     assert not ports[1].faults
@@ -166,3 +167,49 @@ def test_a_public_share_that_came_before_our_deck_was_final_is_not_owed_again(mo
         reveals[0].take(1, None, Shares.from_wire(body).reveals)
     reveals[0].grant_public([handle])
     assert reveals[0].public_owed() == set() and reveals[0].publics_delivered() == 1
+
+
+def _a_look_at(handle: int) -> tuple[list[Reveals], list[RecordingPort], list[CrispGame], dk.Reveal]:
+    """Two seats dealt; seat 1 looks at `handle`: the reveals, ports, games, and seat 0's reveal sealed to seat 1."""
+    reveals, ports, games = dealt_crisp_seats(KEYS)
+    for g in games:
+        g.know.show(1, handle)
+    for r in reveals:
+        r.after_change()
+    box = Private.from_wire(ports[0].of_type("private")[-1], 2, 0)
+    (rv,) = [r for r in Shares.from_wire(decode(Opener(IDS[1]).open(box.box))).reveals if handle in
+             [reveals[1].decks.handle_at(r.deck, p) for p in r.positions]]
+    return reveals, ports, games, rv
+
+
+def test_a_look_sealed_to_us_is_shown_before_its_proof_is_checked_and_proved_after() -> None:
+    reveals, ports, games, rv = _a_look_at(31)
+    reveals[1].take(0, 1, [rv], b"the box's frame")
+    reveals[1].take_early()
+    assert games[1].faces.get(31) in CRISP_DECK  # shown at once
+    assert [u[1] for u in reveals[1].unproved] == [rv] and rv not in reveals[1].reveals
+    assert reveals[1].proving_due()  # what it showed is shown: its proof is due
+    reveals[1].prove()
+    assert not reveals[1].unproved and rv in reveals[1].reveals and not ports[1].faults
+    assert not reveals[1].proving_due()
+
+
+def test_a_right_share_under_a_wrong_proof_is_shown_then_blamed_on_its_prover_with_the_box_as_evidence() -> None:
+    reveals, ports, games, rv = _a_look_at(31)
+    other = reveals[0].make_reveals([45], 1)[0]
+    lie = dataclasses.replace(rv, proofs=other.proofs)  # the card's true share under another card's proof
+    reveals[1].take(0, 1, [lie], b"the box's frame")
+    reveals[1].take_early()
+    assert games[1].faces.get(31) in CRISP_DECK and not ports[1].faults
+    reveals[1].prove()
+    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [b"the box's frame"]
+
+
+def test_a_wrong_share_sealed_to_us_shows_no_card_and_blames_its_prover_not_the_deck() -> None:
+    reveals, ports, games, rv = _a_look_at(31)
+    other = reveals[0].make_reveals([45], 1)[0]
+    lie = dataclasses.replace(rv, shares=other.shares)  # another card's share under this card's proof
+    reveals[1].take(0, 1, [lie], b"the box's frame")
+    reveals[1].take_early()
+    assert games[1].faces.get(31) is None
+    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [b"the box's frame"]
