@@ -7,10 +7,12 @@ most `MAX_EARLY` positions per prover: beyond that they are dropped, counted and
 shares we already hold are dropped unverified, so no proof is checked for what is not due.
 Cards granted to us wait in `learning` until every other seat's share of them is in.
 
-Shares sealed to us are shown before they are checked: they are combined as they come, unproved, and
-their proofs checked once what they show is shown (`prove`, when the shell goes on), and always before
-we send a move or settle the round. A wrong share then shows no card, or for a moment a wrong one, and
-its prover is blamed all the same; a right one shows the card a few proof checks sooner.
+Shares sealed to us of a look granted in play (a card we drew, say; not the deal's looks, which
+nobody waits on one by one) are shown before they are checked: they are combined as they come,
+unproved, and their proofs checked once what they show is shown (`prove`, when the shell goes on),
+and always before we send a move or settle the round. A wrong share then shows no card, or for a
+moment a wrong one, and its prover is blamed all the same; a right one shows the card a few proof
+checks sooner.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Reveals:
         self.public_seen: dict[tuple[int, int], dict[int, bytes]] = {}
         self.granted_private: dict[int, set[int]] = {}
         self.learning: set[int] = set()  # granted to us (or public), face not yet combined
+        self.hurried: set[int] = set()  # granted to us in play: shown before the proofs of their shares are checked
         self.shares: dict[tuple[int, int], dict[int, bytes]] = {}  # (deck, position) -> seat -> share (see `unproved`)
         self.reveals: list[dk.Reveal] = []  # every verified reveal, for the audit
         self.early: list[Held] = []  # reveals whose deck is not final or not granted yet
@@ -60,8 +63,9 @@ class Reveals:
 
     # ------------------------------------------------------------ granting (our shares out)
 
-    def after_change(self) -> None:
-        """After the engine moved on: grant every reveal its knowledge now entitles, and learn what we can."""
+    def after_change(self, hurry: bool = True) -> None:
+        """After the engine moved on: grant every reveal its knowledge now entitles, and learn what we can (`hurry`:
+        a look granted to us is shown before its proofs are checked)."""
         know = self.game.know
         self.grant_public([h for h in know.public if h not in self.granted_public])
         for seat in range(self.seats):
@@ -75,6 +79,8 @@ class Reveals:
                     return  # nothing was sealed and sent: the grant is not recorded as made
             else:
                 self.learning.update(new)
+                if hurry:
+                    self.hurried.update(new)
             granted.update(new)
             for prover in range(self.seats):
                 if prover != seat:
@@ -138,7 +144,7 @@ class Reveals:
 
     def take(self, prover: int, recipient: int | None, reveals: Iterable[dk.Reveal], frame: bytes | None = None) -> None:
         """Reveals that `prover` sent for `recipient` (sealed to us: in the signed `frame` of their box), kept until
-        their deck is final (`take_early` takes them)."""
+        their deck is final and due (`take_early` takes them)."""
         held = sum(len(r.positions) for s, r, _ in self.early if s == prover)  # counted once a frame, not once a reveal
         for rv in reveals:
             if rv.prover != prover or rv.recipient != recipient:
@@ -179,7 +185,7 @@ class Reveals:
                 continue
             if all(seat in self.shares.get((rv.deck, pos), {}) for pos in rv.positions):
                 continue  # every share of it is in hand (a private look's card turned face up since)
-            if frame is not None:
+            if frame is not None and all(self.decks.handle_at(rv.deck, pos) in self.hurried for pos in rv.positions):
                 self.unproved.append((seat, rv, frame))
             elif not self.verify(seat, rv, ()):
                 return

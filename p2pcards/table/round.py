@@ -204,7 +204,7 @@ class Round:
                     return
             log.applied()
             self.applied += 1
-            self.reveals.after_change()
+            self.reveals.after_change(hurry=e.kind != "deal")  # the deal's looks: checked first, as set-up
 
     def _apply_moves(self, e: Entry, moves: list[Move]) -> bool:
         """Apply a move (or tied claims); False while a reveal or a reshuffle must come first.

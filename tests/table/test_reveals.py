@@ -169,13 +169,14 @@ def test_a_public_share_that_came_before_our_deck_was_final_is_not_owed_again(mo
     assert reveals[0].public_owed() == set() and reveals[0].publics_delivered() == 1
 
 
-def _a_look_at(handle: int) -> tuple[list[Reveals], list[RecordingPort], list[CrispGame], dk.Reveal]:
-    """Two seats dealt; seat 1 looks at `handle`: the reveals, ports, games, and seat 0's reveal sealed to seat 1."""
+def _a_look_at(handle: int, hurry: bool = True) -> tuple[list[Reveals], list[RecordingPort], list[CrispGame], dk.Reveal]:
+    """Two seats dealt; seat 1 looks at `handle` (in play if `hurry`, else as the deal's look): the reveals, ports,
+    games, and seat 0's reveal sealed to seat 1."""
     reveals, ports, games = dealt_crisp_seats(KEYS)
     for g in games:
         g.know.show(1, handle)
     for r in reveals:
-        r.after_change()
+        r.after_change(hurry)
     box = Private.from_wire(ports[0].of_type("private")[-1], 2, 0)
     (rv,) = [r for r in Shares.from_wire(decode(Opener(IDS[1]).open(box.box))).reveals if handle in
              [reveals[1].decks.handle_at(r.deck, p) for p in r.positions]]
@@ -213,3 +214,15 @@ def test_a_wrong_share_sealed_to_us_shows_no_card_and_blames_its_prover_not_the_
     reveals[1].take_early()
     assert games[1].faces.get(31) is None
     assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [b"the box's frame"]
+
+
+def test_the_deals_looks_are_checked_before_they_are_shown() -> None:
+    reveals, ports, games, rv = _a_look_at(31, hurry=False)
+    other = reveals[0].make_reveals([45], 1)[0]
+    reveals[1].take(0, 1, [dataclasses.replace(rv, proofs=other.proofs)], b"the box's frame")
+    reveals[1].take_early()
+    assert games[1].faces.get(31) is None and ports[1].faults and ports[1].faults[0][1] == 0
+    reveals, ports, games, rv = _a_look_at(31, hurry=False)
+    reveals[1].take(0, 1, [rv], b"the box's frame")
+    reveals[1].take_early()
+    assert games[1].faces.get(31) in CRISP_DECK and rv in reveals[1].reveals and not reveals[1].unproved
