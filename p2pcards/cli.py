@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .errors import InputError, Terminated
+from .errors import InputError, RunFailed, Terminated
 from .files import STDOUT
 from .games.crisp import LIMIT_CHOICES, MAX_LIMIT
 
@@ -235,6 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"p2pcards {name}: {exc}", file=sys.stderr)
         return 2
+    except RunFailed as exc:
+        print(f"p2pcards {name}: {exc}", file=sys.stderr)
+        return 1
     except Terminated as exc:
         return 128 + exc.signum
     except KeyboardInterrupt:

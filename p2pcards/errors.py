@@ -28,6 +28,10 @@ class IllegalMove(LocalError):
     """A move the rules do not allow at this moment; the state is unchanged."""
 
 
+class RunFailed(P2PCardsError):
+    """A process or run we started (a benchmark's peer, say) failed: neither the user's input nor a peer's fault."""
+
+
 class InputError(P2PCardsError):
     """Bad input from a file, the command line or the user's data directory."""
 

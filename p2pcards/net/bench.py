@@ -50,21 +50,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ..bench import Figures
 from ..bots.base import Bot
 from ..cli import add_limit
-from ..errors import InputError
+from ..errors import InputError, RunFailed
 from ..games.crisp import MAX_LIMIT
 from ..sim.memnet import LinkModel, MemNet
 from ..sim.table_game import make_table, play_table
@@ -88,11 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "LAN table does; its rows say tcp+j")
 
 
-def _peer(*args: str, log: bool = False) -> subprocess.Popen[str]:
-    """A peer process whose standard output is its JSON summary alone (`log`: its log, on stderr, is read too)."""
-    return subprocess.Popen([sys.executable, "-m", "p2pcards.cli", "peer", "--json", "--interface", "127.0.0.1",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else subprocess.DEVNULL,
-                            text=True)
+def _peer(*args: str, log: Path | None = None) -> subprocess.Popen[str]:
+    """A peer process whose standard output is its JSON summary alone; its log (stderr) goes to the file `log`,
+    else to a pipe (the host's: `_port` reads it)."""
+    with (open(log, "w") if log is not None else contextlib.nullcontext()) as err:
+        return subprocess.Popen([sys.executable, "-m", "p2pcards.cli", "peer", "--json", "--interface", "127.0.0.1",
+                                 *args], stdout=subprocess.PIPE, stderr=err or subprocess.PIPE, text=True)
 
 
 def _port(host: subprocess.Popen[str]) -> str:
@@ -102,16 +104,33 @@ def _port(host: subprocess.Popen[str]) -> str:
         if " on port " in line:
             threading.Thread(target=host.stderr.read, daemon=True).start()
             return line.rsplit("port", 1)[-1].split()[0]
-    raise RuntimeError("the host stopped before it listened")
+    raise RunFailed("the host stopped before it listened")
 
 
-def _summary(proc: subprocess.Popen[str], limit_s: float) -> dict[str, Any]:
-    out, _ = proc.communicate(timeout=limit_s)
+def _summary(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = proc.communicate()
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if not lines:
-        raise RuntimeError("a peer printed no summary")
+        raise RunFailed("a peer printed no summary")
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def _wait(procs: list[subprocess.Popen[str]], logs: list[Path | None], limit_s: float) -> None:
+    """Wait until every peer process has ended; RunFailed (the rest killed by the caller) as soon as one ends in
+    an error (1: its link broke, 2: it could not start; 3, a seat cut off that gave up, is a game's outcome), or
+    after `limit_s`: a guest that never joined would leave the host waiting for its seat for ever."""
+    deadline = time.monotonic() + limit_s
+    while [p.poll() for p in procs].count(None):  # every one polled: `any` would stop at the first that runs
+        for i, p in enumerate(procs):
+            if p.returncode in (1, 2):
+                log = logs[i]
+                said = log.read_text(errors="replace").strip().splitlines()[-3:] if log is not None else []
+                raise RunFailed(f"peer {i} ended with status {p.returncode} before the game did"
+                                + (": " + " / ".join(said) if said else ""))
+        if time.monotonic() > deadline:
+            raise RunFailed(f"the game did not end within {limit_s:g} s")
+        time.sleep(0.05)
 
 
 def play_net(game: str, n: int, limit: int, limit_s: float = 900, journal: bool = False) -> list[dict[str, Any]]:
@@ -123,12 +142,14 @@ def play_net(game: str, n: int, limit: int, limit_s: float = 900, journal: bool 
             return ["--state", str(Path(states) / str(i))] if journal else []
 
         host_args = ["--create", "--game", game, "--players", str(n), "--no-mdns", *state(0)]
-        host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []), log=True)
+        host = _peer(*host_args, *(["--limit", str(limit)] if game == "crisp" else []))
         procs = [host]
+        logs: list[Path | None] = [None] + [Path(states) / f"{i}.log" for i in range(1, n)]
         try:
             port = _port(host)
-            procs += [_peer("--peer", f"127.0.0.1:{port}", *state(i)) for i in range(1, n)]
-            return [_summary(p, limit_s) for p in procs]
+            procs += [_peer("--peer", f"127.0.0.1:{port}", *state(i), log=logs[i]) for i in range(1, n)]
+            _wait(procs, logs, limit_s)
+            return [_summary(p) for p in procs]
         finally:
             for p in procs:
                 if p.poll() is None:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from p2pcards.errors import InputError
+from p2pcards.cli import main
+from p2pcards.errors import InputError, RunFailed
+from p2pcards.net import bench as bench_net
 from p2pcards.net.bench import memory_figures, net_figures, percentiles, row_line, run
 
 
@@ -111,3 +113,44 @@ def test_bench_net_stopped_by_sigterm_takes_its_peers_and_journals_with_it(tmp_p
         assert all(_gone(p) for p in peers)
     finally:
         bench.kill()
+
+
+def test_a_guest_that_cannot_start_ends_the_game_at_once_with_what_it_said(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once, a guest that ended before it joined left the host waiting for its seat, and the bench for 15 minutes.
+    not_a_seat = tmp_path / "file"
+    not_a_seat.write_text("")
+    real = bench_net._peer
+
+    def peer(*args: str, log: Path | None = None) -> subprocess.Popen[str]:
+        return real(*args, *(["--state", str(not_a_seat)] if "--peer" in args else []), log=log)
+
+    monkeypatch.setattr(bench_net, "_peer", peer)
+    with pytest.raises(RunFailed, match=r"peer 1 ended with status 2 before the game did: .*is not a directory"):
+        bench_net.play_net("crisp", 2, 5, limit_s=120)
+
+
+def test_waiting_on_peers_takes_a_cut_off_seats_status_and_gives_up_after_its_limit(tmp_path: Path) -> None:
+    def proc(status: int, sleep: float = 0) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", f"import sys, time; time.sleep({sleep}); sys.exit({status})"],
+                                stdout=subprocess.PIPE, text=True)
+
+    bench_net._wait([proc(0, 0.5), proc(3)], [None, None], 60)  # 3: a seat cut off gave up, as a game may end
+    slow = proc(0, 60)
+    try:
+        with pytest.raises(RunFailed, match="did not end within 0.5 s"):
+            bench_net._wait([slow], [None], 0.5)
+    finally:
+        slow.kill()
+        slow.wait()
+
+
+def test_bench_net_says_why_a_run_failed_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def failing(*args: object, **kwargs: object) -> list[dict[str, object]]:
+        raise RunFailed("peer 3 ended with status 1 before the game did: p2pcards peer: link broken")
+
+    monkeypatch.setattr(bench_net, "play_net", failing)
+    assert main(["bench", "net", "--games", "crisp", "--peers", "2", "--slow", "0"]) == 1
+    assert capsys.readouterr().err == ("p2pcards bench: peer 3 ended with status 1 before the game did: "
+                                       "p2pcards peer: link broken\n")
