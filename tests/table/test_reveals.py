@@ -19,6 +19,7 @@ from p2pcards.table.reveals import MAX_EARLY, Reveals
 
 IDS = [generate(f"p{i}") for i in range(2)]
 KEYS = tuple(i.public for i in IDS)
+BOX_FRAME = b"the signed frame of the box"  # what a fault over a sealed share carries as evidence
 
 
 def test_a_public_reveal_is_learned_by_every_seat_alike() -> None:
@@ -185,7 +186,7 @@ def _a_look_at(handle: int, hurry: bool = True) -> tuple[list[Reveals], list[Rec
 
 def test_a_look_sealed_to_us_is_shown_before_its_proof_is_checked_and_proved_after() -> None:
     reveals, ports, games, rv = _a_look_at(31)
-    reveals[1].take(0, 1, [rv], b"the box's frame")
+    reveals[1].take(0, 1, [rv], BOX_FRAME)
     reveals[1].take_early()
     assert games[1].faces.get(31) in CRISP_DECK  # shown at once
     assert [u[1] for u in reveals[1].unproved] == [rv] and rv not in reveals[1].reveals
@@ -195,34 +196,33 @@ def test_a_look_sealed_to_us_is_shown_before_its_proof_is_checked_and_proved_aft
     assert not reveals[1].proving_due()
 
 
-def test_a_right_share_under_a_wrong_proof_is_shown_then_blamed_on_its_prover_with_the_box_as_evidence() -> None:
-    reveals, ports, games, rv = _a_look_at(31)
+def _a_lie_taken(field: str, hurry: bool = True) -> tuple[list[Reveals], list[RecordingPort], list[CrispGame]]:
+    """Seat 1 looks at card 31 (`hurry`: in play) and takes seat 0's reveal of it in a box, its `field` ("shares" or
+    "proofs") taken from a reveal of card 45."""
+    reveals, ports, games, rv = _a_look_at(31, hurry)
     other = reveals[0].make_reveals([45], 1)[0]
-    lie = dataclasses.replace(rv, proofs=other.proofs)  # the card's true share under another card's proof
-    reveals[1].take(0, 1, [lie], b"the box's frame")
+    reveals[1].take(0, 1, [dataclasses.replace(rv, **{field: getattr(other, field)})], BOX_FRAME)
     reveals[1].take_early()
+    return reveals, ports, games
+
+
+def test_a_right_share_under_a_wrong_proof_is_shown_then_blamed_on_its_prover_with_the_box_as_evidence() -> None:
+    reveals, ports, games = _a_lie_taken("proofs")
     assert games[1].faces.get(31) in CRISP_DECK and not ports[1].faults
     reveals[1].prove()
-    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [b"the box's frame"]
+    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [BOX_FRAME]
 
 
 def test_a_wrong_share_sealed_to_us_shows_no_card_and_blames_its_prover_not_the_deck() -> None:
-    reveals, ports, games, rv = _a_look_at(31)
-    other = reveals[0].make_reveals([45], 1)[0]
-    lie = dataclasses.replace(rv, shares=other.shares)  # another card's share under this card's proof
-    reveals[1].take(0, 1, [lie], b"the box's frame")
-    reveals[1].take_early()
+    _, ports, games = _a_lie_taken("shares")
     assert games[1].faces.get(31) is None
-    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [b"the box's frame"]
+    assert ports[1].faults and ports[1].faults[0][1] == 0 and ports[1].evidence[0] == [BOX_FRAME]
 
 
 def test_the_deals_looks_are_checked_before_they_are_shown() -> None:
-    reveals, ports, games, rv = _a_look_at(31, hurry=False)
-    other = reveals[0].make_reveals([45], 1)[0]
-    reveals[1].take(0, 1, [dataclasses.replace(rv, proofs=other.proofs)], b"the box's frame")
-    reveals[1].take_early()
+    _, ports, games = _a_lie_taken("proofs", hurry=False)
     assert games[1].faces.get(31) is None and ports[1].faults and ports[1].faults[0][1] == 0
     reveals, ports, games, rv = _a_look_at(31, hurry=False)
-    reveals[1].take(0, 1, [rv], b"the box's frame")
+    reveals[1].take(0, 1, [rv], BOX_FRAME)
     reveals[1].take_early()
     assert games[1].faces.get(31) in CRISP_DECK and rv in reveals[1].reveals and not reveals[1].unproved
