@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -158,11 +159,28 @@ def probe_windows(game: CrispGame) -> None:
             assert (seat in calls_accepted(twin)) == (at == until and not timed_out)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 5), st.sampled_from([0.0, 3.0, 4.0]), st.sampled_from([0.0, 0.5, 2.0]),
-       st.sampled_from([None, 1.0, 30.0]), st.integers(0, 2**32 - 1))
+CRISP_TABLES = (st.integers(2, 5), st.sampled_from([0.0, 3.0, 4.0]), st.sampled_from([0.0, 0.5, 2.0]),
+                st.sampled_from([None, 1.0, 30.0]), st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(*CRISP_TABLES)
 def test_the_views_crisp_windows_are_the_calls_check_accepts(players: int, window: float, start: float,
                                                              draw: float | None, seed: int) -> None:
+    crisp_windows_are_the_calls_check_accepts(players, window, start, draw, seed)
+
+
+@pytest.mark.slow  # the same, at length
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(*CRISP_TABLES)
+def test_the_views_crisp_windows_are_the_calls_check_accepts_long_run(players: int, window: float, start: float,
+                                                                      draw: float | None, seed: int) -> None:
+    crisp_windows_are_the_calls_check_accepts(players, window, start, draw, seed)
+
+
+def crisp_windows_are_the_calls_check_accepts(players: int, window: float, start: float, draw: float | None,
+                                             seed: int) -> None:
+    """A Crisp game played at random: after every step, the windows each view shows are the calls `check` accepts."""
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(players)]
     game = CrispGame(names, CrispOptions(crisp_window_s=window, next_start_s=start, draw_seconds=draw),

@@ -10,6 +10,7 @@ from p2pcards.bench import crypto as bench
 from p2pcards.errors import InputError
 
 
+@pytest.mark.slow  # the crypto bench at every table size
 def test_counts_match_the_protocol() -> None:
     """Operation counts per step follow from the protocol: e.g. a proven pass, checked by S-1 peers."""
     costs = {op: 1e-6 for op in bench.PRIMITIVES}

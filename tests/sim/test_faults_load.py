@@ -120,6 +120,7 @@ def test_no_copy_of_a_frame_crosses_a_cut_link() -> None:
     assert tap(0, 1, frame) is None and copies() == 2  # not cut: a duplicate, and the frame reordered
 
 
+@pytest.mark.slow  # a whole game; a lost move sent again is in the default run (test_lost_frames.py)
 def test_a_move_lost_on_its_way_to_the_orderer_alone_is_sent_again_not_blamed_on_it() -> None:
     # Seed 215: p1's move (1, 7) is dropped on its way to the orderer and nothing of p1 follows it, so no
     # one sees a gap; asked for only by the probes, it came 3 s late and the honest orderer was blamed for

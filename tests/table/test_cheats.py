@@ -170,6 +170,7 @@ def _king_swap(seed: int, **kwargs: Any) -> Run:
                      cheat=replace_with_drawn_king, out_of_turn_chance=0.01, timeout=TIMEOUT, until=UNTIL)
 
 
+@pytest.mark.slow  # a whole game of many moves, one of many kinds of cheat; the slow run plays it
 def test_drawn_king_swapped_into_hand_is_accepted_then_named_by_the_audit() -> None:
     # The cheater's client accepts its own move, so the table plays on in step until the audit.
     run = until_fired(lambda seed: _king_swap(seed, lax=True))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 import secrets
 
+import pytest
+
 from p2pcards.bots.base import RandomBot
 from p2pcards.crypto.envelope import parse
 from p2pcards.crypto.identity import Identity, generate
@@ -41,6 +43,7 @@ def _net(peers: list[TablePeer], seed: int) -> MemNet:
     return net
 
 
+@pytest.mark.slow  # two whole tables; frames of another table are refused in the default run (test_timing_attacks.py)
 def test_frames_of_an_earlier_table_with_the_same_id_are_refused_blame_no_one_and_make_no_evidence() -> None:
     table = secrets.token_bytes(16)
     ids = [generate(n) for n in ("host", "vic", "wit")]

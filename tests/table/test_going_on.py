@@ -32,6 +32,7 @@ def new_table(players: int, seed: int, **peer_args: bool) -> MemNet:
     return MemNet(peers, [RandomBot(random.Random(i), 0.05) for i in range(players)], rng)
 
 
+@pytest.mark.slow  # three whole rounds; going on without a seat is in the default run (the tests below)
 def test_three_seats_go_on_as_two_and_finish_alike() -> None:
     net = new_table(3, 11)
     net.start()
