@@ -365,6 +365,12 @@ class Coordinator:
         absent = {s for s in range(self.n) if self.absences.now(s)}
         ahead = frozenset() if self.seating.finished else self.seating.votes.ahead(self.round)
         late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), voted, absent, ahead)
+        if late or self.watchdog.waited(self.now):
+            # Waited on for half the time-out: a lie among the shares that did come (shown unproved while the
+            # rest was awaited) is named first, its box the evidence, before any seat blames the stall.
+            self._prove()
+            if self.emit.stopped is not None:
+                return
         if late and self.watchdog.instead:  # our round waits on seats voted gone from a round after it (§14.9)
             self.emit.fault(f"{', '.join(self.names[s] for s in late)} voted seats gone in a round after round"
                             f" {self.round}, yet that round has not ended here for {self.timeout:g} s", late[0],

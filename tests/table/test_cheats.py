@@ -7,6 +7,8 @@ p2pcards/sim/cheaters.py.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -14,11 +16,13 @@ from typing import Any
 import pytest
 
 from p2pcards.crypto.encoding import Value
+from p2pcards.crypto import deck as dk
 from p2pcards.sim.cheaters import (
     LIES,
     CheatBot,
     CheatingPeer,
     EquivocationTap,
+    LyingReveals,
     LyingSharePeer,
     Recorder,
     ReplayTap,
@@ -28,6 +32,7 @@ from p2pcards.sim.cheaters import (
     forge_signature,
     frame_type,
     garbage_frames,
+    replace_peer,
     out_of_turn_draw,
     outsider_frame,
     replace_with_drawn_king,
@@ -38,6 +43,7 @@ from p2pcards.sim.cheaters import (
 )
 from p2pcards.sim.memnet import MemNet
 from p2pcards.table.peer import TablePeer
+from p2pcards.table.reveals import Reveals
 
 CRISP = {"limit": 20}
 TIMEOUT = 2.0
@@ -276,6 +282,40 @@ def test_withheld_private_share_blames_the_withholder_after_the_timeout() -> Non
     cheat = run.peers[CHEATER]
     assert isinstance(cheat, WithholdingPeer) and cheat.withheld
     assert_void(run, "p1")
+
+
+class _LiesToSeat0InPlay(LyingReveals):
+    """Right shares under wrong proofs in every box sealed to seat 0 after the deal (handles of the pile)."""
+
+    def make_reveals(self, handles: list[int], recipient: int | None) -> list[dk.Reveal]:
+        reveals = Reveals.make_reveals(self, handles, recipient)
+        if recipient != 0 or min(handles) < 9:  # 3 seats: handles 0-8 are dealt
+            return reveals
+        self.liar.lies += 1
+        return [self._corrupt(self.decks.chains[rv.deck][-1], rv) for rv in reveals]
+
+
+class _LiarToSeat0(LyingSharePeer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, lie="recipient", **kwargs)
+        self.parts = dataclasses.replace(self.parts, reveals=functools.partial(_LiesToSeat0InPlay, liar=self))
+
+
+def test_a_lie_among_the_shares_that_came_is_named_before_the_share_withheld() -> None:
+    # Seat 0 draws: p1's share is right under a wrong proof (shown unproved), p2 withholds its share. Waiting on
+    # p2, seat 0 has not checked p1's proof; when the wait times out, it checks it first and names the liar,
+    # the box as evidence, rather than the withholder alone.
+    def withholder(net: MemNet, peers: list[TablePeer]) -> None:
+        replace_peer(net.peers, 2, WithholdingPeer,
+                     withhold=lambda handles, recipient: recipient == 0 and min(handles) >= 9)
+
+    run = run_table("crisp", 3, CRISP, 1, seat=CHEATER, peer_class=_LiarToSeat0, prepare=withholder,
+                    timeout=TIMEOUT, until=UNTIL)
+    liar, drawer = run.net.peers[CHEATER], run.net.peers[0]
+    assert isinstance(liar, _LiarToSeat0) and liar.lies
+    assert drawer.stopped is not None and drawer.faults
+    first = drawer.faults[0]
+    assert first.blame == "p1" and "proof" in first.detail and "sent nothing" not in first.detail, drawer.faults
 
 
 # ---------------------------------------------------------------- (g) garbage bytes
