@@ -146,8 +146,10 @@ class TableShell:
     def _take_before(self, head: tuple[bytes, str] | None, upto: int) -> None:
         """Take the frames of the first `upto` that waited and must come before a frame of `head`: every move
         (an order may name it), and every earlier frame of the senders of those moves and of `head` (each chain
-        is taken in order); all of them when too many wait. The others wait on."""
-        every = len(self._later) >= MAX_LATER
+        is taken in order); all of them when too many wait, or before a fault report (the frames it relays as
+        evidence, another seat's report among them, must find that seat's chain taken up to them, or they wait
+        unchecked as the table stops). The others wait on."""
+        every = len(self._later) >= MAX_LATER or (head is not None and head[1] == "fault")
         senders = {w.sender for w in self._later[:upto] if w.type == "move"} | ({head[0]} if head else set())
         first = [w for w in self._later[:upto] if every or w.sender in senders]
         self._later = [w for w in self._later[:upto] if not (every or w.sender in senders)] + self._later[upto:]

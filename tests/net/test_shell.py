@@ -213,6 +213,25 @@ def test_a_box_to_us_is_taken_after_every_earlier_frame_of_its_sender_and_no_oth
     assert every == [c2, mine, b3]
 
 
+def test_a_fault_report_takes_every_frame_that_waited_first() -> None:
+    # Seat 1 relays seat 2's report as its evidence: seat 2's chain must be taken up to it (its box to seat 3
+    # waited), or that report would wait unchecked, ahead of its chain, as the table stops.
+    outs = [Outbox(i, CONTEXT) for i in IDS]
+    b3, c2 = outs[2].seal(1, "private", {"to": 3, "box": b"x"}).frame, outs[3].seal(1, "private", {"to": 2, "box": b"x"}).frame
+    fault = outs[1].seal(1, "fault", {"blame": None, "why": "x", "stall": False, "evidence": []}).frame
+
+    async def main() -> list[bytes]:
+        peer = FramePeer()
+        shell = TableShell(peer, lambda frame: None)  # type: ignore[arg-type]
+        for frame in (b3, c2, fault):
+            shell.receive(frame)
+        taken = [f for f, _ in peer.taken]
+        shell.close()
+        return taken
+
+    assert asyncio.run(main()) == [b3, c2, fault]
+
+
 def test_when_too_many_frames_wait_the_next_one_takes_them_all_first_in_the_order_they_came() -> None:
     outs = [Outbox(i, CONTEXT) for i in IDS]
     boxes = [outs[1 + k % 3].seal(1 + k // 3, "private", {"to": 2 if k % 3 != 1 else 3, "box": b"x"}).frame
