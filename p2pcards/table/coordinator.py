@@ -273,7 +273,7 @@ class Coordinator:
         """Another peer stopped the table: we stop too, blaming only whom our own checks or view name."""
         # The evidence first: the frames that showed the reporter its fault, taken as any frame is,
         # so that a fault we can check is found by our own checks, with our own blame.
-        for frame in body.evidence:
+        for frame in self._evidence(body):
             self._take(frame, self.now, False)  # relayed by the reporter: when it came times nothing
             if self.stopped is not None:
                 return
@@ -289,6 +289,24 @@ class Coordinator:
         # Our own report carries this one (the frame in hand) as its evidence, for a peer it reaches first.
         detail, blame, claim = weigh(self.names, seat, body, view)
         self.emit.fault(detail, blame, claim=claim)
+
+    def _evidence(self, body: Fault) -> list[bytes]:
+        """The frames a report relays as evidence, each other seat's report among them preceded by what it relays
+        in turn: that report may be ahead of its sender's chain here, held unchecked (what it carries is checked
+        when taken, each frame as any frame is)."""
+        frames: list[bytes] = []
+        for frame in body.evidence:
+            try:
+                env = parse(frame).envelope
+                seat = self.chains.seat(env.sender)
+                if env.type == "fault" and seat is not None and seat != self.me:
+                    inner = parse_body("fault", env.body, self.names, seat)
+                    assert isinstance(inner, Fault)
+                    frames += inner.evidence
+            except RemoteProtocolError:
+                pass  # taken below as any frame is: dropped, and counted
+            frames.append(frame)
+        return frames
 
     # ------------------------------------------------------------ rounds
 

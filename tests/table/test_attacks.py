@@ -216,6 +216,37 @@ def test_a_fault_report_carries_the_evidence_a_peer_that_saw_nothing_checks_for_
     assert "stopped the table" not in blind.faults[0].detail  # its own verdict, not the reporter's word
 
 
+def test_a_report_relayed_ahead_of_its_senders_chain_is_checked_for_what_it_carries() -> None:
+    # Seat 0 finds the cheat's two messages for one place and reports them; the cheat, stopping too, relays that
+    # report as its evidence. Seat 2 has not yet taken seat 0's key, so the relayed report is ahead of seat 0's
+    # chain there and waits unchecked: seat 2 still checks what it carries, and blames the cheat on its own check.
+    peers = make_table("crisp", 3, CRISP, random.Random(4))
+    ready = [[o.frame for o in p.start(0.0) if isinstance(o, Send)] for p in peers]
+    keys: list[list[bytes]] = [[], [], []]  # what each seat sends once round 1 begins (its key)
+    for i, p in enumerate(peers):
+        for j, frames in enumerate(ready):
+            if i != j:
+                for frame in frames:
+                    keys[i] += [o.frame for o in p.receive(frame, 0.1) if isinstance(o, Send)]
+    seen, blind, cheat = peers[0], peers[2], peers[CHEATER]
+    for frame in keys[0]:
+        cheat.receive(frame, 0.1)  # seat 2 takes none of them: seat 0's report is ahead of its chain there
+    for frame in keys[CHEATER]:
+        blind.receive(frame, 0.1)
+    seq, head = cheat.outbox.next_seq, cheat.outbox.head
+    one = cheat.outbox.seal(cheat.round, "aid", {"on": True}).frame
+    cheat.outbox.next_seq, cheat.outbox.head = seq, head
+    two = cheat.outbox.seal(cheat.round, "aid", {"on": False}).frame
+    report = [o.frame for frame in (one, two) for o in seen.receive(frame, 0.2) if isinstance(o, Send)
+              and frame_type(o.frame) == "fault"]
+    relayed = [o.frame for o in cheat.receive(report[0], 0.25) if isinstance(o, Send) and frame_type(o.frame) == "fault"]
+    assert relayed and report[0] in parse(relayed[0]).envelope.body["evidence"]  # type: ignore[operator]
+    blind.receive(two, 0.2)  # the version the cheat showed seat 2
+    blind.receive(relayed[0], 0.3)
+    assert blind.faults and blind.faults[0].blame == "p1", blind.faults
+    assert "stopped the table" not in blind.faults[0].detail
+
+
 def test_an_orderer_that_stamps_its_round_before_the_rounds_before_is_blamed_and_nobody_crashes() -> None:
     """The engine's clock runs on from round to round: a round-2 deal and tick stamped just before the last
     entry of round 1 would have the engines' clock go backwards. It is the orderer's fault, at receipt."""
