@@ -383,7 +383,7 @@ class Coordinator:
         absent = {s for s in range(self.n) if self.absences.now(s)}
         ahead = frozenset() if self.seating.finished else self.seating.votes.ahead(self.round)
         late = [] if self.seating.finished else self.waits.late(self.now, *self._owed(), voted, absent, ahead)
-        if late or self.watchdog.waited(self.now):
+        if self.watchdog.waited(self.now):  # so too whenever a seat is `late`, past the whole time-out
             # Waited on for half the time-out: a lie among the shares that did come (shown unproved while the
             # rest was awaited) is named first, its box the evidence, before any seat blames the stall.
             self._prove()
