@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
-import secrets
 import subprocess
 import sys
 import time
@@ -28,14 +28,15 @@ class Terminal:
         # A server of its own: a new session on the socket of a server just told to quit was lost (1 in 7 runs).
         self.socket = f"p2pcards-test-{os.getpid()}-{secrets.token_hex(4)}"
         self.env = env
-        made = subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-s", "play", "-x", str(width),
-                               "-y", str(height), command], capture_output=True, text=True, env=env, timeout=10)
+        made = self._run("new-session", "-d", "-s", "play", "-x", str(width), "-y", str(height), command)
         assert made.returncode == 0, f"tmux could not start the terminal: {made.stderr}"
 
-    def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env,
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env,
                               timeout=10)
-        return done.stdout
+
+    def _tmux(self, *args: str) -> str:
+        return self._run(*args).stdout
 
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-t", "play")
