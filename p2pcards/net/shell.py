@@ -2,7 +2,8 @@
 
 The shell owns no sockets: it is given a `broadcast` callable and fed frames with `receive`. It
 keeps a reference to every timer it schedules, ticks the peer exactly when `wake_time()` asks
-(never on a fixed poll), drives an optional bot, and is used as `async with TableShell(...)`,
+(never on a fixed poll), drives an optional bot (its think time counted from when the peer became
+ready for a move, as a player's is from seeing the cards), and is used as `async with TableShell(...)`,
 which cancels every timer on the way out, whatever the exit path. It takes what is waited on
 first (see `can_wait`), and once quiet for IDLE_S lets the peer make ahead what the next draw
 will cost it (`prepare`).
@@ -79,6 +80,7 @@ class TableShell:
         self._wake: asyncio.TimerHandle | None = None
         self._wake_at = 0.0  # when `_wake` is due, on our clock
         self._bot_timer: asyncio.TimerHandle | None = None
+        self._ready = False  # the peer was ready for a move (not busy) when we last emitted
         self._later: list[_Waiting] = []  # frames taken SOON or LATER, in the order they came
         self._later_timer: asyncio.TimerHandle | None = None
         self._soon: asyncio.Handle | None = None  # takes the first that waits and is SOON
@@ -257,7 +259,8 @@ class TableShell:
             return
         if self.peer.pending and self._going is None:
             self._going = self._loop.call_soon(self._go_on)
-        if not self.peer.busy():
+        ready = not self.peer.busy()
+        if ready:
             if self.first_turn is None:
                 self.first_turn = self.clock()
             if self._moved is not None:
@@ -265,7 +268,8 @@ class TableShell:
                 self.latency.setdefault(action, deque(maxlen=MAX_LATENCIES)).append(self.clock() - at)
                 self._moved = None
         self._schedule()
-        self._bot_soon()
+        self._bot_soon(afresh=ready and not self._ready)
+        self._ready = ready
         self._active = self._loop.time()
         if self._idle is None:
             self._idle = self._loop.call_later(IDLE_S, self._when_idle)
@@ -304,7 +308,11 @@ class TableShell:
         self._wake = None
         self._emit(self.peer.tick(self.clock()))
 
-    def _bot_soon(self) -> None:
+    def _bot_soon(self, afresh: bool = False) -> None:
+        """Let the bot choose a move in its think time (`afresh`: counted from now, we just became ready for one)."""
+        if afresh and self._bot_timer is not None:
+            self._bot_timer.cancel()
+            self._bot_timer = None
         if self.bot is not None and self._bot_timer is None and not self.over:
             # Think time is for pacing only, not secret: `random` is fine here.
             self._bot_timer = self._loop.call_later(self.think * (0.5 + random.random()), self._bot_turn)

@@ -266,3 +266,54 @@ def test_a_frame_sent_again_is_handed_on_as_such_at_once_or_after_it_waited() ->
 
     peer = asyncio.run(main())
     assert [f for f, _ in peer.taken] == [box, order, box2] and peer.live == [False, True, False]
+
+
+class SetUpPeer(Peer):
+    """A peer busy with its set-up until a frame says it is done: from then on a bot may move."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_up = False
+
+    def receive(self, frame: bytes, now: float, live: bool = True) -> list[Any]:
+        self.set_up = self.set_up or frame == b"done"
+        return super().receive(frame, now, live)
+
+    def busy(self) -> bool:
+        return not self.set_up
+
+    def view(self) -> None:
+        return None
+
+    def prepare(self) -> bool:
+        return False
+
+
+def test_a_bot_thinks_from_when_it_may_move_not_from_a_timer_set_while_its_table_was_busy(monkeypatch: Any) -> None:
+    """A bot drew the instant its hand was shown (its timer set during the set-up), while the other seats were
+    still checking theirs: such a draw waits on them, and no player draws before seeing the cards."""
+    from p2pcards.net import shell as shell_module
+
+    monkeypatch.setattr(shell_module.random, "random", lambda: 0.5)  # think exactly `think`
+    think = 0.2
+
+    async def main() -> tuple[float, list[float]]:
+        loop = asyncio.get_running_loop()
+        chose: list[float] = []
+
+        class Bot:
+            def choose(self, view: Any) -> None:
+                chose.append(loop.time())
+
+        shell = TableShell(SetUpPeer(), lambda frame: None, bot=Bot(), think=think,  # type: ignore[arg-type]
+                           clock=loop.time)
+        shell.receive(b"set-up")  # busy: a bot timer is set for `think` from now
+        await asyncio.sleep(think * 0.75)
+        ready = loop.time()
+        shell.receive(b"done")  # ready for a move, a quarter of the think time before that timer
+        await asyncio.sleep(think * 1.5)
+        shell.close()
+        return ready, chose
+
+    ready, chose = asyncio.run(main())
+    assert chose and chose[0] >= ready + think * 0.9, (chose[0] - ready, think)
