@@ -255,11 +255,12 @@ def percentiles(times: list[float]) -> str:
 
 
 def _latency_figures(draws: list[float], moves: list[float]) -> dict[str, Any]:
-    """A row's draws and its latencies in ms (None: no draw, or no move)."""
+    """A row's draws, every draw's latency in ms (in order, for figures of one's own from `--json`), and its latencies
+    in ms (None: no draw, or no move)."""
     draw, move = latency_ms(draws), latency_ms(moves)
-    return {"draws": len(draws), "draw_ms_p50": None if draw is None else draw[0],
-            "draw_ms_p99": None if draw is None else draw[1], "move_ms_p50": None if move is None else move[0],
-            "move_ms_p99": None if move is None else move[1]}
+    return {"draws": len(draws), "draw_ms": sorted(t * 1000 for t in draws),
+            "draw_ms_p50": None if draw is None else draw[0], "draw_ms_p99": None if draw is None else draw[1],
+            "move_ms_p50": None if move is None else move[0], "move_ms_p99": None if move is None else move[1]}
 
 
 def net_figures(game: str, n: int, games: list[list[dict[str, Any]]], kind: str) -> dict[str, Any]:

@@ -77,7 +77,9 @@ def _peer(draws: list[float], cpu: float, finished: bool = True) -> dict[str, ob
 def test_a_row_pools_the_draws_of_every_game() -> None:
     one = [_peer([0.001, 0.002], 1.0), _peer([0.003], 3.0)]
     two = [_peer([0.004], 2.0), _peer([], 2.0, finished=False)]
-    row = row_line(net_figures("crisp", 2, [one, two], "tcp")).split()
+    figures = net_figures("crisp", 2, [one, two], "tcp")
+    assert figures["draw_ms"] == pytest.approx([1, 2, 3, 4])  # every draw, for a file's reader to count its own way
+    row = row_line(figures).split()
     assert row[:3] == ["crisp", "2", "tcp"] and row[3:5] == ["1.00", "10.0"] and row[5] == "2.00"  # mean CPU
     assert row[-4:] == ["4", "2/4", "252/500", "3/4"]  # moves: the draws and 4 swaps
     memory = row_line(memory_figures("crisp", 2, [
