@@ -103,8 +103,8 @@ def test_bench_net_json_holds_each_printed_row_and_its_options(quick_net: None,
     tcp, memory = data["rows"][:2]
     assert tcp == {"game": "crisp", "peers": 2, "kind": "tcp", "games": 1, "setup_s": 1.0, "game_s": 10.0,
                    "cpu_s_per_peer": 1.0, "peak_mib": 2.0, "frames_per_peer": 10, "kib_per_peer": 4.0, "draws": 2,
-                   "draw_ms": [4.0, 4.0], "draw_ms_p50": 4.0, "draw_ms_p99": 4.0, "move_ms_p50": 4.0, "move_ms_p99": 4.0, "finished": 2,
-                   "of": 2}
+                   "draw_ms": [4.0, 4.0], "draw_ms_p50": 4.0, "draw_ms_p99": 4.0, "move_ms_p50": 4.0,
+                   "move_ms_p99": 4.0, "finished": 2, "of": 2}
     assert memory["peak_mib"] is None and memory["draw_ms_p50"] == 2.0 and memory["finished"] == 2
     assert [bench_net.row_line(r) for r in data["rows"]] == printed[2:8]  # the same figures as the rows printed
     assert data["slow_link"] == []
