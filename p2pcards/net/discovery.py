@@ -50,7 +50,8 @@ from types import TracebackType
 from typing import Any, Final
 
 import ifaddr
-from zeroconf import BadTypeInNameException, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
+from zeroconf import (BadTypeInNameException, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf,
+                      current_time_millis)
 # The DNS message classes, for a one-shot query: importable from zeroconf itself, though not in its __all__.
 from zeroconf import DNSIncoming, DNSOutgoing, DNSPointer, DNSQuestion, DNSText  # type: ignore[attr-defined]
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
@@ -267,6 +268,7 @@ class Discovery:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._queue = ResolveQueue()  # the names being resolved (one task each) and those waiting their turn
         self._wake: asyncio.TimerHandle | None = None  # when the next waiting name falls due
+        self._ask: asyncio.Handle | None = None  # the query that follows a table's goodbye
         self._closed = False
         self._changed = asyncio.Condition()
         self._version = 0
@@ -284,8 +286,9 @@ class Discovery:
     async def close(self) -> None:
         """Goodbye for every announcement, stop browsing, close the sockets."""
         self._closed = True
-        if self._wake is not None:
-            self._wake.cancel()
+        for handle in (self._wake, self._ask):
+            if handle is not None:
+                handle.cancel()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -387,11 +390,20 @@ class Discovery:
         # Called inside the loop by zeroconf: only hand the name to the queue, whose turns start the tasks.
         if state_change is ServiceStateChange.Removed:
             self._queue.forget(name)
-            if self.seen.pop(name, None) is not None:
+            if (gone := self.seen.pop(name, None)) is not None:
                 self._bump()
+                if gone.role == "table" and self._ask is None:
+                    self._ask = asyncio.get_running_loop().call_soon(self._ask_again)
             return
         self._queue.offer(name, asyncio.get_running_loop().time())
         self._pump()
+
+    def _ask_again(self) -> None:
+        """Ask who announces our service, as the browser asks (with the answers it knows, RFC 6762 §7.1): anyone can
+        send a goodbye for a table, and a host that is still there answers, so its table is listed again."""
+        self._ask = None
+        if self._browser is not None and not self._closed:
+            self._browser.query_scheduler.async_send_ready_queries(False, current_time_millis(), {SERVICE})
 
     def _pump(self) -> None:
         """Start resolving each name whose turn it is, and wake when the next waiting one falls due."""

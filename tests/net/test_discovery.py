@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
 from zeroconf import ServiceStateChange
+from zeroconf.asyncio import AsyncServiceInfo
 
 from p2pcards.crypto.identity import generate
 from p2pcards.errors import InputError, MalformedMessage
 from p2pcards.net.discovery import MAX_SEEN, SERVICE, Discovery, TableAd, wire_options
-from p2pcards.net.resolving import MAX_RESOLVING, MAX_WAITING
+from p2pcards.net.resolving import MAX_RESOLVING, MAX_WAITING, RESOLVE_S
 
 LOOPBACK = ["127.0.0.1"]
 ANN, BOB = generate("ann"), generate("bob")
@@ -66,6 +68,41 @@ def test_leaving_the_block_says_goodbye_even_on_an_exception() -> None:
             await seen(guest, lambda ts: all(t.name != f"bob {tag}" for t in ts), within=5)
 
     asyncio.run(main())
+
+
+@pytest.mark.slow  # 15 s of real time: a browser's first queries must be over, or they would find the table again
+def test_a_goodbye_forged_for_a_table_whose_host_is_still_there_hides_it_for_an_instant_only() -> None:
+    # Before: anyone's goodbye took the table off every lobby until the browsers asked again, about an hour later.
+    tag = secrets.token_hex(3)
+
+    async def main() -> tuple[list[bool], list[bool]]:
+        async with Discovery(LOOPBACK) as host, Discovery(LOOPBACK) as guest, Discovery(LOOPBACK) as evil:
+            ann = await host.announce(ad(f"ann {tag}"), ANN)
+            assert (before := await shown(guest, ann.ad.name, 15))[-1], before
+            info = AsyncServiceInfo(SERVICE, f"{ann.ad.name}.{SERVICE}")
+            assert await info.async_request(evil.zc.zeroconf, 3000)
+            evil.zc.zeroconf.async_send(evil.zc.zeroconf.generate_service_broadcast(info, 0))  # its records, TTL 0
+            forged = await shown(guest, ann.ad.name, 2)
+            await ann.withdraw()  # the host's own goodbye: nobody answers for the table then
+            withdrawn = await shown(guest, ann.ad.name, RESOLVE_S + 1)
+            return forged, withdrawn
+
+    forged, withdrawn = asyncio.run(main())
+    assert forged[-1] and False in forged, forged
+    assert withdrawn[-1] is False, withdrawn
+
+
+async def shown(disco: Discovery, name: str, seconds: float) -> list[bool]:
+    """Whether `disco` lists the table `name`, at once and at each change for `seconds`."""
+    listed: list[bool] = []
+
+    async def follow() -> None:
+        async for tables in disco.tables():
+            listed.append(any(t.name == name for t in tables))
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(follow(), seconds)
+    return listed
 
 
 @pytest.mark.slow  # seconds of real time: mDNS probing

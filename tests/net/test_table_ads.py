@@ -127,6 +127,14 @@ def lobby() -> Discovery:
     return disco
 
 
+def goodbye(disco: Discovery, ad: TableAd) -> None:
+    """A goodbye for `ad`'s name as the browser reports it (anyone's, or its host's: the two look the same)."""
+    async def report() -> None:
+        disco._on_change(None, SERVICE, f"{ad.name}.{SERVICE}", ServiceStateChange.Removed)  # type: ignore[arg-type]
+
+    asyncio.run(report())
+
+
 def take(disco: Discovery, ad: TableAd, name: str | None = None, **changes: str | None) -> None:
     """`ad` resolved off the network under its own instance name, or `name`, its TXT record changed by `changes`."""
     try:
@@ -183,7 +191,7 @@ def test_a_replayed_older_table_ad_changes_nothing() -> None:
     take(disco, table_ad(free=2, at=AT + 1000, name="Ann's old name"))  # ... or under a name the host once had
     take(disco, table_ad(free=1, at=AT + 5000))  # stamped the same: not fresher
     assert listed(disco) == [received(new)] and disco.refused == 0
-    disco._on_change(None, SERVICE, f"{new.name}.{SERVICE}", ServiceStateChange.Removed)  # type: ignore[arg-type]
+    goodbye(disco, new)
     assert listed(disco) == []  # a goodbye takes the table off the list ...
     take(disco, old)
     assert listed(disco) == []  # ... and its older ad played back after it puts nothing there
