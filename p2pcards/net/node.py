@@ -409,6 +409,20 @@ class Node:
         if link is not None:
             link.close(TAKEN_OFF, goodbye=True)  # `_lost` frees its place and tells every guest
 
+    def offer_seats(self, seats: int) -> None:
+        """(The host, before the seats) offer `seats` seats, ours among them, from now on: the table ad says so, and a
+        join past them is refused; InputError when the game cannot seat that many, or more have joined already."""
+        if not self.is_host or self.seat is not None or self.lobby is None or self.lobby.game is None:
+            raise InputError("only the host sets the seats offered, before it starts the game")
+        low, high = SEATS[self.lobby.game]
+        if not low <= seats <= high:
+            raise InputError(f"a table of {self.lobby.game.capitalize()} seats {low} to {high} players")
+        if seats < len(self.lobby.names):
+            raise InputError(f"{len(self.lobby.names)} players have joined: the table cannot offer fewer seats")
+        self.seats_wanted = seats
+        self._advertise_seats()
+        self.changed.set()
+
     def _advertise_seats(self) -> None:
         """Update our table's ad (if we announce it) with the seats the lobby has taken and those still free."""
         if self.ad is not None and self.lobby is not None:

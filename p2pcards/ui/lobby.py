@@ -117,6 +117,10 @@ class Room(Protocol):
     def take_off(self, fpr: str) -> None:
         """Host: take the guest whose fingerprint is `fpr` off the table, for good; InputError when no guest has."""
 
+    def offer(self, seats: int) -> None:
+        """Host: offer `seats` seats (ours among them) from now on; InputError when the game cannot seat that many, or
+        more have joined already."""
+
 
 T = TypeVar("T")
 
@@ -137,6 +141,12 @@ def options_words(options: Mapping[str, object]) -> str:
 def address_ad(host: str, port: int) -> TableAd:
     """The lobby's entry for a host given by address: its game, seats and options show on joining."""
     return TableAd(f"{host}:{port}", f"{host}:{port}", "?", {}, 0, 0, "(given by address)", "(shown on joining)")
+
+
+def said(exc: Exception) -> str:
+    """An error's words as a sentence of the status line."""
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}."
 
 
 def clip(words: str, room: int) -> str:
@@ -418,6 +428,9 @@ class LobbyClient:
                 self.status = ("class:warn", f"Take whom off the table, for good? Press their number ({numbers});"
                                              " any other key: no one.")
             return None
+        if k in ("+", "-") and room.is_host:
+            self._offer_key(k, room)
+            return None
         if k == "s":
             why = room.can_seat()
             if why is None:
@@ -430,6 +443,15 @@ class LobbyClient:
         else:
             self.status = ("class:warn", f"{key_words(k)} does nothing here.")
         return None
+
+    def _offer_key(self, k: str, room: Room) -> None:
+        seats = (room.offered or SEATS[room.game][1]) + (1 if k == "+" else -1)
+        try:
+            room.offer(seats)
+        except InputError as exc:
+            self.status = ("class:warn", said(exc))
+            return
+        self.status = ("", f"The table offers {seats} seats now.")
 
     def _take_off_key(self, k: str, room: Room, players: tuple[tuple[str, str], ...]) -> None:
         self.taking_off = None
@@ -458,7 +480,7 @@ class LobbyClient:
                 self.identity = self.make_identity(self.typed)
                 self.status = ("", f"Welcome, {self.identity.name}.")
             except InputError as exc:
-                self.status = ("class:warn", f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+                self.status = ("class:warn", said(exc))
         elif len(k) == 1:
             self.typed = (self.typed + k)[:32]
         return None
@@ -644,6 +666,8 @@ class LobbyClient:
         bottom += wrap_line([("", f" {start_words(room, len(players))}")], width)
         keys: list[Line] = [[("class:key", "s"), ("", " start the game")], [("class:key", "Esc"), ("", " close the table")]] \
             if room.is_host else [[("class:key", "Esc"), ("", " leave")]]
+        if room.is_host:
+            keys.append([("class:key", "+ -"), ("", " seats offered")])
         if room.is_host and len(players) > 1:
             keys.append([("class:key", "x"), ("", " take a guest off")])
         bottom += flow(keys + [[("class:key", "?"), ("", " rules")]], width, lead=" ")

@@ -68,8 +68,8 @@ class Stall:
 
 def offered_seats(ad: TableAd, game: str) -> int | None:
     """The seats a table's ad says its host offers (taken and free: the host counts them as guests come and go, and
-    their sum stays what it opened the table with); None for a sum the game cannot seat (signed, it is still
-    only the host's word)."""
+    their sum is what it offers, until it changes that in its lobby); None for a sum the game cannot seat (signed, it
+    is still only the host's word)."""
     low, high = SEATS.get(game, (0, -1))
     return ad.taken + ad.free if low <= ad.taken + ad.free <= high else None
 
@@ -285,6 +285,14 @@ class NetTable:
             raise InputError("no such guest in the lobby")
         self.node.take_off(key)
 
+    def offer(self, seats: int) -> None:
+        """Host: offer `seats` seats (ours among them) from now on; InputError when the game cannot seat that many, or
+        more have joined already."""
+        if self.node is None:
+            raise InputError("no table is open")
+        self.node.offer_seats(seats)
+        self.offered = seats
+
     def seat_table(self) -> None:
         """Host: close the lobby and seat everyone in it (see `can_seat`)."""
         assert self.node is not None
@@ -304,6 +312,18 @@ class NetTable:
             await asyncio.sleep(timeout)
             return
         await wait_changed(self.node.changed, timeout)
+        self._follow_ad()
+
+    def _follow_ad(self) -> None:
+        """(A guest) take the seats offered from the freshest ad its host signed for our table: the host may change
+        them in its lobby."""
+        node = self.node
+        lobby = None if node is None else node.lobby
+        if node is None or node.disco is None or node.is_host or lobby is None:
+            return
+        ad = node.disco.hosted.get((lobby.host, lobby.table))
+        if ad is not None and (offered := offered_seats(ad, self.game)) is not None:
+            self.offered = offered
 
     # ------------------------------------------------------------ bots
 

@@ -253,6 +253,47 @@ def test_a_join_the_host_refuses_is_told_why_in_the_goodbye() -> None:
     assert full == "the host said goodbye: the table is full (3 seats)", full
 
 
+def test_the_host_offers_more_seats_or_fewer_until_it_starts_never_fewer_than_have_joined() -> None:
+    async def main() -> tuple[list[str], list[str], list[str]]:
+        async with Node(generate("host"), interfaces=["127.0.0.1"], mdns=False) as host, \
+                Node(generate("ada"), interfaces=["127.0.0.1"], mdns=False) as ada, \
+                Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as bo:
+            await host.host("crisp", {"limit": 10}, "t", seats=2)
+            await ada.join([("127.0.0.1", host.links.port)])
+            await asyncio.wait_for(host.wait_players(2), 5)
+            await bo.join([("127.0.0.1", host.links.port)])
+            with pytest.raises(LinkBroken, match="the table is full"):
+                await asyncio.wait_for(bo.wait_seated(), 5)
+            refused = []
+            for seats in (1, 9):
+                with pytest.raises(InputError) as exc:
+                    host.offer_seats(seats)
+                refused.append(str(exc.value))
+            host.offer_seats(3)
+            async with Node(generate("bo"), interfaces=["127.0.0.1"], mdns=False) as again:
+                await again.join([("127.0.0.1", host.links.port)])
+                await asyncio.wait_for(host.wait_players(3), 5)
+                with pytest.raises(InputError) as exc:
+                    host.offer_seats(2)
+                refused.append(str(exc.value))
+                host.seat_table()
+                await asyncio.wait_for(again.wait_seated(), 5)
+                with pytest.raises(InputError) as exc:
+                    host.offer_seats(4)
+                refused.append(str(exc.value))
+                for guest in (ada, again):
+                    with pytest.raises(InputError) as exc:
+                        guest.offer_seats(4)
+                    refused.append(str(exc.value))
+            return host.players, refused[:3], refused[3:]
+
+    players, refused, not_ours = asyncio.run(main())
+    assert players == ["host", "ada", "bo"]
+    assert refused == ["a table of Crisp seats 2 to 8 players", "a table of Crisp seats 2 to 8 players",
+                       "3 players have joined: the table cannot offer fewer seats"], refused
+    assert not_ours == ["only the host sets the seats offered, before it starts the game"] * 3, not_ours
+
+
 def test_a_guest_that_vanishes_from_the_lobby_frees_its_place_and_its_name() -> None:
     # A laptop killed after it joined and before the table is seated: the host must not seat a key it has
     # no link to (every seat would wait 30 s for a link to it, then give up), the guests already in the lobby

@@ -15,9 +15,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pcards.crypto.identity import fingerprint, generate
+from p2pcards.errors import InputError
 from p2pcards.net.discovery import SERVICE, TableAd as NetAd, ask_for_table, wire_options
 from p2pcards.ui.client import TableClient, plain
-from p2pcards.ui.lobby import Lan, LobbyClient, run_lobby_app
+from p2pcards.ui.lobby import Lan, LobbyClient, NewTable, run_lobby_app
 from p2pcards.ui.session import NetTable
 
 from test_ui_play_bots import play_round_by_keys  # tests/ui is on sys.path (prepend mode)
@@ -156,3 +157,38 @@ def test_a_table_joined_by_address_is_named_as_its_host_announces_it(monkeypatch
     unnamed, named, unknown, offered = asyncio.run(main())
     assert unnamed.startswith("Ann's table at 127.0.0.1:") and named == "den"
     assert unknown is None and offered == 4  # the seats the ad says its host offers: taken and free
+
+
+def test_a_guest_sees_the_seats_its_host_offers_change_in_the_lobby() -> None:
+    # The host offered its seats once, as it opened the table: three friends and a fourth who came late meant a new
+    # table. Now + and - in its lobby change them, its ad says so, and its guests' lobbies follow the ad.
+    name = f"den-{secrets.token_hex(3)}"
+
+    async def offered_at(guest: NetTable, seats: int) -> int | None:
+        async with asyncio.timeout(10):
+            while guest.offered != seats:
+                await guest.lobby_changed(0.2)
+        return guest.offered
+
+    async def main() -> list[int | None]:
+        async with Lan(["127.0.0.1"]) as ours, Lan(["127.0.0.1"]) as theirs:
+            host = await ours.host(generate("Ann"), NewTable(name, seats=3))
+            try:
+                assert theirs.disco is not None
+                ad = await asyncio.wait_for(theirs.disco.wait_for_table(name), 10)
+                guest = await theirs._join(generate("Zoe"), ad)
+                try:
+                    seen = [guest.offered]
+                    host.offer(5)
+                    seen.append(await offered_at(guest, 5))
+                    host.offer(2)  # the two who are there: the table is full
+                    seen.append(await offered_at(guest, 2))
+                    with pytest.raises(InputError, match="a table of Crisp seats 2 to 8 players"):
+                        host.offer(1)
+                    return seen
+                finally:
+                    await guest.leave()
+            finally:
+                await host.leave()
+
+    assert asyncio.run(main()) == [3, 5, 2]

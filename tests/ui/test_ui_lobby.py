@@ -142,6 +142,33 @@ class Room:
             raise InputError("no such guest in the lobby")
         self.players = [p for p in self.players if p[1] != fpr]
 
+    def offer(self, seats: int) -> None:
+        if not 2 <= seats <= 8:
+            raise InputError("a table of Crisp seats 2 to 8 players")
+        if seats < len(self.players):
+            raise InputError(f"{len(self.players)} players have joined: the table cannot offer fewer seats")
+        self.offered = seats
+
+
+def test_the_host_changes_the_seats_it_offers_with_plus_and_minus_never_below_who_joined() -> None:
+    me = generate("zoe")
+    room = Room([("zoe", me.fingerprint), ("ann", "12345 67890"), ("bo", "22345 67890")])
+    lobby = LobbyClient(me, Directory(), joinable=True, room=room)
+    assert "+ - seats offered" in plain(lobby.lines(80, 24)) and "3 of 4 seats taken: waiting for 1 more" in plain(
+        lobby.lines(80, 24))
+    assert lobby.key("+") is None and room.offered == 5 and lobby.status[1] == "The table offers 5 seats now."
+    assert "3 of 5 seats taken: waiting for 2 more" in plain(lobby.lines(80, 24))
+    for _ in range(3):
+        lobby.key("-")
+    assert room.offered == 3 and "the table is full" in plain(lobby.lines(80, 24))
+    assert lobby.status == ("class:warn", "3 players have joined: the table cannot offer fewer seats.")
+    room.offered = 8
+    lobby.key("+")
+    assert room.offered == 8 and lobby.status == ("class:warn", "A table of Crisp seats 2 to 8 players.")
+    room.is_host = False  # a guest's + and - do nothing, and no key says they would
+    assert lobby.key("+") is None and room.offered == 8 and "does nothing here" in lobby.status[1]
+    assert "seats offered" not in plain(lobby.lines(80, 24))
+
 
 def test_a_tables_lobby_shows_every_player_with_a_fingerprint_and_starts_when_it_can() -> None:
     me = generate("zoe")
