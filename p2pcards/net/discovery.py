@@ -42,6 +42,7 @@ import functools
 import ipaddress
 import json
 import re
+import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -72,6 +73,10 @@ RESOLVE_MS: Final = round(RESOLVE_S * 1000)
 CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §4.1.1 (zeroconf's are private)
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
 MAX_HOSTED: Final = 2 * MAX_SEEN  # (host's key, table id) pairs whose freshest table ad we remember
+# After a listed table's goodbye (anyone can send one) we ask for the service again, 20 to 120 ms after it (RFC 6762
+# §5.2), then these many s after that first ask: a second forged goodbye right after the first could keep the answer
+# from us (a responder sends an answer no more than once a second, and a querier asks a question no more often).
+ASK_AGAIN_S: Final = (0.0, 1.2, 3.2, 7.2)
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
 TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
 AD_LABEL: Final = b"p2pc/ad/v1"  # what an ad's signature signs begins with: no other signed bytes do (§17)
@@ -268,7 +273,8 @@ class Discovery:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._queue = ResolveQueue()  # the names being resolved (one task each) and those waiting their turn
         self._wake: asyncio.TimerHandle | None = None  # when the next waiting name falls due
-        self._ask: asyncio.Handle | None = None  # the query that follows a table's goodbye
+        self._missing: dict[str, tuple[float, int]] = {}  # listed tables said goodbye: our first ask, and asks made
+        self._ask: asyncio.TimerHandle | None = None  # our next ask for the service, while a table is missing
         self._closed = False
         self._changed = asyncio.Condition()
         self._version = 0
@@ -392,18 +398,42 @@ class Discovery:
             self._queue.forget(name)
             if (gone := self.seen.pop(name, None)) is not None:
                 self._bump()
-                if gone.role == "table" and self._ask is None:
-                    self._ask = asyncio.get_running_loop().call_soon(self._ask_again)
+                if gone.role == "table":
+                    if len(self._missing) >= MAX_SEEN:
+                        del self._missing[next(iter(self._missing))]
+                    now = asyncio.get_running_loop().time()
+                    self._missing[name] = (now + (20 + secrets.randbelow(101)) / 1000, 0)
+                    self._ask_later()
             return
         self._queue.offer(name, asyncio.get_running_loop().time())
         self._pump()
 
+    def _ask_later(self) -> None:
+        """Wake for our next ask for the service, while a table that said goodbye is not listed again."""
+        at = min((first + ASK_AGAIN_S[asked] for first, asked in self._missing.values()), default=None)
+        if self._ask is not None and self._ask.when() != at:
+            self._ask.cancel()
+            self._ask = None
+        if at is not None and self._ask is None and not self._closed:
+            self._ask = asyncio.get_running_loop().call_at(at, self._ask_again)
+
     def _ask_again(self) -> None:
         """Ask who announces our service, as the browser asks (with the answers it knows, RFC 6762 §7.1): anyone can
-        send a goodbye for a table, and a host that is still there answers, so its table is listed again."""
+        send a goodbye for a table, and a host that is still there answers, so its table is listed again; a table
+        not listed again after our last ask is gone."""
         self._ask = None
-        if self._browser is not None and not self._closed:
+        now = asyncio.get_running_loop().time()
+        due = {name: (first, asked) for name, (first, asked) in self._missing.items()
+               if first + ASK_AGAIN_S[asked] <= now}
+        if due:
+            assert self._browser is not None
             self._browser.query_scheduler.async_send_ready_queries(False, current_time_millis(), {SERVICE})
+        for name, (first, asked) in due.items():
+            if asked + 1 < len(ASK_AGAIN_S):
+                self._missing[name] = (first, asked + 1)
+            else:
+                del self._missing[name]
+        self._ask_later()
 
     def _pump(self) -> None:
         """Start resolving each name whose turn it is, and wake when the next waiting one falls due."""
@@ -465,6 +495,7 @@ class Discovery:
         if self.seen.get(name) != ad:
             self.seen.pop(name, None)
             self.seen[name] = ad
+            self._missing.pop(name, None)
             self._bump()
 
     def _bump(self) -> None:

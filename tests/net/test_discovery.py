@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
-from zeroconf import ServiceStateChange
+from zeroconf import DNSOutgoing, ServiceStateChange  # type: ignore[attr-defined]
 from zeroconf.asyncio import AsyncServiceInfo
 
 from p2pcards.crypto.identity import generate
@@ -75,6 +75,8 @@ def test_a_goodbye_forged_for_a_table_whose_host_is_still_there_hides_it_for_an_
     # Before: anyone's goodbye took the table off every lobby until the browsers asked again, about an hour later.
     tag = secrets.token_hex(3)
 
+    from zeroconf.const import _FLAGS_AA, _FLAGS_QR_RESPONSE
+
     async def main() -> tuple[list[bool], list[bool]]:
         async with Discovery(LOOPBACK) as host, Discovery(LOOPBACK) as guest, Discovery(LOOPBACK) as evil:
             ann = await host.announce(ad(f"ann {tag}"), ANN)
@@ -82,13 +84,19 @@ def test_a_goodbye_forged_for_a_table_whose_host_is_still_there_hides_it_for_an_
             info = AsyncServiceInfo(SERVICE, f"{ann.ad.name}.{SERVICE}")
             assert await info.async_request(evil.zc.zeroconf, 3000)
             evil.zc.zeroconf.async_send(evil.zc.zeroconf.generate_service_broadcast(info, 0))  # its records, TTL 0
-            forged = await shown(guest, ann.ad.name, 2)
+            forged = await shown(guest, ann.ad.name, 0.5)
+            # Again, its pointer alone: as our first ask went, the host's answer came, and no one asks or answers the
+            # same twice in a second. Before: hidden for an hour, as after one goodbye without the asks.
+            again = DNSOutgoing(_FLAGS_QR_RESPONSE | _FLAGS_AA)
+            again.add_answer_at_time(info.dns_pointer(override_ttl=0), 0)
+            evil.zc.zeroconf.async_send(again)
+            forged += await shown(guest, ann.ad.name, 4)
             await ann.withdraw()  # the host's own goodbye: nobody answers for the table then
             withdrawn = await shown(guest, ann.ad.name, RESOLVE_S + 1)
             return forged, withdrawn
 
     forged, withdrawn = asyncio.run(main())
-    assert forged[-1] and False in forged, forged
+    assert forged[-1] and forged.count(False) == 2, forged
     assert withdrawn[-1] is False, withdrawn
 
 
