@@ -40,6 +40,10 @@ one frame in five, next to the same table with no slow link: the game's length o
 clock, a draw's and a move's time until shown (median, ms) for the slow seat and for the others,
 and any blame (there should be none: protocol.md, "Timed calls over a slow link").
 
+Under the rows, the issue's goals: per row between processes, its draw's 99th percentile (the goal: 10 ms with 8
+peers), and its set-up over the set-up's crypto cost (the goal: 3×), taken as the `cores` row's set-up: the same
+keys, passes, proofs and shares, each peer on a core of its own, with nothing else to wait for but LAN links.
+
 `--json FILE` writes the same figures as numbers (`row_line` prints a row from them), with the options.
 
 The timed windows of the rules (Crisp's 3 s crisp window, Crescendo's 2 s number window) are
@@ -309,6 +313,24 @@ def row_line(row: dict[str, Any]) -> str:
             f"{row['draws']:>6} {_p(row, 'draw'):>15} {_p(row, 'move'):>15}  {row['finished']}/{row['of']}")
 
 
+def goal_figures(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per row between processes, the figures of the issue's goals: its draw's 99th percentile, and its set-up over
+    the set-up's crypto cost, the `cores` row's set-up (the same keys, passes, proofs and shares, each peer on a core
+    of its own and nothing else to wait for but LAN links)."""
+    crypto = {(r["game"], r["peers"]): r["setup_s"] for r in rows if r["kind"] == "cores"}
+    return [{"game": r["game"], "peers": r["peers"], "kind": r["kind"], "draw_ms_p99": r["draw_ms_p99"],
+             "setup_s": r["setup_s"], "crypto_setup_s": crypto[r["game"], r["peers"]],
+             "setup_over_crypto": r["setup_s"] / crypto[r["game"], r["peers"]]}
+            for r in rows if r["kind"] != "memory" and r["kind"] != "cores" and crypto.get((r["game"], r["peers"]))]
+
+
+def goal_line(goal: dict[str, Any]) -> str:
+    """A goal row as printed."""
+    draw = "-" if goal["draw_ms_p99"] is None else f"{goal['draw_ms_p99']:.1f}"
+    return (f"{goal['game']:<10} {goal['peers']:>5} {goal['kind']:<6} {draw:>11}   "
+            f"{goal['setup_s']:.2f} s / {goal['crypto_setup_s']:.2f} s = {goal['setup_over_crypto']:.1f}×")
+
+
 def run(args: argparse.Namespace) -> Figures:
     """Print one row per game and table size, each with its rows in memory under it (and their figures)."""
     games = [g for g in args.games.split(",") if g]
@@ -347,6 +369,12 @@ def run(args: argparse.Namespace) -> Figures:
                     memory_figures(game, n, [play_cores(game, n, args.limit) for _ in range(args.repeat)], "cores")):
                 rows.append(row)
                 print(row_line(row), flush=True)
+    goals = goal_figures(rows)
+    print("\nthe goals: a draw's card shown within 10 ms at the 99th percentile with 8 peers, and set-up within 3× its "
+          "crypto cost (the cores row's set-up: the same crypto, a core per peer, nothing else waited for)")
+    print(f"{'game':<10} {'peers':>5} {'':<6} {'draw ms p99':>11}   set-up / its crypto cost")
+    for goal in goals:
+        print(goal_line(goal))
     slow: list[dict[str, Any]] = []
     if args.slow > 0:
         print("\nslow link, in memory (virtual clock): 3 peers, seat 1's links slow; median ms, seat 1 / the others")
@@ -356,4 +384,4 @@ def run(args: argparse.Namespace) -> Figures:
             slow += slow_link(game, args.limit, args.slow)
     params = {"games": games, "peers": sizes, "limit": args.limit, "repeat": args.repeat, "journal": args.journal,
               "slow": args.slow, "lan_delay_s": LAN_DELAY_S, "lan_jitter_s": LAN_JITTER_S}
-    return Figures(params, rows, {"slow_link": slow})
+    return Figures(params, rows, {"goals": goals, "slow_link": slow})

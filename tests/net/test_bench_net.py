@@ -16,7 +16,7 @@ import pytest
 from p2pcards.cli import main
 from p2pcards.errors import InputError, RunFailed
 from p2pcards.net import bench as bench_net
-from p2pcards.net.bench import memory_figures, net_figures, percentiles, row_line, run
+from p2pcards.net.bench import goal_figures, goal_line, memory_figures, net_figures, percentiles, row_line, run
 
 
 def test_percentiles_are_the_median_and_the_99th_in_ms() -> None:
@@ -42,7 +42,9 @@ def test_bench_net_reports_draw_and_move_latency(capsys: pytest.CaptureFixture[s
     figures = run(argparse.Namespace(games="crisp", peers="2", limit=5, slow=1.2, journal=False, repeat=1))
     out = capsys.readouterr().out.splitlines()
     assert [row_line(row) for row in figures.rows] == out[2:5] and len(figures.more["slow_link"]) == 3
-    slow = [line.split() for line in out[out.index("") + 3:]]
+    [goal] = figures.more["goals"]
+    assert out[5:9] == ["", out[6], out[7], goal_line(goal)] and goal["setup_over_crypto"] > 0, out
+    slow = [line.split() for line in out[out.index("", 6) + 3:]]
     assert len(slow) == 3 and [row[1] for row in slow] == ["none", "1.2", "1.2"], out
     assert all(row[-2] == "0" and row[-1] == "3/3" for row in slow), out  # a slow link blames no one
     assert "draw ms p50/99" in out[1]
@@ -86,6 +88,18 @@ def test_a_row_pools_the_draws_of_every_game() -> None:
         {"setup": 1.0, "game": 5.0, "cpu": 1.0, "finished": 2, "latency": [{"draw": [0.001]}]},
         {"setup": 3.0, "game": 7.0, "cpu": 2.0, "finished": 1, "latency": [{"draw": [0.009]}]}]))
     assert memory.split() == ["memory", "2.00", "6.0", "1.50", "2", "5/9", "5/9", "3/4"]
+
+
+def test_the_goals_are_each_tcp_rows_draw_p99_and_its_set_up_over_the_cores_rows() -> None:
+    def row(kind: str, peers: int, setup: float, p99: float | None) -> dict[str, object]:
+        return {"game": "crisp", "peers": peers, "kind": kind, "setup_s": setup, "draw_ms_p99": p99}
+
+    rows = [row("tcp", 8, 1.5, 9.25), row("memory", 8, 2.4, 4.0), row("cores", 8, 0.75, 3.0),
+            row("tcp+j", 2, 0.2, None), row("memory", 2, 0.2, None), row("cores", 2, 0.1, None)]
+    goals = goal_figures(rows)
+    assert [(g["kind"], g["peers"], g["setup_over_crypto"]) for g in goals] == [("tcp", 8, 2.0), ("tcp+j", 2, 2.0)]
+    assert goal_line(goals[0]).split() == ["crisp", "8", "tcp", "9.2", "1.50", "s", "/", "0.75", "s", "=", "2.0×"]
+    assert goal_line(goals[1]).split()[3] == "-"
 
 
 def _gone(pid: int) -> bool:
