@@ -107,6 +107,9 @@ def test_bench_net_json_holds_each_printed_row_and_its_options(quick_net: None,
                    "move_ms_p99": 4.0, "finished": 2, "of": 2}
     assert memory["peak_mib"] is None and memory["draw_ms_p50"] == 2.0 and memory["finished"] == 2
     assert [bench_net.row_line(r) for r in data["rows"]] == printed[2:8]  # the same figures as the rows printed
+    assert data["goals"] == [{"game": "crisp", "peers": n, "kind": "tcp", "draw_ms_p99": 4.0, "setup_s": 1.0,
+                              "crypto_setup_s": 1.0, "setup_over_crypto": 1.0} for n in (2, 3)]
+    assert [bench_net.goal_line(g) for g in data["goals"]] == printed[11:13]
     assert data["slow_link"] == []
 
 

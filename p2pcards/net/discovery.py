@@ -73,10 +73,10 @@ RESOLVE_MS: Final = round(RESOLVE_S * 1000)
 CLASS_IN, FLAGS_QUERY, TYPE_PTR = 1, 0x0000, 12  # RFC 1035 §3.2.2, §3.2.4, §4.1.1 (zeroconf's are private)
 MAX_SEEN: Final = 256  # ads kept at once: what anyone on the network can make us hold is bounded
 MAX_HOSTED: Final = 2 * MAX_SEEN  # (host's key, table id) pairs whose freshest table ad we remember
-# After a listed table's goodbye (anyone can send one) we ask for the service again, 20 to 120 ms after it (RFC 6762
-# §5.2), then these many s after that first ask: a second forged goodbye right after the first could keep the answer
-# from us (a responder sends an answer no more than once a second, and a querier asks a question no more often).
-ASK_AGAIN_S: Final = (0.0, 1.2, 3.2, 7.2)
+# After a listed table's goodbye (anyone can send one) we ask for the service again, 20 to 120 ms after it, then these
+# many s after that first ask, the gaps doubling (RFC 6762 §5.2): a second forged goodbye right after the first could
+# keep the answer from us (a responder sends an answer no more than once a second, and a querier asks no more often).
+ASK_AGAIN_S: Final = (0.0, 1.2, 3.6, 8.4)
 FINGERPRINT: Final = re.compile(r"[0-9]{5}(?: [0-9]{5}){4}")
 TABLE_ID: Final = re.compile(r"(?:[0-9a-f]{2}){1,64}")
 AD_LABEL: Final = b"p2pc/ad/v1"  # what an ad's signature signs begins with: no other signed bytes do (§17)
@@ -415,14 +415,13 @@ class Discovery:
             self._ask.cancel()
             self._ask = None
         if at is not None and self._ask is None and not self._closed:
-            self._ask = asyncio.get_running_loop().call_at(at, self._ask_again)
+            self._ask = asyncio.get_running_loop().call_at(at, self._ask_again, at)
 
-    def _ask_again(self) -> None:
+    def _ask_again(self, now: float) -> None:
         """Ask who announces our service, as the browser asks (with the answers it knows, RFC 6762 §7.1): anyone can
         send a goodbye for a table, and a host that is still there answers, so its table is listed again; a table
         not listed again after our last ask is gone."""
-        self._ask = None
-        now = asyncio.get_running_loop().time()
+        self._ask = None  # `now` is when it was due: the loop may run a timer a tick early
         due = {name: (first, asked) for name, (first, asked) in self._missing.items()
                if first + ASK_AGAIN_S[asked] <= now}
         if due:
