@@ -101,13 +101,15 @@ def test_a_goodbye_forged_for_a_table_whose_host_is_still_there_hides_it_for_an_
 
 
 async def shown(disco: Discovery, name: str, seconds: float, back: bool = False) -> list[bool]:
-    """Whether `disco` lists the table `name`, at once and at each change for `seconds` (`back`: until it is listed
-    again after it was not)."""
+    """Whether `disco` lists the table `name`, at once and each time that changes for `seconds` (other tables come
+    and go meanwhile: tests run side by side on loopback); `back`: until it is listed again after it was not."""
     listed: list[bool] = []
 
     async def follow() -> None:
         async for tables in disco.tables():
-            listed.append(any(t.name == name for t in tables))
+            now = any(t.name == name for t in tables)
+            if not listed or listed[-1] != now:
+                listed.append(now)
             if back and listed[-1] and False in listed:
                 return
 
